@@ -1,0 +1,35 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestProject } from 'vitest/node';
+import { ensureTemporalBinaries, executableFor } from '../../src/temporal/binaries.js';
+import { esignSearchAttributes } from '../../workflows/search-attributes.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    temporalNamespace: string;
+    temporalTestServerPath: string | undefined;
+  }
+}
+
+/**
+ * One real Temporal dev server for the whole suite, on a free port, with the
+ * workflows' search attributes registered. Test files connect to it through
+ * `inject('temporalAddress')` (see test/support/temporal.ts).
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const binaries = await ensureTemporalBinaries('all');
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: executableFor(binaries.cli),
+      ip: '127.0.0.1',
+      searchAttributes: [...esignSearchAttributes],
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+  project.provide('temporalAddress', env.address);
+  project.provide('temporalNamespace', env.namespace ?? 'default');
+  project.provide('temporalTestServerPath', binaries.testServer);
+  return async () => {
+    await env.teardown();
+  };
+}

@@ -1,0 +1,46 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { inject } from 'vitest';
+import { executableFor } from '../../src/temporal/binaries.js';
+
+/** Connections to the suite's shared dev server (started in test/setup/temporal-server.ts). */
+export interface TemporalTestContext {
+  client: Client;
+  nativeConnection: NativeConnection;
+  namespace: string;
+  close(): Promise<void>;
+}
+
+export async function connectToTestServer(): Promise<TemporalTestContext> {
+  const address = inject('temporalAddress');
+  const namespace = inject('temporalNamespace');
+  const connection = await Connection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const client = new Client({ connection, namespace });
+  return {
+    client,
+    nativeConnection,
+    namespace,
+    async close() {
+      await nativeConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+/** A task queue name unique to one test, so tests sharing the server never steal each other's tasks. */
+export function uniqueTaskQueue(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * A time-skipping environment on the real test-server binary, for workflows
+ * whose timers run for days. Each call starts its own server: time skipping
+ * is global to a server, so tests must not share one concurrently.
+ */
+export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: executableFor(inject('temporalTestServerPath')) },
+  });
+}

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/setup/temporal-server.ts'],
+    setupFiles: ['test/setup/quiet-runtime.ts'],
+    // Workers, servers and browsers are real: give them time, and keep the
+    // 2-core CI machine from running too many heavy files at once.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
