@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { SandboxConfig } from './config.js';
+import { Sandbox } from './domain.js';
+import { FaultInjector } from './faults.js';
+import { buildSandboxServer } from './server.js';
+import { SandboxStore } from './store.js';
+import { SandboxTokens } from './tokens.js';
+import { WebhookDispatcher } from './webhooks.js';
+
+export { sandboxConfigFromEnv, type SandboxConfig } from './config.js';
+
+export interface RunningSandbox {
+  /** Base URL of the API (and of signing pages unless configured otherwise). */
+  url: string;
+  /** The `whsec_` secret webhooks are signed with. */
+  webhookSecret: string;
+  sandbox: Sandbox;
+  faults: FaultInjector;
+  /** Webhook URLs can change while running (tests point them at their receivers). */
+  webhookUrls: string[];
+  issueToken(org?: string, ttlSeconds?: number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Defaults for everything but the data directory: handy for tests and the dev stack. */
+export function sandboxConfig(overrides: Partial<SandboxConfig> & { dataDir: string }): SandboxConfig {
+  return {
+    host: '127.0.0.1',
+    port: 0,
+    publicUrl: undefined,
+    iframeBaseUrl: undefined,
+    iframeTtlSeconds: 900,
+    jwtSecret: undefined,
+    webhookUrls: [],
+    webhookSecret: undefined,
+    webhookMaxAgeSeconds: 24 * 3600,
+    maxUploadBytes: 25 * 1024 * 1024,
+    uploadShape: 'envelope',
+    tls: undefined,
+    faults: undefined,
+    log: false,
+    ...overrides,
+  };
+}
+
+/**
+ * Starts the provider sandbox: the spec's API, signing pages, and durable
+ * webhook delivery, on one port. Secrets not given in the configuration are
+ * generated once and kept in the data directory, so they survive restarts.
+ */
+export async function startSandbox(config: SandboxConfig): Promise<RunningSandbox> {
+  const store = new SandboxStore(config.dataDir);
+  const jwtSecret = config.jwtSecret ?? store.ensureMeta('jwt_secret', randomBytes(32).toString('base64url'));
+  const webhookSecret = config.webhookSecret ?? store.ensureMeta('webhook_secret', `whsec_${randomBytes(32).toString('base64')}`);
+  const tokens = new SandboxTokens(jwtSecret);
+  const faults = new FaultInjector(config.faults ?? {});
+  const webhookUrls = [...config.webhookUrls];
+  const log = config.log ? (line: Record<string, unknown>) => console.log(JSON.stringify({ component: 'sandbox-webhooks', ...line })) : undefined;
+  const dispatcher = new WebhookDispatcher(store, {
+    secret: webhookSecret,
+    maxAgeMs: config.webhookMaxAgeSeconds * 1000,
+    faults,
+    ...(log ? { log } : {}),
+  });
+
+  let baseUrl = config.publicUrl ?? '';
+  const sandbox = new Sandbox(store, tokens, {
+    uploadShape: config.uploadShape,
+    get signingBaseUrl() {
+      return (config.iframeBaseUrl ?? baseUrl).replace(/\/+$/, '');
+    },
+    iframeTtlSeconds: config.iframeTtlSeconds,
+    webhookUrls: () => webhookUrls,
+    onWebhookEnqueued: () => dispatcher.kick(),
+  });
+
+  let app: FastifyInstance | undefined;
+  try {
+    app = await buildSandboxServer({
+      sandbox,
+      store,
+      tokens,
+      faults,
+      maxUploadBytes: config.maxUploadBytes,
+      tmpDir: join(config.dataDir, 'tmp'),
+      logger: config.log,
+      ...(config.tls ? { https: config.tls } : {}),
+    });
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app?.close();
+    store.close();
+    if ((err as { code?: string }).code === 'EADDRINUSE') {
+      throw new Error(`sandbox port ${config.port} on ${config.host} is already in use (set SANDBOX_PORT)`, { cause: err });
+    }
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  baseUrl = (config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(/\/+$/, '');
+
+  await sandbox.recoverCompletions();
+  dispatcher.start();
+  const server = app;
+  return {
+    url: baseUrl,
+    webhookSecret,
+    sandbox,
+    faults,
+    webhookUrls,
+    issueToken: (org, ttl) => tokens.issueApiToken(org, ttl),
+    async stop() {
+      await dispatcher.stop();
+      await server.close();
+      store.close();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { PDFDocument, rgb, StandardFonts, type PDFFont } from 'pdf-lib';
+import type { Tag } from '../esign/schemas.js';
+
+export class InvalidPdfError extends Error {
+  override readonly name = 'InvalidPdfError';
+}
+
+/** Parses a PDF fully (not just its header) and returns each page's size in points. */
+export async function inspectPdf(bytes: Uint8Array): Promise<{ pageSizes: [number, number][] }> {
+  if (bytes.length < 8 || Buffer.from(bytes.subarray(0, 5)).toString('latin1') !== '%PDF-') {
+    throw new InvalidPdfError('not a PDF (missing %PDF- header)');
+  }
+  let doc: PDFDocument;
+  try {
+    doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true });
+  } catch (err) {
+    throw new InvalidPdfError(`not a readable PDF: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const pages = doc.getPages();
+  if (pages.length === 0) throw new InvalidPdfError('the PDF has no pages');
+  return { pageSizes: pages.map((p) => [p.getWidth(), p.getHeight()] as [number, number]) };
+}
+
+export interface StampedTag {
+  tag: Tag;
+  value: string;
+}
+
+const SIGNATURE_TYPES = new Set<Tag['type']>([
+  'SIGNATURETEMPLATE',
+  'SIGNHERETAGTEMPLATEANNOTATION',
+  'INITIALSTEMPLATE',
+  'INITIALHERETAGTEMPLATEANNOTATION',
+]);
+
+/** Draws each applied value inside its tag's box on its page; returns the new PDF. */
+export async function stampPdf(original: Uint8Array, stamps: readonly StampedTag[]): Promise<Uint8Array> {
+  const doc = await PDFDocument.load(original, { updateMetadata: false });
+  const regular = await doc.embedFont(StandardFonts.Helvetica);
+  const script = await doc.embedFont(StandardFonts.TimesRomanItalic);
+  const pages = doc.getPages();
+  for (const { tag, value } of stamps) {
+    const page = pages[tag.page];
+    if (!page) continue; // validated at create; a replaced document may have fewer pages
+    const font = SIGNATURE_TYPES.has(tag.type) ? script : regular;
+    const size = fitFontSize(font, value, tag);
+    page.drawRectangle({
+      x: tag.x,
+      y: tag.y,
+      width: tag.width,
+      height: tag.height,
+      borderColor: rgb(0.1, 0.3, 0.7),
+      borderWidth: 0.75,
+    });
+    page.drawText(value, {
+      x: tag.x + 2,
+      y: tag.y + Math.max(1, (tag.height - size) / 2),
+      size,
+      font,
+      color: rgb(0.05, 0.1, 0.4),
+    });
+  }
+  return doc.save({ useObjectStreams: false });
+}
+
+function fitFontSize(font: PDFFont, text: string, tag: Tag): number {
+  let size = tag.fontSize ?? Math.min(tag.height * 0.7, 18);
+  while (size > 4 && font.widthOfTextAtSize(text, size) > tag.width - 4) size -= 0.5;
+  return size;
+}
+
+/** A small, valid PDF with readable text on each page: for demos, tests and benchmarks. */
+export async function samplePdf(title: string, pageCount = 1): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  doc.setTitle(title);
+  doc.setCreationDate(new Date(0));
+  doc.setModificationDate(new Date(0));
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (let i = 0; i < pageCount; i++) {
+    const page = doc.addPage([612, 792]);
+    page.drawText(title, { x: 72, y: 720, size: 20, font });
+    page.drawText(`Page ${i + 1} of ${pageCount}. Sample agreement text for the e-signature sandbox.`, {
+      x: 72,
+      y: 690,
+      size: 11,
+      font,
+    });
+    page.drawText('Signature:', { x: 72, y: 160, size: 11, font });
+    page.drawText('Date:', { x: 340, y: 160, size: 11, font });
+  }
+  return doc.save();
+}

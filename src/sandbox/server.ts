@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { PROBLEM_CONTENT_TYPE } from '../esign/schemas.js';
+import { type IncomingFile, type Sandbox, SandboxError, type SandboxErrorKind } from './domain.js';
+import { FaultConfig, type FaultInjector } from './faults.js';
+import { writeHashed } from '../util/streams.js';
+import { renderSigningPage } from './signing-page.js';
+import type { SandboxStore } from './store.js';
+import type { SandboxTokens } from './tokens.js';
+
+const STATUS: Record<SandboxErrorKind, number> = {
+  bad_request: 400,
+  validation: 422,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+};
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  detail: string,
+  extra: { errors?: { pointer: string; detail: string }[]; headers?: Record<string, string> } = {},
+): FastifyReply {
+  for (const [k, v] of Object.entries(extra.headers ?? {})) void reply.header(k, v);
+  return reply
+    .code(status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(extra.errors ? { errors: extra.errors } : {}) });
+}
+
+export interface SandboxServerDeps {
+  sandbox: Sandbox;
+  store: SandboxStore;
+  tokens: SandboxTokens;
+  faults: FaultInjector;
+  maxUploadBytes: number;
+  tmpDir: string;
+  logger: boolean;
+  https?: { cert: string; key: string };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    org: string;
+  }
+}
+
+const SPEC_PREFIXES = ['/documents', '/transactions', '/iframe-request'];
+const isSpecPath = (url: string) => SPEC_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+
+/** The sandbox's HTTP surface: routes validate, call the domain, map typed errors to problem+json. */
+export async function buildSandboxServer(deps: SandboxServerDeps): Promise<FastifyInstance> {
+  const { sandbox, tokens, faults } = deps;
+  const app = Fastify({
+    // Signing URLs carry tokens in their path and API calls in a header: neither is logged.
+    logger: deps.logger ? { redact: ['req.headers.authorization'], serializers: { req: (r: FastifyRequest) => ({ method: r.method, route: r.routeOptions.url }) } } : false,
+    bodyLimit: 1024 * 1024,
+    ...(deps.https ? { https: deps.https } : {}),
+    routerOptions: { maxParamLength: 2048 },
+  });
+  await app.register(multipart, { limits: { fileSize: deps.maxUploadBytes, files: 50, fields: 10, parts: 60 } });
+  app.decorateRequest('org', '');
+
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error instanceof SandboxError) return sendProblem(reply, STATUS[error.kind], error.message, { errors: error.errors });
+    const status = error.statusCode ?? 500;
+    if (status === 415) return sendProblem(reply, 415, 'Content-Type must be application/json (multipart/form-data for uploads)');
+    if (status === 413) return sendProblem(reply, 413, 'request body is too large');
+    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || status === 400) {
+      return sendProblem(reply, 400, `malformed request: ${error.message}`);
+    }
+    reply.log.error(error);
+    return sendProblem(reply, 500, 'internal error');
+  });
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, 404, `no route for ${request.method} ${request.url.split('?')[0]}`));
+
+  // Spec endpoints: fault injection first (a provider in trouble answers before auth), then the bearer token.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!isSpecPath(request.url)) return;
+    const { latencyMs, retryAfterSeconds } = faults.config;
+    if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+    const fault = faults.forRequest();
+    if (fault === 'reset') {
+      request.raw.socket.destroy();
+      return reply.hijack();
+    }
+    if (fault === '429') {
+      return sendProblem(reply, 429, 'rate limit exceeded (fault injection)', { headers: { 'retry-after': String(retryAfterSeconds) } });
+    }
+    if (fault === '5xx') return sendProblem(reply, faults.pick([500, 502, 503]), 'provider fault (fault injection)');
+
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    if (!match) {
+      return sendProblem(reply, 401, 'missing bearer token', { headers: { 'www-authenticate': 'Bearer realm="esign"' } });
+    }
+    try {
+      request.org = await tokens.verifyApiToken(match[1]!);
+    } catch {
+      return sendProblem(reply, 401, 'invalid or expired token', {
+        headers: { 'www-authenticate': 'Bearer realm="esign", error="invalid_token"' },
+      });
+    }
+  });
+
+  // ------------------------------------------------------------- spec API
+
+  app.post('/documents/upload', async (request, reply) => {
+    if (!request.isMultipart()) return sendProblem(reply, 415, 'Content-Type must be multipart/form-data');
+    const files: IncomingFile[] = [];
+    try {
+      for await (const part of request.files()) {
+        if (part.fieldname !== 'files') {
+          part.file.resume();
+          throw new SandboxError('bad_request', `unexpected form part "${part.fieldname}"; PDFs go in "files"`);
+        }
+        await mkdir(deps.tmpDir, { recursive: true });
+        const tempPath = join(deps.tmpDir, `${randomUUID()}.part`);
+        const file: IncomingFile = { fileName: part.filename || 'document.pdf', tempPath, bytes: 0, sha256: '' };
+        files.push(file);
+        Object.assign(file, await writeHashed(part.file, tempPath));
+        if (part.file.truncated) {
+          throw new SandboxError('too_large', `file "${part.filename}" is larger than ${deps.maxUploadBytes} bytes`);
+        }
+      }
+    } catch (err) {
+      await Promise.all(files.map((f) => rm(f.tempPath, { force: true })));
+      if ((err as FastifyError).code === 'FST_REQ_FILE_TOO_LARGE') throw new SandboxError('too_large', 'file is too large');
+      throw err;
+    }
+    return reply.code(200).send(await sandbox.upload(request.org, files));
+  });
+
+  app.post('/transactions', async (request, reply) => reply.code(201).send(sandbox.createTransaction(request.org, request.body)));
+
+  app.get<{ Params: { id: string } }>('/transactions/:id', async (request) => sandbox.getTransaction(request.org, request.params.id));
+
+  app.put<{ Params: { id: string } }>('/transactions/:id', async (request, reply) =>
+    reply.code(201).send(sandbox.updateTransaction(request.org, request.params.id, request.body)),
+  );
+
+  app.get('/transactions', async (request) => sandbox.listTransactions(request.org, request.query));
+
+  app.get<{ Params: { id: string }; Querystring: { type?: unknown } }>('/transactions/:id/documents', async (request, reply) => {
+    const zip = sandbox.completedZip(request.org, request.params.id, request.query.type);
+    const truncate = faults.truncateZip();
+    void reply.header('content-type', 'application/zip');
+    void reply.header('content-length', String(zip.bytes));
+    void reply.header('content-disposition', `attachment; filename="${request.params.id}.zip"`);
+    if (truncate) {
+      // Promise the whole file, send half of it, then cut the connection.
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, reply.getHeaders() as Record<string, string>);
+      const half = createReadStream(zip.path, { end: Math.max(0, Math.floor(zip.bytes / 2) - 1) });
+      half.on('end', () => res.destroy());
+      half.pipe(res, { end: false });
+      return;
+    }
+    return reply.send(createReadStream(zip.path));
+  });
+
+  app.post('/iframe-request', async (request) => sandbox.createIframeUrl(request.org, request.body));
+
+  // -------------------------------------------------------- signing page
+
+  const securePage = (reply: FastifyReply) =>
+    reply
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors *")
+      .header('permissions-policy', 'camera=*, microphone=*, fullscreen=*')
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer');
+
+  app.get<{ Params: { token: string } }>('/sign/:token', async (request, reply) => {
+    const view = await sandbox.signingView(request.params.token);
+    const status = 'refusal' in view ? (view.refusal === 'link_invalid' || view.refusal === 'link_expired' ? 401 : 409) : 200;
+    return securePage(reply).code(status).type('text/html; charset=utf-8').send(renderSigningPage(view));
+  });
+
+  app.get<{ Params: { token: string } }>('/sign/:token/view', async (request, reply) => {
+    const view = await sandbox.signingView(request.params.token);
+    return securePage(reply).send(view);
+  });
+
+  const ApplyBody = z.object({ docIndex: z.number().int().nonnegative(), tagIndex: z.number().int().nonnegative(), value: z.string() });
+  app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/tags', async (request, reply) => {
+    const body = ApplyBody.safeParse(request.body);
+    if (!body.success) throw new SandboxError('validation', 'body must be {docIndex, tagIndex, value}');
+    await sandbox.applyTagWithToken(request.params.token, request.params.pid, body.data.docIndex, body.data.tagIndex, body.data.value);
+    return securePage(reply).code(204).send();
+  });
+
+  app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/finish', async (request, reply) => {
+    const result = await sandbox.finishWithToken(request.params.token, request.params.pid);
+    return securePage(reply).send(result);
+  });
+
+  // ------------------------------------------------------ test control
+
+  const TokenBody = z.object({ org: z.string().min(1).max(100).optional(), ttlSeconds: z.number().int().positive().optional() }).optional();
+  app.post('/_sandbox/tokens', async (request) => {
+    const body = TokenBody.safeParse(request.body ?? undefined);
+    if (!body.success) throw new SandboxError('validation', 'body must be {org?, ttlSeconds?}');
+    return { token: await tokens.issueApiToken(body.data?.org, body.data?.ttlSeconds) };
+  });
+
+  const SignBody = z.object({ values: z.record(z.string(), z.string()).optional() }).optional();
+  app.post<{ Params: { id: string; pid: string } }>('/_sandbox/transactions/:id/participants/:pid/sign', async (request) => {
+    const body = SignBody.safeParse(request.body ?? undefined);
+    if (!body.success) throw new SandboxError('validation', 'body must be {values?: {"<docIndex>:<tagIndex>": value}}');
+    return sandbox.signAs(request.params.id, request.params.pid, body.data?.values);
+  });
+
+  for (const [action, status] of [
+    ['cancel', 'cancelled'],
+    ['expire', 'expired'],
+    ['delete', 'deleted'],
+  ] as const) {
+    app.post<{ Params: { id: string } }>(`/_sandbox/transactions/:id/${action}`, async (request) =>
+      sandbox.setTerminalStatus(request.params.id, status),
+    );
+  }
+
+  app.get<{ Params: { id: string } }>('/_sandbox/transactions/:id', async (request) => {
+    const found = sandbox.inspect(request.params.id);
+    if (!found) throw new SandboxError('not_found', `no transaction ${request.params.id}`);
+    return found;
+  });
+
+  app.get<{ Querystring: { notificationId?: string; transactionId?: string } }>('/_sandbox/webhooks/deliveries', async (request) => ({
+    data: deps.store.listDeliveries(request.query),
+  }));
+
+  app.get('/_sandbox/faults', async () => faults.config);
+  app.put('/_sandbox/faults', async (request) => {
+    const parsed = FaultConfig.safeParse(request.body ?? {});
+    if (!parsed.success) throw new SandboxError('validation', 'invalid fault configuration');
+    faults.configure(parsed.data);
+    return faults.config;
+  });
+
+  app.get('/_sandbox/health', async () => ({ status: 'ok' }));
+
+  return app;
+}
+
+export type { FastifyRequest };

@@ -1,0 +1,139 @@
+import type { IframeStyle } from '../esign/schemas.js';
+import type { SigningRefusal, SigningView } from './domain.js';
+
+const REFUSALS: Record<SigningRefusal, { title: string; detail: string }> = {
+  link_invalid: { title: 'This signing link is not valid', detail: 'Ask for a new signing link.' },
+  link_expired: { title: 'This signing link has expired', detail: 'Signing links are short-lived. Ask for a new one.' },
+  not_found: { title: 'This transaction no longer exists', detail: 'It may have been deleted.' },
+  participant_mismatch: { title: 'You are not a participant of this transaction', detail: 'The link does not match the transaction.' },
+  completed: { title: 'This transaction is already completed', detail: 'Everyone has signed. There is nothing left to do.' },
+  cancelled: { title: 'This transaction was cancelled', detail: 'It can no longer be signed.' },
+  expired: { title: 'This transaction has expired', detail: 'It can no longer be signed.' },
+  not_sent: { title: 'This transaction has not been sent for signing yet', detail: 'Try again once it has been sent.' },
+};
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** JSON that is safe inside a <script> element. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+function css(style: IframeStyle): string {
+  // Only values that passed the colour check reach here (see appliedStyle in domain.ts).
+  return `:root{--primary:${style.primaryColor ?? '#1a56db'};--secondary:${style.secondaryColor ?? '#eef2ff'};--text:${
+    style.textColor ?? '#111827'
+  };--bg:${style.background ?? '#f9fafb'};--success:${style.successColor ?? '#047857'};--error:${style.errorColor ?? '#b91c1c'};--info:${
+    style.infoColor ?? '#1d4ed8'
+  };--font:${style.fontType ? escapeHtml(style.fontType).replace(/[;{}]/g, '') : 'system-ui, sans-serif'}}
+body{margin:0;padding:16px;background:var(--bg);color:var(--text);font-family:var(--font)}
+h1{font-size:20px;margin:0 0 12px} h2{font-size:16px;margin:16px 0 8px}
+.msg{padding:10px 12px;border-radius:6px;margin:8px 0}
+.info{background:var(--secondary);color:var(--info)} .success{background:var(--secondary);color:var(--success)} .error{background:var(--secondary);color:var(--error)}
+.page{position:relative;background:#fff;border:1px solid #d1d5db;margin:8px 0;box-shadow:0 1px 2px #0001}
+.page .label{position:absolute;top:4px;right:8px;font-size:11px;color:#6b7280}
+.tag{position:absolute;box-sizing:border-box;border:2px dashed var(--primary);background:#fff8;color:var(--primary);font-size:12px;cursor:pointer;padding:0 4px;overflow:hidden;white-space:nowrap}
+.tag.applied{border-style:solid;background:var(--secondary);font-family:Georgia,serif;font-style:italic;cursor:default}
+button.finish{background:var(--primary);color:#fff;border:0;border-radius:6px;padding:10px 16px;font-size:15px;cursor:pointer}
+button.finish:disabled{opacity:.5;cursor:not-allowed}`;
+}
+
+/** The signing page: the refusal page for spec section 7's conditions, or the documents to sign. */
+export function renderSigningPage(view: SigningView | { refusal: SigningRefusal; style: IframeStyle }): string {
+  if ('refusal' in view) {
+    const r = REFUSALS[view.refusal];
+    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>${escapeHtml(r.title)}</title><style>${css(view.style)}</style></head>
+<body><main data-refusal="${view.refusal}"><h1>${escapeHtml(r.title)}</h1><p class="msg error" role="alert">${escapeHtml(r.detail)}</p></main>
+<script>parent.postMessage(${scriptJson({ source: 'esign-sandbox', type: 'esign:error', reason: view.refusal })}, '*');</script></body></html>`;
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>Sign: ${escapeHtml(view.title)}</title><style>${css(view.style)}</style></head>
+<body><main id="app"><h1>${escapeHtml(view.title)}</h1><div id="status" class="msg info" role="status">Loading…</div><div id="docs"></div><div id="actions"></div></main>
+<script>
+const VIEW = ${scriptJson(view)};
+const base = location.pathname.replace(/\\/$/, '');
+const post = (type, extra) => parent.postMessage(Object.assign({ source: 'esign-sandbox', type, esignId: VIEW.esignId }, extra), '*');
+const statusEl = document.getElementById('status');
+function say(text, kind) { statusEl.textContent = text; statusEl.className = 'msg ' + kind; }
+const state = { view: VIEW };
+function mineToSign() { return state.view.participants.filter(p => p.yourTurn); }
+function render() {
+  const v = state.view;
+  const docs = document.getElementById('docs');
+  docs.textContent = '';
+  for (const d of v.documents) {
+    const h = document.createElement('h2'); h.textContent = d.title; docs.appendChild(h);
+    d.pageSizes.forEach(([w, hgt], pageIndex) => {
+      const scale = Math.min(1, 640 / w);
+      const page = document.createElement('div');
+      page.className = 'page'; page.style.width = (w * scale) + 'px'; page.style.height = (hgt * scale) + 'px';
+      page.dataset.page = String(pageIndex);
+      const label = document.createElement('span'); label.className = 'label'; label.textContent = 'Page ' + (pageIndex + 1); page.appendChild(label);
+      for (const t of d.tags.filter(t => t.page === pageIndex)) {
+        const p = v.participants.find(x => x.id === t.participantId);
+        const el = document.createElement('button');
+        el.type = 'button';
+        el.className = 'tag' + (t.applied ? ' applied' : '');
+        el.dataset.tag = t.docIndex + ':' + t.tagIndex; el.dataset.type = t.type;
+        el.style.left = (t.x * scale) + 'px'; el.style.top = ((hgt - t.y - t.height) * scale) + 'px';
+        el.style.width = (t.width * scale) + 'px'; el.style.height = (t.height * scale) + 'px';
+        el.textContent = t.applied || ((t.required ? '* ' : '') + t.type.replace(/TEMPLATE.*$/, '').toLowerCase());
+        el.title = t.applied ? 'Applied' : 'Click to apply: ' + t.suggested;
+        el.disabled = !!t.applied || !p || !p.yourTurn;
+        el.addEventListener('click', () => apply(t));
+        page.appendChild(el);
+      }
+      docs.appendChild(page);
+    });
+  }
+  const actions = document.getElementById('actions');
+  actions.textContent = '';
+  for (const p of v.participants) {
+    const btn = document.createElement('button');
+    btn.className = 'finish'; btn.dataset.participant = p.id;
+    const missing = v.documents.flatMap(d => d.tags).filter(t => t.participantId === p.id && t.required && !t.applied).length;
+    btn.textContent = p.finished ? p.name + ' has signed' : 'Finish signing as ' + p.name;
+    btn.disabled = p.finished || !p.yourTurn || missing > 0;
+    btn.addEventListener('click', () => finish(p));
+    actions.appendChild(btn);
+  }
+  const waiting = v.participants.find(p => !p.finished && !p.yourTurn && p.waitingFor);
+  if (v.participants.every(p => p.finished)) say('Thank you. Your signature has been recorded.', 'success');
+  else if (waiting && mineToSign().length === 0) say('It is not your turn yet: waiting for ' + waiting.waitingFor + ' to sign.', 'info');
+  else say('Click each highlighted field to apply it, then finish signing.', 'info');
+}
+async function call(path, body) {
+  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body || {}) });
+  if (!res.ok) { let detail = res.statusText; try { detail = (await res.json()).detail || detail; } catch {} throw new Error(detail); }
+  return res.status === 204 ? null : res.json();
+}
+async function apply(t) {
+  let value = t.suggested;
+  if (t.type === 'FREEFORMTEXTTAGTEMPLATEANNOTATION' || t.type === 'TEXTANNOT') {
+    const typed = window.prompt('Text for this field', t.suggested);
+    if (typed === null || typed.trim() === '') return;
+    value = typed;
+  }
+  try {
+    await call('/participants/' + encodeURIComponent(t.participantId) + '/tags', { docIndex: t.docIndex, tagIndex: t.tagIndex, value });
+    t.applied = value;
+    post('esign:tag-applied', { participantId: t.participantId, docIndex: t.docIndex, tagIndex: t.tagIndex, tagType: t.type });
+    render();
+  } catch (e) { say('Could not apply the field: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
+}
+async function finish(p) {
+  try {
+    const result = await call('/participants/' + encodeURIComponent(p.id) + '/finish');
+    p.finished = true; p.yourTurn = false;
+    post('esign:participant-signed', { participantId: p.id });
+    if (result && result.completed) post('esign:completed', { transactionId: VIEW.transactionId });
+    render();
+  } catch (e) { say('Could not finish signing: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
+}
+render();
+post('esign:loaded', { participantIds: VIEW.participants.map(p => p.id) });
+</script></body></html>`;
+}

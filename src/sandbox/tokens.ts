@@ -1,0 +1,87 @@
+import { errors, jwtVerify, SignJWT } from 'jose';
+import { z } from 'zod';
+import { IframeStyle } from '../esign/schemas.js';
+
+const API_AUDIENCE = 'esign-api';
+const SIGNING_AUDIENCE = 'esign-signing-page';
+const ISSUER = 'esign-sandbox';
+export const DEFAULT_ORG = 'dev-org';
+
+export class TokenError extends Error {
+  override readonly name = 'TokenError';
+  constructor(
+    message: string,
+    readonly expired: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const SigningClaims = z.object({
+  sub: z.string(),
+  pids: z.array(z.string()).min(1),
+  style: IframeStyle.optional(),
+});
+export type SigningClaims = { esignId: string; participantIds: string[]; style: IframeStyle | undefined };
+
+/** HS256 tokens of the sandbox: API bearer tokens and signing-page addresses. */
+export class SandboxTokens {
+  readonly #key: Uint8Array;
+
+  constructor(secret: string) {
+    this.#key = new TextEncoder().encode(secret);
+  }
+
+  async issueApiToken(org = DEFAULT_ORG, ttlSeconds = 24 * 3600): Promise<string> {
+    return new SignJWT({ org })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setAudience(API_AUDIENCE)
+      .setSubject(`client@${org}`)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(this.#key);
+  }
+
+  /**
+   * Returns the organization of a valid API token. Any HS256 token signed with
+   * the secret is accepted (so teams can mint their own), except signing-page
+   * tokens, which must not double as API credentials.
+   */
+  async verifyApiToken(token: string): Promise<string> {
+    const { payload } = await this.#verify(token);
+    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    if (aud.includes(SIGNING_AUDIENCE)) throw new TokenError('token invalid', false);
+    return typeof payload.org === 'string' && payload.org.length > 0 ? payload.org : DEFAULT_ORG;
+  }
+
+  async issueSigningToken(claims: SigningClaims, ttlSeconds: number): Promise<string> {
+    return new SignJWT({ pids: claims.participantIds, ...(claims.style ? { style: claims.style } : {}) })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setAudience(SIGNING_AUDIENCE)
+      .setSubject(claims.esignId)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(this.#key);
+  }
+
+  async verifySigningToken(token: string): Promise<SigningClaims> {
+    const { payload } = await this.#verify(token, SIGNING_AUDIENCE);
+    const parsed = SigningClaims.safeParse(payload);
+    if (!parsed.success) throw new TokenError('malformed signing address', false);
+    return { esignId: parsed.data.sub, participantIds: parsed.data.pids, style: parsed.data.style };
+  }
+
+  async #verify(token: string, audience?: string) {
+    try {
+      return await jwtVerify(token, this.#key, {
+        algorithms: ['HS256'],
+        ...(audience ? { issuer: ISSUER, audience } : {}),
+      });
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) throw new TokenError('token expired', true);
+      throw new TokenError('token invalid', false);
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface WrittenFile {
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * Streams `source` into the file at `path` while counting and hashing the
+ * bytes: memory stays flat whatever the size. Rejects if either side fails.
+ */
+export async function writeHashed(
+  source: Readable | NodeJS.ReadableStream,
+  path: string,
+  options: { signal?: AbortSignal; onProgress?: (bytes: number) => void } = {},
+): Promise<WrittenFile> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      options.onProgress?.(bytes);
+      callback(null, chunk);
+    },
+  });
+  await pipeline(source, tap, createWriteStream(path), options.signal ? { signal: options.signal } : {});
+  return { bytes, sha256: hash.digest('hex') };
+}
