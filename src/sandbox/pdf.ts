@@ -10,13 +10,13 @@ export async function inspectPdf(bytes: Uint8Array): Promise<{ pageSizes: [numbe
   if (bytes.length < 8 || Buffer.from(bytes.subarray(0, 5)).toString('latin1') !== '%PDF-') {
     throw new InvalidPdfError('not a PDF (missing %PDF- header)');
   }
-  let doc: PDFDocument;
+  let pages;
   try {
-    doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true });
+    const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true });
+    pages = doc.getPages(); // walks the page tree: a PDF without one fails here
   } catch (err) {
     throw new InvalidPdfError(`not a readable PDF: ${(err as Error).message.split('\n')[0]}`);
   }
-  const pages = doc.getPages();
   if (pages.length === 0) throw new InvalidPdfError('the PDF has no pages');
   return { pageSizes: pages.map((p) => [p.getWidth(), p.getHeight()] as [number, number]) };
 }

@@ -81,6 +81,8 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     ...(deps.https ? { https: deps.https } : {}),
     routerOptions: { maxParamLength: 2048 },
   });
+  // JSON only: a text/plain body is refused with 415 rather than parsed.
+  app.removeContentTypeParser('text/plain');
   await app.register(multipart, { limits: { fileSize: deps.maxUploadBytes, files: 50, fields: 10, parts: 60 } });
   app.decorateRequest('org', '');
 

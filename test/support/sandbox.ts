@@ -1,0 +1,84 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EsignClient } from '../../src/esign/client.js';
+import type { CreateTransactionRequest } from '../../src/esign/schemas.js';
+import type { SandboxConfig } from '../../src/sandbox/config.js';
+import { sandboxConfig, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { samplePdf } from '../../src/sandbox/pdf.js';
+import { participant } from './fixtures.js';
+
+export interface TestSandbox {
+  running: RunningSandbox;
+  client: EsignClient;
+  token: string;
+  dataDir: string;
+  /** Stops the sandbox and starts it again on the same data dir and port. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A real sandbox over HTTP on a free port, in a fresh data dir. */
+export async function startTestSandbox(overrides: Partial<SandboxConfig> = {}): Promise<TestSandbox> {
+  const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'esign-sandbox-')));
+  let running = await startSandbox(sandboxConfig({ ...overrides, dataDir }));
+  const token = await running.issueToken();
+  const ts: TestSandbox = {
+    running,
+    client: new EsignClient({ baseUrl: running.url, token }),
+    token,
+    dataDir,
+    async restart() {
+      const port = Number(new URL(running.url).port);
+      const urls = [...running.webhookUrls];
+      await running.stop();
+      running = await startSandbox(sandboxConfig({ ...overrides, dataDir, port, webhookUrls: urls }));
+      ts.running = running;
+    },
+    async close() {
+      await ts.client.close();
+      await running.stop();
+      if (!overrides.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return ts;
+}
+
+/** Writes sample PDFs to a temp dir and returns their paths. */
+export async function samplePdfFiles(titles: string[], pages = 1): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'esign-pdfs-'));
+  return Promise.all(
+    titles.map(async (title, i) => {
+      const path = join(dir, `${i}-${title.replace(/\W+/g, '_')}.pdf`);
+      await writeFile(path, await samplePdf(title, pages));
+      return path;
+    }),
+  );
+}
+
+/** Uploads sample PDFs and builds a create request with the given number of signers, each with a signature and a date tag. */
+export async function uploadedRequest(
+  client: EsignClient,
+  options: { signers?: number; documents?: number; signingOrder?: boolean; status?: 'draft' | 'esign_pending' } = {},
+): Promise<CreateTransactionRequest> {
+  const titles = Array.from({ length: options.documents ?? 1 }, (_, i) => `Agreement ${i + 1}`);
+  const uploaded = await client.uploadDocuments((await samplePdfFiles(titles)).map((path) => ({ path })));
+  const signers = Array.from({ length: options.signers ?? 1 }, (_, i) =>
+    participant({ email: `signer${i + 1}@example.com`, firstName: `Signer${i + 1}`, lastName: 'Tester', order: i + 1 }),
+  );
+  return {
+    status: options.status ?? 'esign_pending',
+    referenceId: `ref-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+    notifyParticipants: { email: false },
+    ...(options.signingOrder !== undefined ? { signingOrder: options.signingOrder } : {}),
+    documents: uploaded.map((u, d) => ({
+      title: titles[d]!,
+      StoragePath: u.StoragePath,
+      tags: signers.flatMap((s, i) => [
+        { type: 'SIGNATURETEMPLATE' as const, x: 72 + i * 250, y: 120, width: 200, height: 30, signerId: s.id, customData: {}, page: 0 },
+        { type: 'DATETEMPLATE' as const, x: 72 + i * 250, y: 80, width: 120, height: 20, signerId: s.id, customData: {}, page: 0, dateFormat: 'DD/MM/YYYY' as const },
+      ]),
+    })),
+    participants: signers,
+  };
+}
