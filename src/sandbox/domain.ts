@@ -323,6 +323,16 @@ export class Sandbox {
     };
   }
 
+  /** The original PDF of one document, for a signing page that may still be used. */
+  async documentForSigning(token: string, docIndex: number): Promise<string> {
+    const view = await this.signingView(token);
+    if ('refusal' in view) throw new SandboxError('forbidden', `signing page unavailable: ${view.refusal}`);
+    const t = this.#store.getTransactionByEsignId(view.esignId)!;
+    const doc = Number.isInteger(docIndex) ? t.body.documents[docIndex] : undefined;
+    if (!doc) throw new SandboxError('not_found', 'no such document');
+    return this.uploadPath(doc.StoragePath);
+  }
+
   /** Applies one tag from a signing page. */
   async applyTagWithToken(token: string, participantId: string, docIndex: number, tagIndex: number, value: string): Promise<void> {
     const t = await this.#signable(token, participantId);

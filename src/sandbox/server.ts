@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -67,6 +68,8 @@ declare module 'fastify' {
     org: string;
   }
 }
+
+const require_ = createRequire(import.meta.url);
 
 const SPEC_PREFIXES = ['/documents', '/transactions', '/iframe-request'];
 const isSpecPath = (url: string) => SPEC_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
@@ -191,7 +194,10 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
 
   const securePage = (reply: FastifyReply) =>
     reply
-      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors *")
+      .header(
+        'content-security-policy',
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'self' 'unsafe-inline'; worker-src 'self'; connect-src 'self'; img-src 'self' blob: data:; frame-ancestors *",
+      )
       .header('permissions-policy', 'camera=*, microphone=*, fullscreen=*')
       .header('cache-control', 'no-store')
       .header('referrer-policy', 'no-referrer');
@@ -200,6 +206,22 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     const view = await sandbox.signingView(request.params.token);
     const status = 'refusal' in view ? (view.refusal === 'link_invalid' || view.refusal === 'link_expired' ? 401 : 409) : 200;
     return securePage(reply).code(status).type('text/html; charset=utf-8').send(renderSigningPage(view));
+  });
+
+  // pdf.js renders each page in the signer's browser; served from our own origin (no CDN).
+  const PDFJS: Record<string, string> = { 'pdf.mjs': 'pdf.min.mjs', 'pdf.worker.mjs': 'pdf.worker.min.mjs' };
+  app.get<{ Params: { file: string } }>('/sign/assets/:file', async (request, reply) => {
+    const file = PDFJS[request.params.file];
+    if (!file) throw new SandboxError('not_found', 'no such asset');
+    return reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=86400')
+      .send(createReadStream(require_.resolve(`pdfjs-dist/build/${file}`)));
+  });
+
+  app.get<{ Params: { token: string; index: string } }>('/sign/:token/documents/:index', async (request, reply) => {
+    const path = await sandbox.documentForSigning(request.params.token, Number.parseInt(request.params.index, 10));
+    return securePage(reply).type('application/pdf').send(createReadStream(path));
   });
 
   app.get<{ Params: { token: string } }>('/sign/:token/view', async (request, reply) => {

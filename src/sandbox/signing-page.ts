@@ -33,8 +33,9 @@ h1{font-size:20px;margin:0 0 12px} h2{font-size:16px;margin:16px 0 8px}
 .msg{padding:10px 12px;border-radius:6px;margin:8px 0}
 .info{background:var(--secondary);color:var(--info)} .success{background:var(--secondary);color:var(--success)} .error{background:var(--secondary);color:var(--error)}
 .page{position:relative;background:#fff;border:1px solid #d1d5db;margin:8px 0;box-shadow:0 1px 2px #0001}
-.page .label{position:absolute;top:4px;right:8px;font-size:11px;color:#6b7280}
-.tag{position:absolute;box-sizing:border-box;border:2px dashed var(--primary);background:#fff8;color:var(--primary);font-size:12px;cursor:pointer;padding:0 4px;overflow:hidden;white-space:nowrap}
+.page .label{position:absolute;top:4px;right:8px;font-size:11px;color:#6b7280;z-index:1}
+.page canvas{position:absolute;left:0;top:0;width:100%;height:100%}
+.tag{position:absolute;z-index:2;box-sizing:border-box;border:2px dashed var(--primary);background:#fff8;color:var(--primary);font-size:12px;cursor:pointer;padding:0 4px;overflow:hidden;white-space:nowrap}
 .tag.applied{border-style:solid;background:var(--secondary);font-family:Georgia,serif;font-style:italic;cursor:default}
 button.finish{background:var(--primary);color:#fff;border:0;border-radius:6px;padding:10px 16px;font-size:15px;cursor:pointer}
 button.finish:disabled{opacity:.5;cursor:not-allowed}`;
@@ -52,7 +53,7 @@ export function renderSigningPage(view: SigningView | { refusal: SigningRefusal;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Sign: ${escapeHtml(view.title)}</title><style>${css(view.style)}</style></head>
 <body><main id="app"><h1>${escapeHtml(view.title)}</h1><div id="status" class="msg info" role="status">Loading…</div><div id="docs"></div><div id="actions"></div></main>
-<script>
+<script type="module">
 const VIEW = ${scriptJson(view)};
 const base = location.pathname.replace(/\\/$/, '');
 const post = (type, extra) => parent.postMessage(Object.assign({ source: 'esign-sandbox', type, esignId: VIEW.esignId }, extra), '*');
@@ -60,6 +61,28 @@ const statusEl = document.getElementById('status');
 function say(text, kind) { statusEl.textContent = text; statusEl.className = 'msg ' + kind; }
 const state = { view: VIEW };
 function mineToSign() { return state.view.participants.filter(p => p.yourTurn); }
+// Pages are drawn once by pdf.js; re-renders only move the tag buttons.
+const canvases = new Map();
+async function drawPages() {
+  try {
+    const pdfjs = await import('/sign/assets/pdf.mjs');
+    pdfjs.GlobalWorkerOptions.workerSrc = '/sign/assets/pdf.worker.mjs';
+    for (const d of VIEW.documents) {
+      const pdf = await pdfjs.getDocument({ url: base + '/documents/' + d.index, isEvalSupported: false }).promise;
+      for (let i = 0; i < pdf.numPages; i++) {
+        const page = await pdf.getPage(i + 1);
+        const [w] = d.pageSizes[i] || [612];
+        const viewport = page.getViewport({ scale: Math.min(1, 640 / w) * (window.devicePixelRatio || 1) });
+        const canvas = document.createElement('canvas');
+        canvas.width = viewport.width; canvas.height = viewport.height;
+        await page.render({ canvasContext: canvas.getContext('2d'), viewport }).promise;
+        canvases.set(d.index + ':' + i, canvas);
+      }
+    }
+    render();
+    document.body.dataset.pagesRendered = 'true';
+  } catch (e) { say('Could not display the document: ' + e.message, 'error'); }
+}
 function render() {
   const v = state.view;
   const docs = document.getElementById('docs');
@@ -71,6 +94,8 @@ function render() {
       const page = document.createElement('div');
       page.className = 'page'; page.style.width = (w * scale) + 'px'; page.style.height = (hgt * scale) + 'px';
       page.dataset.page = String(pageIndex);
+      const canvas = canvases.get(d.index + ':' + pageIndex);
+      if (canvas) page.appendChild(canvas);
       const label = document.createElement('span'); label.className = 'label'; label.textContent = 'Page ' + (pageIndex + 1); page.appendChild(label);
       for (const t of d.tags.filter(t => t.page === pageIndex)) {
         const p = v.participants.find(x => x.id === t.participantId);
@@ -135,5 +160,6 @@ async function finish(p) {
 }
 render();
 post('esign:loaded', { participantIds: VIEW.participants.map(p => p.id) });
+drawPages();
 </script></body></html>`;
 }
