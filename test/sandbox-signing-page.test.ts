@@ -37,7 +37,7 @@ async function openEmbedded(url: string): Promise<Page> {
 }
 
 // Functions given as strings run in the browser; Node's types know nothing of the DOM.
-const events = (page: Page) => page.evaluate('window.__events') as Promise<{ type: string }[]>;
+const events = (page: Page) => page.evaluate<{ type: string }[]>('window.__events');
 type BrowserGlobals = { getComputedStyle(el: unknown): { backgroundColor: string } };
 const backgroundOf = (el: Locator) => el.evaluate((e) => (globalThis as unknown as BrowserGlobals).getComputedStyle(e).backgroundColor);
 

@@ -32,7 +32,7 @@ async function until<T>(what: string, probe: () => T | undefined | false | Promi
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
-    if (value !== undefined && value !== false) return value as T;
+    if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }

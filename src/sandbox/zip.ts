@@ -33,6 +33,7 @@ export async function writeZip(entries: readonly ZipEntry[], target: string): Pr
 export function zipEntryName(title: string, index: number, taken: Set<string>): string {
   const base =
     title
+      // eslint-disable-next-line no-control-regex -- control characters are exactly what must go
       .replace(/[\\/:*?"<>|\u0000-\u001f]+/g, '_')
       .replace(/^\.+/, '')
       .trim()

@@ -1,0 +1,139 @@
+// `npm run dev`: the whole system on one machine, in one foreground process.
+// Today: the Temporal dev server (with Web UI and search attributes) and the
+// provider sandbox. The worker and the webhook bridge join it as they land.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { describeIssues } from '../esign/schemas.js';
+import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../sandbox/index.js';
+import { ensureTemporalBinaries } from '../temporal/binaries.js';
+import { esignSearchAttributes } from '../../workflows/search-attributes.js';
+
+const DevEnv = z.object({
+  ESIGN_DATA_DIR: z.string().default('.data'),
+  TEMPORAL_DEV_HOST: z.string().default('127.0.0.1'),
+  TEMPORAL_DEV_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+});
+
+const colours = { temporal: 36, sandbox: 35, dev: 33 } as const;
+function say(who: keyof typeof colours, line: string): void {
+  const prefix = process.stdout.isTTY ? `\x1b[${colours[who]}m${who.padEnd(8)}\x1b[0m` : who.padEnd(8);
+  process.stdout.write(`${prefix} | ${line}\n`);
+}
+
+async function assertPortFree(host: string, port: number, setting: string): Promise<void> {
+  await new Promise<void>((ok, fail) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      fail(new Error(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use: set ${setting} to another port` : err.message)),
+    );
+    probe.listen(port, host, () => probe.close(() => ok()));
+  });
+}
+
+function pipePrefixed(child: ChildProcess, who: keyof typeof colours): void {
+  for (const stream of [child.stdout, child.stderr]) {
+    let rest = '';
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) if (line.trim()) say(who, line);
+    });
+  }
+}
+
+async function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
+  const { connect } = await import('node:net');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((done) => {
+      const socket = connect(port, host, () => {
+        socket.end();
+        done(true);
+      });
+      socket.once('error', () => done(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`Temporal did not open ${host}:${port} within ${timeoutMs / 1000}s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function main(): Promise<void> {
+  const parsed = DevEnv.safeParse(process.env);
+  if (!parsed.success) throw new Error(`invalid configuration: ${describeIssues(parsed.error)}`);
+  const env = parsed.data;
+  const dataDir = resolve(env.ESIGN_DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const sandboxEnv = { SANDBOX_DATA_DIR: join(dataDir, 'sandbox'), ...process.env };
+  const sandboxConfig = sandboxConfigFromEnv(sandboxEnv);
+
+  await assertPortFree(env.TEMPORAL_DEV_HOST, env.TEMPORAL_DEV_PORT, 'TEMPORAL_DEV_PORT');
+  await assertPortFree(env.TEMPORAL_DEV_HOST, env.TEMPORAL_UI_PORT, 'TEMPORAL_UI_PORT');
+  await assertPortFree(sandboxConfig.host, sandboxConfig.port, 'SANDBOX_PORT');
+
+  const { cli } = await ensureTemporalBinaries('cli');
+  if (!cli) throw new Error('no Temporal CLI available (see scripts/ensure-temporal.sh)');
+
+  const children: ChildProcess[] = [];
+  let sandbox: RunningSandbox | undefined;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('dev', 'stopping…');
+    await sandbox?.stop().catch(() => undefined);
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stop(0));
+  process.once('SIGTERM', () => void stop(0));
+
+  const temporal = spawn(
+    cli,
+    [
+      'server',
+      'start-dev',
+      '--ip', env.TEMPORAL_DEV_HOST,
+      '--port', String(env.TEMPORAL_DEV_PORT),
+      '--ui-port', String(env.TEMPORAL_UI_PORT),
+      '--db-filename', join(dataDir, 'temporal.sqlite'),
+      '--log-level', 'warn',
+      ...esignSearchAttributes.flatMap((sa) => ['--search-attribute', `${sa.name}=Keyword`]),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  children.push(temporal);
+  pipePrefixed(temporal, 'temporal');
+  temporal.once('exit', (code) => {
+    if (!stopping) {
+      say('dev', `Temporal dev server exited (${code}); stopping`);
+      void stop(1);
+    }
+  });
+  await waitForPort(env.TEMPORAL_DEV_HOST, env.TEMPORAL_DEV_PORT, 60_000);
+
+  sandbox = await startSandbox(sandboxConfig);
+  const token = await sandbox.issueToken();
+  say('sandbox', `listening on ${sandbox.url}`);
+
+  say('dev', '');
+  say('dev', 'Everything is up:');
+  say('dev', `  Temporal gRPC   ${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`);
+  say('dev', `  Temporal Web UI http://${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_UI_PORT}`);
+  say('dev', `  Sandbox API     ${sandbox.url}   (dev token below)`);
+  say('dev', `  Data dir        ${dataDir}`);
+  say('dev', `  dev token       ${token}`);
+  say('dev', `Next: curl -H "Authorization: Bearer <dev token>" ${sandbox.url}/transactions`);
+  say('dev', 'Ctrl-C stops everything.');
+}
+
+main().catch((err: unknown) => {
+  say('dev', `failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
