@@ -80,15 +80,16 @@ async function main(): Promise<void> {
   if (!cli) throw new Error('no Temporal CLI available (see scripts/ensure-temporal.sh)');
 
   const children: ChildProcess[] = [];
-  let sandbox: RunningSandbox | undefined;
+  const started: { sandbox?: RunningSandbox } = {};
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('dev', 'stopping…');
-    await sandbox?.stop().catch(() => undefined);
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    await started.sandbox?.stop().catch(() => undefined);
+    const running = children.filter((c) => c.exitCode === null);
+    for (const child of running) child.kill('SIGTERM');
+    await Promise.all(running.map((c) => new Promise((r) => c.once('exit', r))));
     process.exit(code);
   };
   process.once('SIGINT', () => void stop(0));
@@ -118,7 +119,8 @@ async function main(): Promise<void> {
   });
   await waitForPort(env.TEMPORAL_DEV_HOST, env.TEMPORAL_DEV_PORT, 60_000);
 
-  sandbox = await startSandbox(sandboxConfig);
+  const sandbox = await startSandbox(sandboxConfig);
+  started.sandbox = sandbox;
   const token = await sandbox.issueToken();
   say('sandbox', `listening on ${sandbox.url}`);
 

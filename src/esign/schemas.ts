@@ -133,6 +133,7 @@ export type Participant = z.infer<typeof Participant>;
 // ------------------------------------------------ Transaction requests (4.2, 4.4)
 
 export const NotifyParticipants = z.object({ email: z.boolean() });
+export type NotifyParticipants = z.infer<typeof NotifyParticipants>;
 
 type RequestBody = { documents: Document[]; participants: Participant[] };
 

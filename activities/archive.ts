@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import type { EsignClient } from '../src/esign/client.js';
+import { writeHashed } from '../src/util/streams.js';
+import type { ArchiveResult } from '../workflows/definitions.js';
+import type { ArchiveStore } from './archive-store.js';
+import { FailureType, provider } from './failures.js';
+import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type ZipLimits } from './zip-verify.js';
+
+export interface ArchiveDeps {
+  client: EsignClient;
+  archive: ArchiveStore;
+  zipLimits?: ZipLimits;
+}
+
+export interface ArchiveInput {
+  referenceId: string;
+  transactionId: string;
+  esignId: string;
+  documents: { title: string; StoragePath: string }[];
+  archivePrefix?: string;
+}
+
+export function createArchiveActivities(deps: ArchiveDeps) {
+  return {
+    /**
+     * Downloads the completed ZIP as a stream to a scratch file (hashing it on
+     * the way), verifies it, and commits it with its manifest. Idempotent: an
+     * archive already committed for the transaction is returned as it is.
+     */
+    async archiveCompletedDocuments(input: ArchiveInput): Promise<ArchiveResult> {
+      const ctx = Context.current();
+      const key = input.archivePrefix ? `${input.archivePrefix}/${input.transactionId}` : input.transactionId;
+      const existing = await deps.archive.find(key);
+      if (existing) return toResult(existing.uri, existing.manifest);
+
+      const scratch = join(await deps.archive.scratchDir(), `${input.transactionId}.${randomUUID()}.zip`);
+      try {
+        const download = await provider(() => deps.client.downloadCompletedDocuments(input.transactionId, { signal: ctx.cancellationSignal }));
+        const downloadedAt = new Date().toISOString();
+        let written;
+        try {
+          written = await writeHashed(download.body, scratch, {
+            signal: ctx.cancellationSignal,
+            onProgress: (bytes) => ctx.heartbeat({ bytes }),
+          });
+        } catch (err) {
+          throw ApplicationFailure.retryable(`download of the completed ZIP broke off: ${(err as Error).message}`, FailureType.ArchiveIncomplete);
+        }
+        if (download.contentLength !== undefined && written.bytes !== download.contentLength) {
+          throw ApplicationFailure.retryable(
+            `completed ZIP is ${written.bytes} bytes but the provider announced ${download.contentLength}`,
+            FailureType.ArchiveIncomplete,
+          );
+        }
+        let files;
+        try {
+          files = await verifyZip(scratch, deps.zipLimits ?? DEFAULT_ZIP_LIMITS);
+        } catch (err) {
+          if (err instanceof UnsafeZipError) {
+            // A truncated body without Content-Length shows up here as a corrupt ZIP: worth one more download.
+            const retryable = /corrupt|not a readable/i.test(err.message) && ctx.info.attempt < 3;
+            const message = `completed ZIP rejected: ${err.message}`;
+            throw retryable ? ApplicationFailure.retryable(message, FailureType.ArchiveIncomplete) : ApplicationFailure.nonRetryable(message, FailureType.ArchiveInvalid);
+          }
+          throw err;
+        }
+        if (files.length !== input.documents.length) {
+          throw ApplicationFailure.nonRetryable(
+            `completed ZIP holds ${files.length} PDF(s) for ${input.documents.length} document(s)`,
+            FailureType.ArchiveInvalid,
+          );
+        }
+        const stored = await deps.archive.commit(key, scratch, {
+          referenceId: input.referenceId,
+          transactionId: input.transactionId,
+          esignId: input.esignId,
+          zip: { name: 'completed.zip', bytes: written.bytes, sha256: written.sha256 },
+          documents: input.documents,
+          files,
+          downloadedAt,
+          archivedAt: new Date().toISOString(),
+        });
+        log.info('completed documents archived', { transactionId: input.transactionId, uri: stored.uri, bytes: written.bytes });
+        return toResult(stored.uri, stored.manifest);
+      } finally {
+        await rm(scratch, { force: true });
+      }
+    },
+  };
+}
+
+function toResult(uri: string, manifest: { zip: { sha256: string; bytes: number }; files: ArchiveResult['files'] }): ArchiveResult {
+  return { uri, sha256: manifest.zip.sha256, bytes: manifest.zip.bytes, files: manifest.files };
+}

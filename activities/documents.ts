@@ -1,0 +1,141 @@
+import { open, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join, relative, resolve, sep, isAbsolute } from 'node:path';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { request } from 'undici';
+import type { EsignClient, UploadSource } from '../src/esign/client.js';
+import { writeHashed } from '../src/util/streams.js';
+import type { DocumentSource } from '../workflows/input.js';
+import { FailureType, provider } from './failures.js';
+import type { UrlPolicy } from './url-policy.js';
+
+export interface DocumentDeps {
+  client: EsignClient;
+  /** Directories local `path` sources may be read from. */
+  documentRoots: readonly string[];
+  urlPolicy: UrlPolicy;
+  maxDocumentBytes: number;
+}
+
+export interface UploadDocumentsInput {
+  documents: { title: string; source: DocumentSource }[];
+}
+
+/** One StoragePath per input document, in order. */
+export interface UploadDocumentsResult {
+  storagePaths: string[];
+}
+
+const invalid = (message: string) => ApplicationFailure.nonRetryable(message, FailureType.InvalidDocument);
+
+async function checkPdf(path: string, label: string, maxBytes: number): Promise<number> {
+  const { size } = await stat(path);
+  if (size === 0) throw invalid(`${label} is empty`);
+  if (size > maxBytes) throw invalid(`${label} is ${size} bytes, over the ${maxBytes}-byte limit`);
+  const handle = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(5);
+    await handle.read(head, 0, 5, 0);
+    if (head.toString('latin1') !== '%PDF-') throw invalid(`${label} is not a PDF`);
+  } finally {
+    await handle.close();
+  }
+  return size;
+}
+
+/** Resolves a local path inside one of the allowed roots (symlinks included), or refuses it. */
+async function allowedPath(path: string, roots: readonly string[], label: string): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(resolve(path));
+  } catch {
+    throw invalid(`${label}: file not found`);
+  }
+  for (const root of roots) {
+    const realRoot = await realpath(resolve(root)).catch(() => undefined);
+    if (!realRoot) continue;
+    const rel = relative(realRoot, real);
+    if (rel && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel)) return real;
+  }
+  throw ApplicationFailure.nonRetryable(`${label}: local path is outside the allowed document roots`, FailureType.UrlNotAllowed);
+}
+
+export function createDocumentActivities(deps: DocumentDeps) {
+  return {
+    /** Fetches or reads each document that needs uploading, checks it is a PDF, and uploads them in one request. */
+    async uploadDocuments(input: UploadDocumentsInput): Promise<UploadDocumentsResult> {
+      const ctx = Context.current();
+      const storagePaths: (string | undefined)[] = input.documents.map((d) => ('storagePath' in d.source ? d.source.storagePath : undefined));
+      const pending = input.documents.map((d, i) => ({ d, i })).filter(({ d }) => !('storagePath' in d.source));
+      if (pending.length === 0) return { storagePaths: storagePaths as string[] };
+
+      const scratch = await mkdtemp(join(tmpdir(), 'esign-upload-'));
+      try {
+        const files: UploadSource[] = [];
+        for (const { d, i } of pending) {
+          const label = `documents[${i}] (${d.title})`;
+          ctx.heartbeat({ preparing: i });
+          if ('path' in d.source) {
+            const path = await allowedPath(d.source.path, deps.documentRoots, label);
+            await checkPdf(path, label, deps.maxDocumentBytes);
+            files.push({ path, fileName: basename(path) });
+          } else if ('url' in d.source) {
+            const url = deps.urlPolicy.check(d.source.url, `${label} source`);
+            const target = join(scratch, `${i}.pdf`);
+            await download(url, target, deps.maxDocumentBytes, label, ctx.cancellationSignal);
+            await checkPdf(target, label, deps.maxDocumentBytes);
+            files.push({ path: target, fileName: safeName(url.pathname, i) });
+          }
+        }
+        ctx.heartbeat({ uploading: files.length });
+        const uploaded = await provider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
+        pending.forEach(({ i }, k) => (storagePaths[i] = uploaded[k]!.StoragePath));
+        return { storagePaths: storagePaths as string[] };
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+function safeName(pathname: string, i: number): string {
+  const name = basename(decodeURIComponent(pathname)).replace(/[^A-Za-z0-9._-]+/g, '_');
+  return name.toLowerCase().endsWith('.pdf') ? name : `document-${i + 1}.pdf`;
+}
+
+async function download(url: URL, target: string, maxBytes: number, label: string, signal: AbortSignal): Promise<void> {
+  let res;
+  try {
+    // undici's request never follows redirects: a 3xx comes back as it is.
+    res = await request(url, { method: 'GET', signal, headersTimeout: 30_000, bodyTimeout: 60_000 });
+  } catch (err) {
+    throw ApplicationFailure.retryable(`${label}: cannot fetch ${url.origin}: ${(err as Error).message}`, 'DocumentSourceUnavailable');
+  }
+  if (res.statusCode >= 300 && res.statusCode < 400) {
+    await res.body.dump();
+    throw ApplicationFailure.nonRetryable(`${label}: source URL redirects (${res.statusCode}); redirects are not followed`, FailureType.UrlNotAllowed);
+  }
+  if (res.statusCode !== 200) {
+    await res.body.dump();
+    const retryable = res.statusCode === 408 || res.statusCode === 429 || res.statusCode >= 500;
+    const message = `${label}: source URL answered HTTP ${res.statusCode}`;
+    throw retryable ? ApplicationFailure.retryable(message, 'DocumentSourceUnavailable') : invalid(message);
+  }
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body.dump();
+    throw invalid(`${label} is ${declared} bytes, over the ${maxBytes}-byte limit`);
+  }
+  let tooBig = false;
+  await writeHashed(res.body, target, {
+    onProgress: (bytes) => {
+      if (bytes > maxBytes && !tooBig) {
+        tooBig = true;
+        res.body.destroy(new Error('too large'));
+      }
+    },
+  }).catch((err: unknown) => {
+    if (tooBig) throw invalid(`${label} is over the ${maxBytes}-byte limit`);
+    throw ApplicationFailure.retryable(`${label}: download failed: ${(err as Error).message}`, 'DocumentSourceUnavailable');
+  });
+}

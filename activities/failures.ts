@@ -1,0 +1,47 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { EsignApiError } from '../src/esign/errors.js';
+
+/** Failure types operators see in the Web UI; the non-retryable ones end the workflow's step. */
+export const FailureType = {
+  InvalidInput: 'InvalidInput',
+  InvalidDocument: 'InvalidDocument',
+  ProviderRejected: 'ProviderRejected',
+  ProviderUnavailable: 'ProviderUnavailable',
+  ProviderContract: 'ProviderContractViolation',
+  ArchiveInvalid: 'ArchiveInvalid',
+  ArchiveIncomplete: 'ArchiveIncomplete',
+  UrlNotAllowed: 'UrlNotAllowed',
+} as const;
+
+/**
+ * Turns a provider error into the failure Temporal acts on: Temporal owns the
+ * retries, so a retryable error is rethrown with the provider's Retry-After as
+ * the next delay, and a permanent one is marked non-retryable.
+ */
+export function toFailure(err: unknown): unknown {
+  if (!(err instanceof EsignApiError)) return err;
+  if (err.retryable) {
+    return ApplicationFailure.create({
+      message: err.message,
+      type: FailureType.ProviderUnavailable,
+      nonRetryable: false,
+      ...(err.retryAfterMs !== undefined ? { nextRetryDelay: err.retryAfterMs } : {}),
+      details: [{ status: err.status ?? null, kind: err.kind }],
+    });
+  }
+  return ApplicationFailure.create({
+    message: err.message,
+    type: err.kind === 'invalid_response' ? FailureType.ProviderContract : FailureType.ProviderRejected,
+    nonRetryable: true,
+    details: [{ status: err.status ?? null, kind: err.kind, errors: err.problem?.errors ?? [] }],
+  });
+}
+
+/** Runs a provider call and converts its failure. */
+export async function provider<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw toFailure(err);
+  }
+}

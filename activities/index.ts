@@ -1,0 +1,37 @@
+import type { EsignClient } from '../src/esign/client.js';
+import { createArchiveActivities } from './archive.js';
+import type { ArchiveStore } from './archive-store.js';
+import { createCompletionActivities } from './completion.js';
+import { createDocumentActivities } from './documents.js';
+import { createTransactionActivities } from './transactions.js';
+import { UrlPolicy } from './url-policy.js';
+import type { ZipLimits } from './zip-verify.js';
+
+export interface ActivityDeps {
+  client: EsignClient;
+  archive: ArchiveStore;
+  /** Directories local document paths may be read from. */
+  documentRoots?: readonly string[];
+  /** Origins or hosts that document URLs and callback URLs may point at. */
+  allowedUrls?: readonly string[];
+  maxDocumentBytes?: number;
+  zipLimits?: ZipLimits;
+}
+
+/** All activities of the transaction workflow, bound to their dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  const urlPolicy = new UrlPolicy(deps.allowedUrls ?? []);
+  return {
+    ...createDocumentActivities({
+      client: deps.client,
+      documentRoots: deps.documentRoots ?? [],
+      urlPolicy,
+      maxDocumentBytes: deps.maxDocumentBytes ?? 25 * 1024 * 1024,
+    }),
+    ...createTransactionActivities({ client: deps.client }),
+    ...createArchiveActivities({ client: deps.client, archive: deps.archive, ...(deps.zipLimits ? { zipLimits: deps.zipLimits } : {}) }),
+    ...createCompletionActivities({ urlPolicy }),
+  };
+}
+
+export type EsignActivities = ReturnType<typeof createActivities>;

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import yauzl from 'yauzl';
+
+export class UnsafeZipError extends Error {
+  override readonly name = 'UnsafeZipError';
+}
+
+export interface ZipLimits {
+  maxEntries: number;
+  maxTotalUncompressed: number;
+  /** Largest uncompressed/compressed ratio allowed per entry (zip-bomb guard). */
+  maxRatio: number;
+}
+
+export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxEntries: 200, maxTotalUncompressed: 4 * 1024 ** 3, maxRatio: 200 };
+
+export interface VerifiedEntry {
+  name: string;
+  bytes: number;
+  sha256: string;
+}
+
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
+
+/**
+ * Reads a ZIP without extracting it and checks that it holds only regular PDF
+ * files with safe, unique names (no `..`, no absolute paths, no symlinks), that
+ * its central directory is intact, and that it is no compression bomb.
+ * Returns each entry's size and SHA-256.
+ */
+export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<VerifiedEntry[]> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+      yauzl.open(path, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true, decodeStrings: true }, (err, z) =>
+        err ? reject(err) : resolve(z),
+      ),
+    );
+  } catch (err) {
+    throw new UnsafeZipError(`not a readable ZIP: ${(err as Error).message}`);
+  }
+  const entries: VerifiedEntry[] = [];
+  const names = new Set<string>();
+  let total = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const fail = (message: string) => {
+        zip.close();
+        reject(new UnsafeZipError(message));
+      };
+      zip.on('error', (err: Error) => fail(`corrupt ZIP: ${err.message}`));
+      zip.on('end', () => resolve());
+      zip.on('entry', (entry: yauzl.Entry) => {
+        const name = entry.fileName;
+        if (entries.length + 1 > limits.maxEntries) return fail(`more than ${limits.maxEntries} entries`);
+        if (name.endsWith('/')) return fail(`unexpected directory entry "${name}"`);
+        if (name.includes('/') || name.includes('\\') || name.startsWith('.')) return fail(`unsafe entry name "${name}"`);
+        if (names.has(name.toLowerCase())) return fail(`duplicate entry name "${name}"`);
+        names.add(name.toLowerCase());
+        const mode = (entry.externalFileAttributes >>> 16) & S_IFMT;
+        if (mode === S_IFLNK) return fail(`entry "${name}" is a symbolic link`);
+        if (mode !== 0 && mode !== S_IFREG) return fail(`entry "${name}" is not a regular file`);
+        if (entry.isEncrypted()) return fail(`entry "${name}" is encrypted`);
+        total += entry.uncompressedSize;
+        if (total > limits.maxTotalUncompressed) return fail(`uncompressed size over ${limits.maxTotalUncompressed} bytes`);
+        if (entry.compressedSize > 0 && entry.uncompressedSize / entry.compressedSize > limits.maxRatio) {
+          return fail(`entry "${name}" expands ${Math.round(entry.uncompressedSize / entry.compressedSize)}x (compression bomb?)`);
+        }
+        zip.openReadStream(entry, (err, stream) => {
+          if (err) return fail(`entry "${name}": ${err.message}`);
+          const hash = createHash('sha256');
+          let bytes = 0;
+          let head = Buffer.alloc(0);
+          stream.on('data', (chunk: Buffer) => {
+            if (head.length < 5) head = Buffer.concat([head, chunk.subarray(0, 5 - head.length)]);
+            hash.update(chunk);
+            bytes += chunk.length;
+          });
+          stream.on('error', (e: Error) => fail(`entry "${name}": ${e.message}`));
+          stream.on('end', () => {
+            if (head.toString('latin1') !== '%PDF-') return fail(`entry "${name}" is not a PDF`);
+            entries.push({ name, bytes, sha256: hash.digest('hex') });
+            zip.readEntry();
+          });
+        });
+      });
+      zip.readEntry();
+    });
+  } finally {
+    zip.close();
+  }
+  return entries;
+}

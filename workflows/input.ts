@@ -1,0 +1,109 @@
+/**
+ * The input of the transaction workflow: validated by the client helper before
+ * starting, and again by the workflow itself (a start from the CLI or another
+ * SDK skips the helper). PDF bytes never travel here: documents are references.
+ */
+import { z } from 'zod';
+import {
+  EmailSubject,
+  IframeStyle,
+  NotifyParticipants,
+  Participant,
+  RequestStatus,
+  Tag,
+} from '../src/esign/schemas.js';
+
+/** Temporal duration: milliseconds or a string such as '30 days', '1 hour', '90s'. */
+export const DurationInput = z.union([
+  z.number().int().positive(),
+  z.string().regex(/^\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$/i, 'must be a duration such as "30 days" or "1 hour"'),
+]);
+export type DurationInput = z.infer<typeof DurationInput>;
+
+/** Where a document's PDF comes from. */
+export const DocumentSource = z.union([
+  z.object({ storagePath: z.string().min(1) }).strict(),
+  z.object({ path: z.string().min(1) }).strict(),
+  z.object({ url: z.url({ protocol: /^https?$/ }) }).strict(),
+]);
+export type DocumentSource = z.infer<typeof DocumentSource>;
+
+/** A tag whose signer is named by participant id or by position in `participants`. */
+export const TagInput = Tag.omit({ signerId: true, customData: true })
+  .extend({
+    signerId: z.string().min(1).optional(),
+    signerIndex: z.number().int().nonnegative().optional(),
+    customData: z.record(z.string(), z.unknown()).default({}),
+  })
+  .refine((t) => (t.signerId === undefined) !== (t.signerIndex === undefined), {
+    message: 'give exactly one of signerId and signerIndex',
+    path: ['signerId'],
+  });
+export type TagInput = z.input<typeof TagInput>;
+
+export const DocumentInput = z.object({
+  title: z.string().min(1).max(255),
+  source: DocumentSource,
+  description: z.string().optional(),
+  order: z.number().optional(),
+  readOnly: z.boolean().optional(),
+  visible: z.boolean().optional(),
+  tags: z.array(TagInput).default([]),
+});
+export type DocumentInput = z.input<typeof DocumentInput>;
+
+/** A participant; the id is generated (deterministically, in the workflow) when omitted. */
+export const ParticipantInput = Participant.extend({ id: Participant.shape.id.optional() });
+export type ParticipantInput = z.input<typeof ParticipantInput>;
+
+/**
+ * `referenceId` becomes the workflow id and a search attribute, which are
+ * never encrypted: it must not contain names or e-mail addresses.
+ */
+export const REFERENCE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+export const EsignTransactionInput = z
+  .object({
+    referenceId: z.string().regex(REFERENCE_ID, 'must be 1-128 characters of letters, digits, . _ : - (no personal data)'),
+    title: z.string().max(255).optional(),
+    documents: z.array(DocumentInput).min(1, 'at least one document is required').max(50),
+    participants: z.array(ParticipantInput).min(1, 'at least one participant is required').max(50),
+    status: RequestStatus.default('esign_pending'),
+    notifyParticipants: NotifyParticipants.optional(),
+    signingOrder: z.boolean().optional(),
+    personalizedMessage: z.string().optional(),
+    emailSubject: EmailSubject.optional(),
+    evault: z.string().min(1).optional(),
+    sendFinalEnoteTo: z.array(z.string().min(1)).optional(),
+    taggingOrganizationId: z.string().optional(),
+    taggingUserId: z.string().optional(),
+    iframeStyle: IframeStyle.optional(),
+    /** How long signers have; then the workflow ends as `expired`. */
+    signingDeadline: DurationInput.default('30 days'),
+    /** How often the provider is polled while waiting, in case a webhook is lost. */
+    reconcileInterval: DurationInput.default('1 hour'),
+    /** Sub-folder (local) or key prefix (S3) of the archive store. */
+    archivePrefix: z.string().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/).optional(),
+    /** POSTed the result on completion, expiry or cancellation (must be on the worker's allow-list). */
+    callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
+  })
+  .superRefine((input, ctx) => {
+    const ids = new Set<string>();
+    input.participants.forEach((p, i) => {
+      if (p.id === undefined) return;
+      if (ids.has(p.id)) ctx.addIssue({ code: 'custom', path: ['participants', i, 'id'], message: `duplicate participant id "${p.id}"` });
+      ids.add(p.id);
+    });
+    input.documents.forEach((d, di) =>
+      d.tags.forEach((t, ti) => {
+        if (t.signerId !== undefined && !ids.has(t.signerId)) {
+          ctx.addIssue({ code: 'custom', path: ['documents', di, 'tags', ti, 'signerId'], message: `"${t.signerId}" is not the id of a participant` });
+        }
+        if (t.signerIndex !== undefined && t.signerIndex >= input.participants.length) {
+          ctx.addIssue({ code: 'custom', path: ['documents', di, 'tags', ti, 'signerIndex'], message: `there is no participant ${t.signerIndex}` });
+        }
+      }),
+    );
+  });
+export type EsignTransactionInput = z.input<typeof EsignTransactionInput>;
+export type ValidEsignTransactionInput = z.output<typeof EsignTransactionInput>;
