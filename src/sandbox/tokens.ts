@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import { IframeStyle } from '../esign/schemas.js';
@@ -58,6 +59,7 @@ export class SandboxTokens {
   async issueSigningToken(claims: SigningClaims, ttlSeconds: number): Promise<string> {
     return new SignJWT({ pids: claims.participantIds, ...(claims.style ? { style: claims.style } : {}) })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setJti(randomUUID())
       .setIssuer(ISSUER)
       .setAudience(SIGNING_AUDIENCE)
       .setSubject(claims.esignId)

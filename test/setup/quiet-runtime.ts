@@ -1,4 +1,4 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 
-// Workers in tests log only warnings and errors, so failures stay readable.
-Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_TEST_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+// Workers in tests log errors only (expected activity retries log warnings); TEMPORAL_TEST_LOG_LEVEL=WARN shows them.
+Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_TEST_LOG_LEVEL as 'WARN' | 'ERROR' | undefined) ?? 'ERROR') });

@@ -1,0 +1,64 @@
+import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import { describeIssues } from '../esign/schemas.js';
+import {
+  DEFAULT_TASK_QUEUE,
+  issueSigningUrlUpdate,
+  WORKFLOW_TYPE,
+  workflowIdFor,
+  type IssueSigningUrlRequest,
+} from '../../workflows/definitions.js';
+import type { esignTransaction } from '../../workflows/esign-transaction.js';
+import { EsignTransactionInput } from '../../workflows/input.js';
+import { EsignReferenceId, EsignStatus } from '../../workflows/search-attributes.js';
+
+export class InvalidTransactionInput extends Error {
+  override readonly name = 'InvalidTransactionInput';
+}
+
+export interface StartOptions {
+  taskQueue?: string;
+  /** Ask for signing URLs in the same round trip (update-with-start). */
+  signingUrlFor?: IssueSigningUrlRequest;
+}
+
+export interface StartedTransaction {
+  handle: WorkflowHandle<typeof esignTransaction>;
+  workflowId: string;
+  signingUrl?: string;
+}
+
+/**
+ * Starts the transaction workflow for `input.referenceId`, or returns the one
+ * already running for it: a backend that starts the same referenceId twice
+ * never gets a second transaction. Input is validated before anything is sent.
+ */
+export async function startEsignTransaction(client: Client, input: EsignTransactionInput, options: StartOptions = {}): Promise<StartedTransaction> {
+  const parsed = EsignTransactionInput.safeParse(input);
+  if (!parsed.success) throw new InvalidTransactionInput(`invalid transaction input: ${describeIssues(parsed.error)}`);
+  const workflowId = workflowIdFor(parsed.data.referenceId);
+  const startOptions = {
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    workflowId,
+    args: [input] as [EsignTransactionInput],
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    memo: { title: parsed.data.title ?? parsed.data.documents.map((d) => d.title).join(', '), participantCount: parsed.data.participants.length },
+    typedSearchAttributes: [
+      { key: EsignReferenceId, value: parsed.data.referenceId },
+      { key: EsignStatus, value: 'uploading' },
+    ],
+  };
+  if (options.signingUrlFor) {
+    const operation = new WithStartWorkflowOperation<typeof esignTransaction>(WORKFLOW_TYPE, startOptions);
+    const { url } = await client.workflow.executeUpdateWithStart(issueSigningUrlUpdate, {
+      args: [options.signingUrlFor],
+      startWorkflowOperation: operation,
+    });
+    return { handle: await operation.workflowHandle(), workflowId, signingUrl: url };
+  }
+  const handle = await client.workflow.start<typeof esignTransaction>(WORKFLOW_TYPE, startOptions);
+  return { handle, workflowId };
+}
+
+export function getEsignTransaction(client: Client, referenceId: string): WorkflowHandle<typeof esignTransaction> {
+  return client.workflow.getHandle<typeof esignTransaction>(workflowIdFor(referenceId));
+}

@@ -1,0 +1,31 @@
+import { fileURLToPath } from 'node:url';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
+
+export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+
+export interface EsignWorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue?: string;
+  deps: ActivityDeps;
+  /** A prebuilt bundle (production); when absent the workflows are bundled from source at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Replace or wrap activities (tests hold a step back this way). */
+  wrapActivities?: (activities: ReturnType<typeof createActivities>) => ReturnType<typeof createActivities>;
+  tuning?: Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'shutdownGraceTime'>;
+}
+
+/** The worker of the transaction workflow, with its activities bound to their dependencies. */
+export async function createEsignWorker(options: EsignWorkerOptions): Promise<Worker> {
+  const activities = createActivities(options.deps);
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace ?? 'default',
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
+    ...options.tuning,
+  });
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Worker } from '@temporalio/worker';
+import type { ActivityDeps } from '../../activities/index.js';
+import { LocalArchiveStore } from '../../activities/archive-store.js';
+import { startEsignTransaction, type StartOptions } from '../../src/client/transactions.js';
+import type { EsignCompletedWebhook } from '../../src/esign/schemas.js';
+import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
+import type { EsignTransactionInput } from '../../workflows/input.js';
+import { samplePdfFiles, startTestSandbox, type TestSandbox } from './sandbox.js';
+import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './temporal.js';
+
+/** Temporal (the suite's dev server), a sandbox over HTTP, and a running worker on its own task queue. */
+export interface EsignTestEnv {
+  temporal: TemporalTestContext;
+  sandbox: TestSandbox;
+  worker: Worker;
+  taskQueue: string;
+  archiveDir: string;
+  pdfs: string[];
+  input(overrides?: Partial<EsignTransactionInput>): EsignTransactionInput;
+  start(input: EsignTransactionInput, options?: StartOptions): ReturnType<typeof startEsignTransaction>;
+  close(): Promise<void>;
+}
+
+export async function startEsignTestEnv(
+  options: { sandbox?: Parameters<typeof startTestSandbox>[0]; deps?: Partial<ActivityDeps>; wrapActivities?: EsignWorkerOptions['wrapActivities'] } = {},
+): Promise<EsignTestEnv> {
+  const temporal = await connectToTestServer();
+  const sandbox = await startTestSandbox(options.sandbox);
+  const archiveDir = await mkdtemp(join(tmpdir(), 'esign-archive-'));
+  const pdfs = await samplePdfFiles(['Employment contract', 'Annex A']);
+  const taskQueue = uniqueTaskQueue('esign');
+  const worker = await createEsignWorker({
+    connection: temporal.nativeConnection,
+    namespace: temporal.namespace,
+    taskQueue,
+    deps: {
+      client: sandbox.client,
+      archive: new LocalArchiveStore(archiveDir),
+      documentRoots: [dirname(pdfs[0]!)],
+      ...options.deps,
+    },
+    ...(options.wrapActivities ? { wrapActivities: options.wrapActivities } : {}),
+  });
+  const running = worker.run();
+  return {
+    temporal,
+    sandbox,
+    worker,
+    taskQueue,
+    archiveDir,
+    pdfs,
+    input(overrides = {}) {
+      return {
+        referenceId: `ref-${randomUUID()}`,
+        documents: [
+          {
+            title: 'Employment contract',
+            source: { path: pdfs[0]! },
+            tags: [
+              { type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 },
+              { type: 'SIGNATURETEMPLATE', x: 330, y: 120, width: 200, height: 30, page: 0, signerIndex: 1 },
+            ],
+          },
+          { title: 'Annex A', source: { path: pdfs[1]! }, tags: [{ type: 'INITIALSTEMPLATE', x: 72, y: 60, width: 60, height: 30, page: 0, signerIndex: 0 }] },
+        ],
+        participants: [
+          { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', authenticationType: 'none', twoFactorContact: 'email' },
+          { email: 'alan@example.com', firstName: 'Alan', lastName: 'Turing', authenticationType: 'none', twoFactorContact: 'email' },
+        ],
+        notifyParticipants: { email: false },
+        reconcileInterval: '1 hour',
+        ...overrides,
+      };
+    },
+    start(input, startOptions = {}) {
+      return startEsignTransaction(temporal.client, input, { taskQueue, ...startOptions });
+    },
+    async close() {
+      worker.shutdown();
+      await running;
+      await sandbox.close();
+      await temporal.close();
+      await rm(archiveDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The webhook payload the provider would send for a completed transaction. */
+export function completedWebhook(ids: { transactionId: string; esignId: string }): EsignCompletedWebhook {
+  return {
+    event: 'esign-completed',
+    entity: 'esign',
+    data: { notificationId: randomUUID(), entity_id: ids.esignId, transaction_id: ids.transactionId },
+  };
+}

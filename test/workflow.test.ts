@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidTransactionInput } from '../src/client/transactions.js';
+import {
+  cancelUpdate,
+  esignCompletedSignal,
+  issueSigningUrlUpdate,
+  replaceTransactionUpdate,
+  statusQuery,
+  WORKFLOW_TYPE,
+  type EsignTransactionStatus,
+} from '../workflows/definitions.js';
+import type { esignTransaction } from '../workflows/esign-transaction.js';
+import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { readZipEntries } from './support/zip.js';
+
+let env: EsignTestEnv;
+beforeAll(async () => {
+  env = await startEsignTestEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+type Handle = Awaited<ReturnType<EsignTestEnv['start']>>['handle'];
+
+async function waitForPhase(handle: Handle, phase: EsignTransactionStatus['phase']): Promise<EsignTransactionStatus> {
+  let status: EsignTransactionStatus | undefined;
+  await expect
+    .poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000, interval: 100 })
+    .toBe(phase);
+  return status!;
+}
+
+async function signEveryone(status: EsignTransactionStatus): Promise<void> {
+  for (const p of status.participants) await env.sandbox.running.sandbox.signAs(status.transactionId!, p.id);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<string> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(Error);
+  return `${(err as Error).message} ${failureOf(err)}`;
+}
+
+function failureOf(err: unknown): string {
+  const cause = (err as { cause?: { message?: string; cause?: { message?: string } } }).cause;
+  return `${cause?.message ?? ''} ${cause?.cause?.message ?? ''}`;
+}
+
+describe('esignTransaction workflow', () => {
+  it('uploads, creates, waits for the webhook signal, and archives a verified ZIP', async () => {
+    const { handle } = await env.start(env.input());
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    expect(status.transactionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(status.participants.map((p) => p.name)).toEqual(['Ada Lovelace', 'Alan Turing']);
+    expect(JSON.stringify(status)).not.toContain('@example.com'); // no e-mails in queries either
+
+    await signEveryone(status);
+    await handle.signal(esignCompletedSignal, completedWebhook({ transactionId: status.transactionId!, esignId: status.esignId! }));
+    const result = await handle.result();
+
+    expect(result.status).toBe('completed');
+    const provider = env.sandbox.running.sandbox.inspect(status.transactionId!)!;
+    expect(result.archive?.sha256).toBe(provider.zip?.sha256);
+    expect(result.archive?.bytes).toBe(provider.zip?.bytes);
+    const zipPath = fileURLToPath(result.archive!.uri);
+    const bytes = await readFile(zipPath);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(result.archive!.sha256);
+    expect([...(await readZipEntries(zipPath)).keys()].sort()).toEqual(['Annex A.pdf', 'Employment contract.pdf']);
+    const manifest = JSON.parse(await readFile(zipPath.replace(/completed\.zip$/, 'manifest.json'), 'utf8')) as { referenceId: string; files: unknown[] };
+    expect(manifest.referenceId).toBe(status.referenceId);
+    expect(manifest.files).toHaveLength(2);
+
+    // Operators can find it by search attribute.
+    const description = await handle.describe();
+    expect(description.typedSearchAttributes.get({ name: 'EsignStatus', type: 'KEYWORD' } as never)).toBe('completed');
+    expect(description.memo).toMatchObject({ participantCount: 2 });
+  });
+
+  it('recovers a lost webhook by reconciliation', async () => {
+    const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    await signEveryone(status); // no signal: the webhook is "lost"
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect((await handle.query(statusQuery)).lastReconciledAt).not.toBeNull();
+  });
+
+  it('ignores duplicate and mismatched notifications, and keeps one that arrives before creation finished', async () => {
+    const { handle } = await env.start(env.input());
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    const other = completedWebhook({ transactionId: crypto.randomUUID(), esignId: crypto.randomUUID() });
+    await handle.signal(esignCompletedSignal, other);
+    await handle.signal(esignCompletedSignal, other);
+    await handle.signal(esignCompletedSignal, { event: 'esign-completed', entity: 'esign', data: { notificationId: 'x' } } as never);
+    await expect.poll(async () => (await handle.query(statusQuery)).notificationsRejected).toBe(2);
+    expect((await handle.query(statusQuery)).phase).toBe('awaiting_signatures');
+
+    await signEveryone(status);
+    const real = completedWebhook({ transactionId: status.transactionId!, esignId: status.esignId! });
+    await handle.signal(esignCompletedSignal, real);
+    await handle.signal(esignCompletedSignal, real);
+    expect((await handle.result()).status).toBe('completed');
+    expect((await handle.query(statusQuery)).notificationsAccepted).toBe(1);
+  });
+
+  it('starting the same referenceId twice returns the running workflow', async () => {
+    const input = env.input();
+    const first = await env.start(input);
+    const second = await env.start(input);
+    expect(second.handle.firstExecutionRunId).toBe(first.handle.firstExecutionRunId);
+    await waitForPhase(first.handle, 'awaiting_signatures');
+    await first.handle.executeUpdate(cancelUpdate, { args: [{ reason: 'test done' }] });
+    const provider = await env.sandbox.client.listTransactions({ limit: 500 });
+    expect(provider.data.filter((t) => t.referenceId === input.referenceId)).toHaveLength(1);
+  });
+
+  it('is cancelled by the cancel update, which returns the result', async () => {
+    const { handle } = await env.start(env.input());
+    await waitForPhase(handle, 'awaiting_signatures');
+    const result = await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'customer withdrew' }] });
+    expect(result).toMatchObject({ status: 'cancelled', reason: 'customer withdrew' });
+    expect(await handle.result()).toMatchObject({ status: 'cancelled' });
+    // A finished workflow takes no more updates.
+    await expect(handle.executeUpdate(cancelUpdate, { args: [{}] })).rejects.toThrow();
+  });
+
+  it('creates a draft and sends it later with replaceTransaction', async () => {
+    const { handle } = await env.start(env.input({ status: 'draft', emailSubject: 'Draft subject' }));
+    const status = await waitForPhase(handle, 'draft');
+    expect((await env.sandbox.client.getTransaction(status.transactionId!)).status).toBe('draft');
+    const early = await rejection(handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [status.participants[0]!.id] }] }));
+    expect(early).toMatch(/draft: send it first/);
+
+    const sent = await handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'esign_pending', emailSubject: 'Please sign' }] });
+    expect(sent.status).toBe('esign_pending');
+    expect(await env.sandbox.client.getTransaction(status.transactionId!)).toMatchObject({ status: 'esign_pending', emailSubject: 'Please sign' });
+    await waitForPhase(handle, 'awaiting_signatures');
+    await signEveryone(status);
+    await handle.signal(esignCompletedSignal, completedWebhook({ transactionId: status.transactionId!, esignId: status.esignId! }));
+    expect((await handle.result()).status).toBe('completed');
+    await expect(handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'draft' }] })).rejects.toThrow();
+  });
+
+  it('issues a fresh signing URL per request, only for known participants', async () => {
+    const { handle } = await env.start(env.input({ iframeStyle: { primaryColor: '#123456' } }));
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    const ada = status.participants[0]!.id;
+    const a = await handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [ada] }] });
+    const b = await handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [ada] }] });
+    expect(a.url).toMatch(new RegExp(`^${env.sandbox.running.url}/sign/`));
+    const page = await fetch(a.url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('#123456');
+    expect(b.url).not.toBe(a.url);
+    expect(await rejection(handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: ['nobody'] }] }))).toMatch(
+      /unknown participant\(s\): nobody/,
+    );
+    await handle.executeUpdate(cancelUpdate, { args: [{}] });
+  });
+
+  it('returns the first signing URL in the same call as the start (update-with-start)', async () => {
+    const input = env.input({ participants: [{ id: crypto.randomUUID(), email: 'x@example.com', firstName: 'X', lastName: 'Y', authenticationType: 'none', twoFactorContact: 'email' }] });
+    input.documents = [{ title: 'One', source: { path: env.pdfs[0]! }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }];
+    const started = await env.start(input, { signingUrlFor: { participantIds: [input.participants[0]!.id!] } });
+    expect(started.signingUrl).toMatch(/\/sign\//);
+    await started.handle.executeUpdate(cancelUpdate, { args: [{}] });
+  });
+
+  it('rejects invalid input before any provider call, naming the field', async () => {
+    const before = (await env.sandbox.client.listTransactions()).total;
+    const bad = env.input({ emailSubject: 'x'.repeat(300) });
+    await expect(env.start(bad)).rejects.toThrow(InvalidTransactionInput);
+    await expect(env.start(bad)).rejects.toThrow(/emailSubject/);
+
+    // Started without the helper (another SDK, the CLI): the workflow itself refuses, non-retryably.
+    const handle = await env.temporal.client.workflow.start<typeof esignTransaction>(WORKFLOW_TYPE, {
+      taskQueue: env.taskQueue,
+      workflowId: `esign-bad-${crypto.randomUUID()}`,
+      args: [{ ...env.input(), participants: [] }],
+    });
+    const err = await handle.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(failureOf(err)).toMatch(/participants: at least one participant/);
+    expect((await env.sandbox.client.listTransactions()).total).toBe(before);
+  });
+
+  it('refuses a document that is not a PDF, with no provider transaction', async () => {
+    const before = (await env.sandbox.client.listTransactions()).total;
+    const input = env.input();
+    input.documents[0]!.source = { path: fileURLToPath(import.meta.url) };
+    const { handle } = await env.start(input);
+    const err = await handle.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(failureOf(err)).toMatch(/outside the allowed document roots|not a PDF/);
+    expect((await env.sandbox.client.listTransactions()).total).toBe(before);
+  });
+});
+
+describe('esignTransaction under provider faults', () => {
+  it('completes despite 5xx, 429 and connection resets on every call, and a truncated ZIP', async () => {
+    const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    await signEveryone(status);
+    env.sandbox.running.faults.configure({ error5xxRate: 0.3, rateLimitRate: 0.2, retryAfterSeconds: 1, resetRate: 0.1, truncateZipRate: 0.5, seed: 11 });
+    try {
+      const result = await handle.result();
+      expect(result.status).toBe('completed');
+      expect(result.archive?.sha256).toBe(env.sandbox.running.sandbox.inspect(status.transactionId!)?.zip?.sha256);
+    } finally {
+      env.sandbox.running.faults.configure({});
+    }
+  });
+});

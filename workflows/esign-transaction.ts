@@ -1,0 +1,314 @@
+/**
+ * One signature transaction, from PDFs to an archived, verified ZIP:
+ * upload -> create -> (draft -> send) -> wait for signatures (webhook signal,
+ * with reconciliation polls and a deadline) -> confirm -> archive -> report.
+ */
+import { msToNumber } from '@temporalio/common/lib/time.js';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+} from '@temporalio/workflow';
+import type { EsignActivities } from '../activities/index.js';
+import {
+  describeIssues,
+  EsignCompletedWebhook,
+  type CreateTransactionRequest,
+  type Participant,
+  type UpdateTransactionRequest,
+} from '../src/esign/schemas.js';
+import {
+  cancelUpdate,
+  esignCompletedSignal,
+  issueSigningUrlUpdate,
+  replaceTransactionUpdate,
+  statusQuery,
+  type ArchiveResult,
+  type EsignPhase,
+  type EsignTransactionResult,
+  type ReplaceTransactionRequest,
+} from './definitions.js';
+import { EsignTransactionInput, type ValidEsignTransactionInput } from './input.js';
+import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';
+
+const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
+
+const uploads = proxyActivities<EsignActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '1 minute', retry });
+const provider = proxyActivities<EsignActivities>({ startToCloseTimeout: '1 minute', retry });
+/** Reconciliation polls give up quickly: the next poll comes anyway. */
+const poll = proxyActivities<EsignActivities>({ startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } });
+const archiving = proxyActivities<EsignActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '2 minutes', retry });
+const reporting = proxyActivities<EsignActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { ...retry, maximumInterval: '5 minutes', maximumAttempts: 20 },
+});
+
+const FINISHED: readonly EsignPhase[] = ['completed', 'expired', 'cancelled'];
+
+export async function esignTransaction(rawInput: EsignTransactionInput): Promise<EsignTransactionResult> {
+  const parsed = EsignTransactionInput.safeParse(rawInput);
+  if (!parsed.success) {
+    throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, 'InvalidInput');
+  }
+  const input: ValidEsignTransactionInput = parsed.data;
+  const deadlineAt = Date.now() + msToNumber(input.signingDeadline);
+  const reconcileMs = msToNumber(input.reconcileInterval);
+  // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
+  const participants: Participant[] = input.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
+
+  // ----------------------------------------------------------------- state
+  let phase = 'uploading' as EsignPhase;
+  let request: CreateTransactionRequest | undefined;
+  let created: { transactionId: string; esignId: string } | undefined;
+  let providerStatus: string | null = null;
+  let completionNotified = false;
+  let cancelReason: string | undefined;
+  let lastReconciledAt: string | null = null;
+  let accepted = 0;
+  let rejected = 0;
+  let result: EsignTransactionResult | null = null;
+  const seenNotifications = new Set<string>();
+  const earlyNotifications: EsignCompletedWebhook[] = [];
+
+  const setPhase = (next: EsignPhase) => {
+    phase = next;
+    upsertSearchAttributes([{ key: EsignStatus, value: next }]);
+  };
+  upsertSearchAttributes([
+    { key: EsignReferenceId, value: input.referenceId },
+    { key: EsignStatus, value: phase },
+  ]);
+
+  // -------------------------------------------------------------- messages
+  setHandler(statusQuery, () => ({
+    phase,
+    referenceId: input.referenceId,
+    transactionId: created?.transactionId ?? null,
+    esignId: created?.esignId ?? null,
+    participants: participants.map((p) => ({ id: p.id, name: `${p.firstName} ${p.lastName}` })),
+    providerStatus,
+    deadline: new Date(deadlineAt).toISOString(),
+    lastReconciledAt,
+    notificationsAccepted: accepted,
+    notificationsRejected: rejected,
+    result,
+  }));
+
+  const acceptNotification = (n: EsignCompletedWebhook) => {
+    if (created && n.data.entity_id === created.esignId && n.data.transaction_id === created.transactionId) {
+      accepted++;
+      completionNotified = true;
+    } else {
+      rejected++;
+      log.warn('esignCompleted signal for another transaction ignored', { notificationId: n.data.notificationId });
+    }
+  };
+
+  setHandler(esignCompletedSignal, (payload) => {
+    const notification = EsignCompletedWebhook.safeParse(payload);
+    if (!notification.success) {
+      rejected++;
+      log.warn('invalid esignCompleted signal ignored', { issues: describeIssues(notification.error) });
+      return;
+    }
+    const id = notification.data.data.notificationId;
+    if (seenNotifications.has(id)) return; // redelivery: one effect per notification
+    seenNotifications.add(id);
+    // Before creation returns we cannot match the ids yet: keep the notification.
+    if (!created) earlyNotifications.push(notification.data);
+    else acceptNotification(notification.data);
+  });
+
+  const isFinishing = () => FINISHED.includes(phase) || phase === 'archiving' || cancelReason !== undefined;
+
+  setHandler(
+    issueSigningUrlUpdate,
+    async ({ participantIds, style }) => {
+      await condition(() => created !== undefined || isFinishing());
+      if (!created || isFinishing()) throw ApplicationFailure.nonRetryable(`transaction is ${phase}`, 'TransactionFinished');
+      if (phase === 'draft') throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', 'TransactionIsDraft');
+      const iframeStyle = style ?? input.iframeStyle;
+      return provider.createSigningUrl({ esignId: created.esignId, participantIds, ...(iframeStyle ? { style: iframeStyle } : {}) });
+    },
+    {
+      validator: ({ participantIds }) => {
+        if (isFinishing()) throw new Error(`transaction is ${cancelReason ? 'being cancelled' : phase}`);
+        if (!Array.isArray(participantIds) || participantIds.length === 0) throw new Error('participantIds must not be empty');
+        const unknown = participantIds.filter((id) => !participants.some((p) => p.id === id));
+        if (unknown.length > 0) throw new Error(`unknown participant(s): ${unknown.join(', ')}`);
+      },
+    },
+  );
+
+  setHandler(
+    replaceTransactionUpdate,
+    async (change: ReplaceTransactionRequest) => {
+      await condition(() => request !== undefined && created !== undefined);
+      const next: UpdateTransactionRequest = {
+        documents: request!.documents,
+        participants: request!.participants,
+        referenceId: input.referenceId,
+        status: change.status,
+        ...pick(request!, ['notifyParticipants', 'signingOrder', 'personalizedMessage', 'emailSubject']),
+        ...pick(change, ['notifyParticipants', 'signingOrder', 'personalizedMessage', 'emailSubject']),
+      };
+      const ref = await provider.updateTransaction({ transactionId: created!.transactionId, request: next });
+      request = { ...request!, ...next };
+      providerStatus = ref.status;
+      if (!isFinishing()) setPhase(change.status === 'draft' ? 'draft' : 'awaiting_signatures');
+      return { status: ref.status };
+    },
+    {
+      validator: (change: ReplaceTransactionRequest) => {
+        if (isFinishing()) throw new Error(`transaction is ${phase}; it can no longer be replaced`);
+        if (change?.status !== 'draft' && change?.status !== 'esign_pending') throw new Error('status must be draft or esign_pending');
+        if (change.emailSubject !== undefined && change.emailSubject.length > 255) throw new Error('emailSubject must be at most 255 characters');
+      },
+    },
+  );
+
+  setHandler(
+    cancelUpdate,
+    async ({ reason }) => {
+      cancelReason ??= reason?.slice(0, 500) || 'cancelled on request';
+      await condition(() => result !== null);
+      return result!;
+    },
+    {
+      validator: (_request) => {
+        if (FINISHED.includes(phase) || phase === 'archiving') throw new Error(`transaction is ${phase}; it can no longer be cancelled`);
+      },
+    },
+  );
+
+  const finish = async (outcome: EsignTransactionResult): Promise<EsignTransactionResult> => {
+    result = outcome;
+    setPhase(outcome.status);
+    try {
+      await reporting.recordCompletion({ result: outcome, ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}) });
+    } catch (err) {
+      // The transaction's outcome stands; a callback that cannot be reached is reported, not fatal.
+      log.error('completion could not be reported to the callback', { error: (err as Error).message });
+    }
+    await condition(allHandlersFinished);
+    return outcome;
+  };
+  const ended = (status: 'expired' | 'cancelled', reason: string) =>
+    finish({
+      status,
+      reason,
+      referenceId: input.referenceId,
+      transactionId: created?.transactionId ?? null,
+      esignId: created?.esignId ?? null,
+    });
+
+  // ------------------------------------------------------- 1. upload PDFs
+  const { storagePaths } = await uploads.uploadDocuments({
+    documents: input.documents.map((d) => ({ title: d.title, source: d.source })),
+  });
+  if (cancelReason) return ended('cancelled', cancelReason);
+
+  // ------------------------------------------- 2. create the transaction
+  setPhase('creating');
+  request = buildCreateRequest(input, participants, storagePaths);
+  const ref = await provider.createTransaction(request);
+  created = { transactionId: ref.transactionId, esignId: ref.esignId };
+  providerStatus = ref.status;
+  upsertSearchAttributes([
+    { key: EsignTransactionId, value: ref.transactionId },
+    { key: EsignId, value: ref.esignId },
+  ]);
+  setPhase(input.status === 'draft' ? 'draft' : 'awaiting_signatures');
+  for (const n of earlyNotifications.splice(0)) acceptNotification(n);
+
+  // ------------------------------------- 3. wait for all signatures
+  for (;;) {
+    if (cancelReason) return ended('cancelled', cancelReason);
+    const remaining = deadlineAt - Date.now();
+    if (remaining <= 0) return ended('expired', 'signing deadline passed');
+
+    if (!completionNotified) {
+      const wait = phase === 'draft' ? remaining : Math.min(reconcileMs, remaining);
+      const woke = await condition(() => completionNotified || cancelReason !== undefined, wait, {
+        summary: phase === 'draft' ? 'Wait for the draft to be sent' : 'Wait for signatures',
+      });
+      if (woke || phase === 'draft' || Date.now() >= deadlineAt) continue;
+      // ------------------------------- reconciliation: a webhook may be lost
+      try {
+        const polled = await poll.getTransactionStatus(created.transactionId);
+        providerStatus = polled.status;
+        lastReconciledAt = new Date().toISOString();
+        if (polled.status === 'completed') completionNotified = true;
+        else if (polled.status === 'cancelled') return ended('cancelled', 'the provider reports the transaction cancelled');
+        else if (polled.status === 'expired' || polled.status === 'deleted') return ended('expired', `the provider reports the transaction ${polled.status}`);
+      } catch (err) {
+        log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
+      }
+      continue;
+    }
+
+    // -------------------------------------------- 4. confirm completion
+    const confirmed = await provider.getTransactionStatus(created.transactionId);
+    providerStatus = confirmed.status;
+    if (confirmed.status === 'completed') break;
+    log.warn('completion notified but the provider says otherwise; waiting on', { providerStatus: confirmed.status });
+    completionNotified = false;
+  }
+
+  // ---------------------------------------------- 5. download and archive
+  setPhase('archiving');
+  const archive: ArchiveResult = await archiving.archiveCompletedDocuments({
+    referenceId: input.referenceId,
+    transactionId: created.transactionId,
+    esignId: created.esignId,
+    documents: request.documents.map((d) => ({ title: d.title, StoragePath: d.StoragePath })),
+    ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+  });
+
+  // ------------------------------------------------------- 6. report
+  return finish({
+    status: 'completed',
+    referenceId: input.referenceId,
+    transactionId: created.transactionId,
+    esignId: created.esignId,
+    archive,
+  });
+}
+
+function buildCreateRequest(input: ValidEsignTransactionInput, participants: Participant[], storagePaths: string[]): CreateTransactionRequest {
+  return {
+    status: input.status,
+    referenceId: input.referenceId,
+    documents: input.documents.map((d, i) => ({
+      id: uuid4(),
+      title: d.title,
+      StoragePath: storagePaths[i]!,
+      sessionType: 'esign',
+      ...pick(d, ['description', 'order', 'readOnly', 'visible']),
+      tags: d.tags.map(({ signerIndex, signerId, ...tag }) => ({ ...tag, signerId: signerId ?? participants[signerIndex!]!.id })),
+    })),
+    participants,
+    ...pick(input, [
+      'notifyParticipants',
+      'signingOrder',
+      'personalizedMessage',
+      'emailSubject',
+      'evault',
+      'sendFinalEnoteTo',
+      'taggingOrganizationId',
+      'taggingUserId',
+    ]),
+  };
+}
+
+/** The listed keys of `from` that are defined (the provider's schema has no nulls). */
+function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
+  return out;
+}
