@@ -114,7 +114,7 @@ describe('esignTransaction workflow', () => {
     const input = env.input();
     const first = await env.start(input);
     const second = await env.start(input);
-    expect(second.handle.firstExecutionRunId).toBe(first.handle.firstExecutionRunId);
+    expect((await second.handle.describe()).runId).toBe((await first.handle.describe()).runId);
     await waitForPhase(first.handle, 'awaiting_signatures');
     await first.handle.executeUpdate(cancelUpdate, { args: [{ reason: 'test done' }] });
     const provider = await env.sandbox.client.listTransactions({ limit: 500 });
