@@ -233,11 +233,13 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     if (remaining <= 0) return ended('expired', 'signing deadline passed');
 
     if (!completionNotified) {
-      const wait = phase === 'draft' ? remaining : Math.min(reconcileMs, remaining);
-      const woke = await condition(() => completionNotified || cancelReason !== undefined, wait, {
-        summary: phase === 'draft' ? 'Wait for the draft to be sent' : 'Wait for signatures',
+      const waitingIn = phase;
+      const wait = waitingIn === 'draft' ? remaining : Math.min(reconcileMs, remaining);
+      // A draft waits for replaceTransaction to send it (a phase change), not for polls.
+      const woke = await condition(() => completionNotified || cancelReason !== undefined || phase !== waitingIn, wait, {
+        summary: waitingIn === 'draft' ? 'Wait for the draft to be sent' : 'Wait for signatures',
       });
-      if (woke || phase === 'draft' || Date.now() >= deadlineAt) continue;
+      if (woke || waitingIn === 'draft' || Date.now() >= deadlineAt) continue;
       // ------------------------------- reconciliation: a webhook may be lost
       try {
         const polled = await poll.getTransactionStatus(created.transactionId);

@@ -1,0 +1,22 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Worker } from '@temporalio/worker';
+import { expect, it } from 'vitest';
+import { workflowsPath } from '../src/worker/create-worker.js';
+
+const dir = fileURLToPath(new URL('./replay/histories/', import.meta.url));
+
+// Committed histories of the workflow's main paths (npm run replay:regenerate).
+// A workflow change that breaks any of them fails here: version it with `patched`.
+it('replays every committed history with the current workflow code', async () => {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
+  expect(files).toEqual(['cancelled.json', 'completed-by-reconciliation.json', 'completed-by-webhook.json', 'draft-sent-then-completed.json', 'expired.json']);
+  const histories = await Promise.all(
+    files.map(async (file) => ({ workflowId: file, history: JSON.parse(await readFile(`${dir}${file}`, 'utf8')) as unknown })),
+  );
+  const outcomes: { workflowId: string; error?: unknown }[] = [];
+  for await (const result of Worker.runReplayHistories({ workflowsPath }, histories)) outcomes.push(result);
+  expect(outcomes.map((o) => ({ workflowId: o.workflowId, error: o.error ? String(o.error) : undefined }))).toEqual(
+    files.map((workflowId) => ({ workflowId, error: undefined })),
+  );
+});
