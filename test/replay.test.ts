@@ -16,7 +16,7 @@ it('replays every committed history with the current workflow code', async () =>
   );
   const outcomes: { workflowId: string; error?: unknown }[] = [];
   for await (const result of Worker.runReplayHistories({ workflowsPath }, histories)) outcomes.push(result);
-  expect(outcomes.map((o) => ({ workflowId: o.workflowId, error: o.error ? String(o.error) : undefined }))).toEqual(
+  expect(outcomes.map((o) => ({ workflowId: o.workflowId, error: o.error instanceof Error ? o.error.message : o.error === undefined ? undefined : JSON.stringify(o.error) }))).toEqual(
     files.map((workflowId) => ({ workflowId, error: undefined })),
   );
 });

@@ -2,7 +2,9 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
+import { temporal } from '@temporalio/proto';
 import { executableFor } from '../../src/temporal/binaries.js';
+import { esignSearchAttributes } from '../../workflows/search-attributes.js';
 
 /** Connections to the suite's shared dev server (started in test/setup/temporal-server.ts). */
 export interface TemporalTestContext {
@@ -40,7 +42,13 @@ export function uniqueTaskQueue(prefix: string): string {
  * is global to a server, so tests must not share one concurrently.
  */
 export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: executableFor(inject('temporalTestServerPath')) },
   });
+  // The test server knows no custom search attributes until they are added.
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(esignSearchAttributes.map((sa) => [sa.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+  });
+  return env;
 }

@@ -1,0 +1,91 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { ZipFile } from 'yazl';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { UnsafeZipError, verifyZip } from '../activities/zip-verify.js';
+import { samplePdf } from '../src/sandbox/pdf.js';
+
+let dir: string;
+let pdf: Buffer;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'zip-verify-'));
+  pdf = Buffer.from(await samplePdf('Signed'));
+});
+
+async function zipOf(name: string, entries: { name: string; data: Buffer; mode?: number; compress?: boolean }[]): Promise<string> {
+  const zip = new ZipFile();
+  for (const e of entries) zip.addBuffer(e.data, e.name, { mode: e.mode ?? 0o100644, compress: e.compress ?? false });
+  zip.end();
+  const path = join(dir, name);
+  await pipeline(zip.outputStream, createWriteStream(path));
+  return path;
+}
+
+/** Renames an entry in place (local header and central directory), to names yazl itself refuses to write. */
+async function renameEntry(path: string, from: string, to: string): Promise<void> {
+  expect(Buffer.byteLength(from)).toBe(Buffer.byteLength(to));
+  const bytes = await readFile(path);
+  await writeFile(path, Buffer.from(bytes.toString('latin1').split(from).join(to), 'latin1'));
+}
+
+const rejects = async (path: string, reason: RegExp) => {
+  const err = await verifyZip(path).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(UnsafeZipError);
+  expect((err as Error).message).toMatch(reason);
+};
+
+describe('verifyZip', () => {
+  it('accepts a ZIP of PDFs and hashes each entry', async () => {
+    const path = await zipOf('good.zip', [
+      { name: 'a.pdf', data: pdf },
+      { name: 'b.pdf', data: pdf, compress: true },
+    ]);
+    const entries = await verifyZip(path);
+    expect(entries.map((e) => [e.name, e.bytes])).toEqual([
+      ['a.pdf', pdf.length],
+      ['b.pdf', pdf.length],
+    ]);
+    expect(entries[0]!.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('rejects ../ paths, absolute paths and directories', async () => {
+    const dotdot = await zipOf('dotdot.zip', [{ name: 'xx/evil.pdf', data: pdf }]);
+    await renameEntry(dotdot, 'xx/evil.pdf', '../evil.pdf');
+    await rejects(dotdot, /invalid relative path|unsafe entry name/);
+    const absolute = await zipOf('absolute.zip', [{ name: 'tmp/evil.pdf', data: pdf }]);
+    await renameEntry(absolute, 'tmp/evil.pdf', '/tm/evil.pdf');
+    await rejects(absolute, /absolute path|unsafe entry name/);
+    await rejects(await zipOf('nested.zip', [{ name: 'sub/a.pdf', data: pdf }]), /unsafe entry name/);
+  });
+
+  it('rejects symbolic links, duplicate names and non-PDF entries', async () => {
+    await rejects(await zipOf('symlink.zip', [{ name: 'link.pdf', data: Buffer.from('/etc/passwd'), mode: 0o120777 }]), /symbolic link/);
+    await rejects(
+      await zipOf('dupes.zip', [
+        { name: 'a.pdf', data: pdf },
+        { name: 'A.pdf', data: pdf },
+      ]),
+      /duplicate entry name/,
+    );
+    await rejects(await zipOf('text.zip', [{ name: 'a.pdf', data: Buffer.from('hello') }]), /not a PDF/);
+  });
+
+  it('rejects a compression bomb before inflating it', async () => {
+    const bomb = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(20 * 1024 * 1024)]);
+    await rejects(await zipOf('bomb.zip', [{ name: 'bomb.pdf', data: bomb, compress: true }]), /compression bomb/);
+  });
+
+  it('rejects a corrupt central directory and a truncated file', async () => {
+    const good = await readFile(await zipOf('for-corruption.zip', [{ name: 'a.pdf', data: pdf }]));
+    const corrupt = Buffer.from(good);
+    const cd = corrupt.lastIndexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+    corrupt.writeUInt32LE(0xdeadbeef, cd); // central directory signature destroyed
+    await writeFile(join(dir, 'corrupt.zip'), corrupt);
+    await rejects(join(dir, 'corrupt.zip'), /corrupt|not a readable/);
+    await writeFile(join(dir, 'truncated.zip'), good.subarray(0, Math.floor(good.length / 2)));
+    await rejects(join(dir, 'truncated.zip'), /not a readable|corrupt/);
+  });
+});
