@@ -1,6 +1,6 @@
 // `npm run dev`: the whole system on one machine, in one foreground process.
-// Today: the Temporal dev server (with Web UI and search attributes) and the
-// provider sandbox. The worker and the webhook bridge join it as they land.
+// Today: the Temporal dev server (with Web UI and search attributes), the
+// provider sandbox and the transaction worker. The webhook bridge joins it next.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { describeIssues } from '../esign/schemas.js';
 import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
+import { workerConfigFromEnv } from '../worker/config.js';
+import { startWorker, type StartedWorker } from '../worker/start.js';
 import { esignSearchAttributes } from '../../workflows/search-attributes.js';
 
 const DevEnv = z.object({
@@ -18,7 +20,7 @@ const DevEnv = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
 });
 
-const colours = { temporal: 36, sandbox: 35, dev: 33 } as const;
+const colours = { temporal: 36, sandbox: 35, worker: 32, dev: 33 } as const;
 function say(who: keyof typeof colours, line: string): void {
   const prefix = process.stdout.isTTY ? `\x1b[${colours[who]}m${who.padEnd(8)}\x1b[0m` : who.padEnd(8);
   process.stdout.write(`${prefix} | ${line}\n`);
@@ -80,12 +82,13 @@ async function main(): Promise<void> {
   if (!cli) throw new Error('no Temporal CLI available (see scripts/ensure-temporal.sh)');
 
   const children: ChildProcess[] = [];
-  const started: { sandbox?: RunningSandbox } = {};
+  const started: { sandbox?: RunningSandbox; worker?: StartedWorker } = {};
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('dev', 'stopping…');
+    await started.worker?.close().catch(() => undefined);
     await started.sandbox?.stop().catch(() => undefined);
     const running = children.filter((c) => c.exitCode === null);
     for (const child of running) child.kill('SIGTERM');
@@ -124,11 +127,35 @@ async function main(): Promise<void> {
   const token = await sandbox.issueToken();
   say('sandbox', `listening on ${sandbox.url}`);
 
+  process.env.TEMPORAL_ADDRESS ??= `${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`;
+  const workerConfig = workerConfigFromEnv(
+    {
+      ESIGN_ARCHIVE_DIR: join(dataDir, 'archive'),
+      ESIGN_DOCUMENT_ROOTS: join(dataDir, 'documents'),
+      ...process.env,
+      ESIGN_PROVIDER_URL: process.env.ESIGN_PROVIDER_URL ?? sandbox.url,
+    },
+    // The embedded sandbox mints a fresh token per request; a real provider's comes from ESIGN_PROVIDER_TOKEN.
+    () => sandbox.issueToken(),
+  );
+  mkdirSync(workerConfig.documentRoots[0] ?? join(dataDir, 'documents'), { recursive: true });
+  const worker = await startWorker(workerConfig);
+  started.worker = worker;
+  say('worker', `polling task queue "${workerConfig.taskQueue}", archiving to ${workerConfig.archiveDir}`);
+  worker.done.then(
+    () => void stop(stopping ? 0 : 1),
+    (err: unknown) => {
+      say('worker', `stopped: ${err instanceof Error ? err.message : String(err)}`);
+      void stop(1);
+    },
+  );
+
   say('dev', '');
   say('dev', 'Everything is up:');
   say('dev', `  Temporal gRPC   ${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`);
   say('dev', `  Temporal Web UI http://${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_UI_PORT}`);
   say('dev', `  Sandbox API     ${sandbox.url}   (dev token below)`);
+  say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
   say('dev', `  Data dir        ${dataDir}`);
   say('dev', `  dev token       ${token}`);
   say('dev', `Next: curl -H "Authorization: Bearer <dev token>" ${sandbox.url}/transactions`);

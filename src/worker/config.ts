@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { describeIssues } from '../esign/schemas.js';
+import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
+
+const list = z
+  .string()
+  .default('')
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
+
+/** Environment of the worker (Temporal connection settings come from @temporalio/envconfig: TEMPORAL_ADDRESS, …). */
+export const WorkerEnv = z.object({
+  ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  /** Base URL of the provider API; the embedded sandbox by default. */
+  ESIGN_PROVIDER_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:4010'),
+  ESIGN_PROVIDER_TOKEN: z.string().min(1).optional(),
+  ESIGN_PROVIDER_TOKEN_FILE: z.string().min(1).optional(),
+  ESIGN_PROVIDER_CA_FILE: z.string().min(1).optional(),
+  ESIGN_ARCHIVE_DIR: z.string().default('.data/archive'),
+  ESIGN_DOCUMENT_ROOTS: list,
+  ESIGN_ALLOWED_URLS: list,
+  ESIGN_MAX_DOCUMENT_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  ESIGN_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(100),
+  ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().positive().default(40),
+  ESIGN_MAX_CACHED_WORKFLOWS: z.coerce.number().int().nonnegative().default(1000),
+  ESIGN_SHUTDOWN_GRACE: z.string().default('30 seconds'),
+  /** A prebuilt workflow bundle (npm run build:workflows); bundled from source when unset. */
+  ESIGN_WORKFLOW_BUNDLE: z.string().optional(),
+});
+
+export interface WorkerConfig {
+  taskQueue: string;
+  providerUrl: string;
+  /** Read lazily so a rotated token file is picked up. Never logged. */
+  providerToken: () => string | Promise<string>;
+  providerCa: string | undefined;
+  archiveDir: string;
+  documentRoots: string[];
+  allowedUrls: string[];
+  maxDocumentBytes: number;
+  tuning: { maxConcurrentActivityTaskExecutions: number; maxConcurrentWorkflowTaskExecutions: number; maxCachedWorkflows: number; shutdownGraceTime: string };
+  workflowBundlePath: string | undefined;
+}
+
+export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackToken?: () => string | Promise<string>): WorkerConfig {
+  const parsed = WorkerEnv.safeParse(env);
+  if (!parsed.success) throw new Error(`invalid worker configuration: ${describeIssues(parsed.error)}`);
+  const e = parsed.data;
+  let providerToken: () => string | Promise<string>;
+  if (e.ESIGN_PROVIDER_TOKEN) {
+    const token = e.ESIGN_PROVIDER_TOKEN;
+    providerToken = () => token;
+  } else if (e.ESIGN_PROVIDER_TOKEN_FILE) {
+    const file = e.ESIGN_PROVIDER_TOKEN_FILE;
+    providerToken = () => readFileSync(file, 'utf8').trim();
+  } else if (fallbackToken) {
+    providerToken = fallbackToken;
+  } else {
+    throw new Error('invalid worker configuration: set ESIGN_PROVIDER_TOKEN or ESIGN_PROVIDER_TOKEN_FILE');
+  }
+  return {
+    taskQueue: e.ESIGN_TASK_QUEUE,
+    providerUrl: e.ESIGN_PROVIDER_URL,
+    providerToken,
+    providerCa: e.ESIGN_PROVIDER_CA_FILE ? readFileSync(e.ESIGN_PROVIDER_CA_FILE, 'utf8') : undefined,
+    archiveDir: resolve(e.ESIGN_ARCHIVE_DIR),
+    documentRoots: e.ESIGN_DOCUMENT_ROOTS.map((r) => resolve(r)),
+    allowedUrls: e.ESIGN_ALLOWED_URLS,
+    maxDocumentBytes: e.ESIGN_MAX_DOCUMENT_BYTES,
+    tuning: {
+      maxConcurrentActivityTaskExecutions: e.ESIGN_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentWorkflowTaskExecutions: e.ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS,
+      maxCachedWorkflows: e.ESIGN_MAX_CACHED_WORKFLOWS,
+      shutdownGraceTime: e.ESIGN_SHUTDOWN_GRACE,
+    },
+    workflowBundlePath: e.ESIGN_WORKFLOW_BUNDLE ? resolve(e.ESIGN_WORKFLOW_BUNDLE) : undefined,
+  };
+}
