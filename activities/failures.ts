@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { EsignApiError } from '../src/esign/errors.js';
 
 /** Failure types operators see in the Web UI; the non-retryable ones end the workflow's step. */
@@ -37,11 +37,21 @@ export function toFailure(err: unknown): unknown {
   });
 }
 
-/** Runs a provider call and converts its failure. */
+const HEARTBEAT_EVERY_MS = 2_000;
+
+/**
+ * Runs a provider call and converts its failure. It heartbeats while the call
+ * is in flight, so a worker that dies mid-call is noticed within the activity's
+ * heartbeat timeout rather than its whole start-to-close timeout.
+ */
 export async function provider<T>(call: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
     return await call();
   } catch (err) {
     throw toFailure(err);
+  } finally {
+    clearInterval(beat);
   }
 }

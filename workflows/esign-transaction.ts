@@ -39,9 +39,10 @@ import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './se
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
 
 const uploads = proxyActivities<EsignActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '1 minute', retry });
-const provider = proxyActivities<EsignActivities>({ startToCloseTimeout: '1 minute', retry });
+// Provider calls heartbeat while in flight (activities/failures.ts): a dead worker is noticed in 10 s.
+const provider = proxyActivities<EsignActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry });
 /** Reconciliation polls give up quickly: the next poll comes anyway. */
-const poll = proxyActivities<EsignActivities>({ startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } });
+const poll = proxyActivities<EsignActivities>({ startToCloseTimeout: '30 seconds', heartbeatTimeout: '10 seconds', retry: { ...retry, maximumAttempts: 3 } });
 const archiving = proxyActivities<EsignActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '2 minutes', retry });
 const reporting = proxyActivities<EsignActivities>({
   startToCloseTimeout: '30 seconds',

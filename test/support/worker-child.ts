@@ -1,0 +1,27 @@
+// A worker in its own process, so a test can SIGKILL it. With
+// CRASH_AFTER_CREATE=1 it kills itself right after the provider created the
+// transaction (201 received) and before the activity completes.
+import { LocalArchiveStore } from '../../activities/archive-store.js';
+import { EsignClient } from '../../src/esign/client.js';
+import { createEsignWorker } from '../../src/worker/create-worker.js';
+import { NativeConnection } from '@temporalio/worker';
+
+const env = process.env as Record<string, string>;
+const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS! });
+const client = new EsignClient({ baseUrl: env.PROVIDER_URL!, token: env.PROVIDER_TOKEN! });
+const worker = await createEsignWorker({
+  connection,
+  taskQueue: env.TASK_QUEUE!,
+  deps: { client, archive: new LocalArchiveStore(env.ARCHIVE_DIR!), documentRoots: [env.DOCUMENT_ROOT!] },
+  wrapActivities: (activities) => ({
+    ...activities,
+    async createTransaction(request) {
+      const ref = await activities.createTransaction(request);
+      if (env.CRASH_AFTER_CREATE === '1') process.kill(process.pid, 'SIGKILL');
+      return ref;
+    },
+  }),
+});
+process.stdout.write('worker-ready\n');
+await worker.run();
+await connection.close();

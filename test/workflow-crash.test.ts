@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { startEsignTransaction } from '../src/client/transactions.js';
+import { statusQuery } from '../workflows/definitions.js';
+import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
+import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';
+
+const childScript = fileURLToPath(new URL('./support/worker-child.ts', import.meta.url));
+
+let temporal: TemporalTestContext;
+let sandbox: TestSandbox;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  temporal = await connectToTestServer();
+  sandbox = await startTestSandbox();
+});
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await sandbox?.close();
+  await temporal?.close();
+});
+
+function startChild(env: Record<string, string>): { child: ChildProcess; ready: Promise<void>; exited: Promise<NodeJS.Signals | number | null> } {
+  // node itself (with tsx's loader), so the signal that ends the worker is seen as such.
+  const child = spawn(process.execPath, ['--import', 'tsx', childScript], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('worker-ready')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`worker exited before it was ready: ${output}`)));
+  });
+  child.stderr.resume();
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+  return { child, ready, exited };
+}
+
+it('a worker killed right after the provider created the transaction leaves exactly one transaction, and the workflow completes', async () => {
+  const [pdf] = await samplePdfFiles(['Crash test']);
+  const taskQueue = uniqueTaskQueue('crash');
+  const env = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    PROVIDER_URL: sandbox.running.url,
+    PROVIDER_TOKEN: sandbox.token,
+    TASK_QUEUE: taskQueue,
+    ARCHIVE_DIR: `${dirname(pdf!)}/archive`,
+    DOCUMENT_ROOT: dirname(pdf!),
+  };
+  const first = startChild({ ...env, CRASH_AFTER_CREATE: '1' });
+  await first.ready;
+  const referenceId = `crash-${Date.now()}`;
+  const { handle } = await startEsignTransaction(
+    temporal.client,
+    {
+      referenceId,
+      reconcileInterval: '1 second',
+      documents: [{ title: 'Crash test', source: { path: pdf! }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }],
+      participants: [{ email: 'c@example.com', firstName: 'Cara', lastName: 'Crash', authenticationType: 'none', twoFactorContact: 'email' }],
+    },
+    { taskQueue },
+  );
+  expect(await first.exited).toBe('SIGKILL');
+  const mine = async () => (await sandbox.client.listTransactions({ limit: 500 })).data.filter((t) => t.referenceId === referenceId);
+  expect(await mine()).toHaveLength(1); // the provider did create it before the crash
+
+  const second = startChild(env);
+  await second.ready;
+  let status = await handle.query(statusQuery);
+  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 60_000, interval: 250 }).toBe('awaiting_signatures');
+  for (const p of status.participants) await sandbox.running.sandbox.signAs(status.transactionId!, p.id);
+  const result = await handle.result();
+  expect(result.status).toBe('completed');
+  const transactions = await mine();
+  expect(transactions).toHaveLength(1);
+  expect(transactions[0]!.id).toBe(result.transactionId);
+}, 120_000);
