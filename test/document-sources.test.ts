@@ -43,8 +43,9 @@ afterAll(async () => {
 });
 
 function upload(input: UploadDocumentsInput) {
-  const { uploadDocuments } = createDocumentActivities({ client: sandbox.client, documentRoots: [root], urlPolicy: new UrlPolicy([origin.url]), maxDocumentBytes: 1_000_000 });
-  return new MockActivityEnvironment().run<[UploadDocumentsInput], UploadDocumentsResult, typeof uploadDocuments>(uploadDocuments, input);
+  const activities = createDocumentActivities({ client: sandbox.client, documentRoots: [root], urlPolicy: new UrlPolicy([origin.url]), maxDocumentBytes: 1_000_000 });
+  const run = (i: UploadDocumentsInput) => activities.uploadDocuments(i);
+  return new MockActivityEnvironment().run<[UploadDocumentsInput], UploadDocumentsResult, typeof run>(run, input);
 }
 
 async function failure(promise: Promise<unknown>): Promise<ApplicationFailure> {
