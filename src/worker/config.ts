@@ -23,6 +23,11 @@ export const WorkerEnv = z.object({
   ESIGN_PROVIDER_TOKEN_FILE: z.string().min(1).optional(),
   ESIGN_PROVIDER_CA_FILE: z.string().min(1).optional(),
   ESIGN_ARCHIVE_DIR: z.string().default('.data/archive'),
+  /** When set, archives go to this S3-compatible bucket instead of ESIGN_ARCHIVE_DIR (credentials: the AWS default chain). */
+  ESIGN_ARCHIVE_S3_BUCKET: z.string().min(1).optional(),
+  ESIGN_ARCHIVE_S3_PREFIX: z.string().default(''),
+  ESIGN_ARCHIVE_S3_ENDPOINT: z.url().optional(),
+  ESIGN_ARCHIVE_S3_REGION: z.string().default('us-east-1'),
   ESIGN_DOCUMENT_ROOTS: list,
   ESIGN_ALLOWED_URLS: list,
   ESIGN_MAX_DOCUMENT_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
@@ -41,6 +46,7 @@ export interface WorkerConfig {
   providerToken: () => string | Promise<string>;
   providerCa: string | undefined;
   archiveDir: string;
+  s3: { bucket: string; prefix: string; endpoint: string | undefined; region: string } | undefined;
   documentRoots: string[];
   allowedUrls: string[];
   maxDocumentBytes: number;
@@ -70,6 +76,9 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     providerToken,
     providerCa: e.ESIGN_PROVIDER_CA_FILE ? readFileSync(e.ESIGN_PROVIDER_CA_FILE, 'utf8') : undefined,
     archiveDir: resolve(e.ESIGN_ARCHIVE_DIR),
+    s3: e.ESIGN_ARCHIVE_S3_BUCKET
+      ? { bucket: e.ESIGN_ARCHIVE_S3_BUCKET, prefix: e.ESIGN_ARCHIVE_S3_PREFIX, endpoint: e.ESIGN_ARCHIVE_S3_ENDPOINT, region: e.ESIGN_ARCHIVE_S3_REGION }
+      : undefined,
     documentRoots: e.ESIGN_DOCUMENT_ROOTS.map((r) => resolve(r)),
     allowedUrls: e.ESIGN_ALLOWED_URLS,
     maxDocumentBytes: e.ESIGN_MAX_DOCUMENT_BYTES,

@@ -1,6 +1,8 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { LocalArchiveStore } from '../../activities/archive-store.js';
+import { S3Client } from '@aws-sdk/client-s3';
+import { LocalArchiveStore, type ArchiveStore } from '../../activities/archive-store.js';
+import { S3ArchiveStore } from '../../activities/s3-archive-store.js';
 import { EsignClient } from '../esign/client.js';
 import type { WorkerConfig } from './config.js';
 import { createEsignWorker } from './create-worker.js';
@@ -17,6 +19,17 @@ export interface StartedWorker {
  * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS, profiles), so the same worker runs
  * against the dev server, a self-hosted cluster or Temporal Cloud.
  */
+function archiveStore(config: WorkerConfig): ArchiveStore {
+  if (!config.s3) return new LocalArchiveStore(config.archiveDir);
+  const client = new S3Client({
+    region: config.s3.region,
+    ...(config.s3.endpoint ? { endpoint: config.s3.endpoint, forcePathStyle: true } : {}),
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  return new S3ArchiveStore({ client, bucket: config.s3.bucket, prefix: config.s3.prefix });
+}
+
 export async function startWorker(config: WorkerConfig): Promise<StartedWorker> {
   const { connectionOptions, namespace } = loadClientConnectConfig();
   const connection = await NativeConnection.connect(connectionOptions);
@@ -27,7 +40,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
     taskQueue: config.taskQueue,
     deps: {
       client,
-      archive: new LocalArchiveStore(config.archiveDir),
+      archive: archiveStore(config),
       documentRoots: config.documentRoots,
       allowedUrls: config.allowedUrls,
       maxDocumentBytes: config.maxDocumentBytes,
