@@ -147,6 +147,17 @@ describe('esignTransaction workflow', () => {
     await expect(handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'draft' }] })).rejects.toThrow();
   });
 
+  it('follows the signing order: the second signer cannot sign before the first', async () => {
+    const { handle } = await env.start(env.input({ signingOrder: true, reconcileInterval: '1 second' }));
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    const [first, second] = status.participants;
+    await expect(env.sandbox.running.sandbox.signAs(status.transactionId!, second!.id)).rejects.toThrow(/Ada Lovelace's turn/);
+    await env.sandbox.running.sandbox.signAs(status.transactionId!, first!.id);
+    expect((await handle.query(statusQuery)).phase).toBe('awaiting_signatures');
+    await env.sandbox.running.sandbox.signAs(status.transactionId!, second!.id);
+    expect((await handle.result()).status).toBe('completed');
+  });
+
   it('issues a fresh signing URL per request, only for known participants', async () => {
     const { handle } = await env.start(env.input({ iframeStyle: { primaryColor: '#123456' } }));
     const status = await waitForPhase(handle, 'awaiting_signatures');
@@ -204,10 +215,11 @@ describe('esignTransaction workflow', () => {
 
 describe('esignTransaction under provider faults', () => {
   it('completes despite 5xx, 429 and connection resets on every call, and a truncated ZIP', async () => {
+    // Faults from the first call on: upload, create, polls, confirmation and download all meet them.
+    env.sandbox.running.faults.configure({ error5xxRate: 0.3, rateLimitRate: 0.2, retryAfterSeconds: 1, resetRate: 0.1, truncateZipRate: 0.5, seed: 11 });
     const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
     const status = await waitForPhase(handle, 'awaiting_signatures');
     await signEveryone(status);
-    env.sandbox.running.faults.configure({ error5xxRate: 0.3, rateLimitRate: 0.2, retryAfterSeconds: 1, resetRate: 0.1, truncateZipRate: 0.5, seed: 11 });
     try {
       const result = await handle.result();
       expect(result.status).toBe('completed');
