@@ -3,6 +3,7 @@ import { createArchiveActivities } from './archive.js';
 import type { ArchiveStore } from './archive-store.js';
 import { createCompletionActivities } from './completion.js';
 import { createDocumentActivities } from './documents.js';
+import { createInboxActivities } from './inbox.js';
 import { createTransactionActivities } from './transactions.js';
 import { UrlPolicy } from './url-policy.js';
 import type { ZipLimits } from './zip-verify.js';
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   allowedUrls?: readonly string[];
   maxDocumentBytes?: number;
   zipLimits?: ZipLimits;
+  /** How long an unowned webhook waits in its inbox before it is closed as orphaned. */
+  inboxOrphanAfter?: string;
 }
 
 /** All activities of the transaction workflow, bound to their dependencies. */
@@ -31,6 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTransactionActivities({ client: deps.client }),
     ...createArchiveActivities({ client: deps.client, archive: deps.archive, ...(deps.zipLimits ? { zipLimits: deps.zipLimits } : {}) }),
     ...createCompletionActivities({ urlPolicy }),
+    ...createInboxActivities(deps.inboxOrphanAfter ? { orphanAfter: deps.inboxOrphanAfter } : {}),
   };
 }
 

@@ -8,11 +8,13 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   condition,
+  getExternalWorkflowHandle,
   log,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
 import {
@@ -25,6 +27,8 @@ import {
 import {
   cancelUpdate,
   esignCompletedSignal,
+  inboxIdFor,
+  inboxOwnerFinishedSignal,
   issueSigningUrlUpdate,
   replaceTransactionUpdate,
   statusQuery,
@@ -190,6 +194,12 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   const finish = async (outcome: EsignTransactionResult): Promise<EsignTransactionResult> => {
     result = outcome;
     setPhase(outcome.status);
+    if (created) {
+      // Late redeliveries are then acknowledged by the inbox as stale instead of forwarded.
+      await getExternalWorkflowHandle(inboxIdFor(created.transactionId))
+        .signal(inboxOwnerFinishedSignal)
+        .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
+    }
     try {
       await reporting.recordCompletion({ result: outcome, ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}) });
     } catch (err) {
@@ -224,6 +234,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     { key: EsignTransactionId, value: ref.transactionId },
     { key: EsignId, value: ref.esignId },
   ]);
+  // Webhooks name provider ids: tell the transaction's inbox (docs/webhooks.md) that this workflow owns them.
+  await provider.registerWithInbox({ transactionId: ref.transactionId, ownerWorkflowId: workflowInfo().workflowId });
   setPhase(input.status === 'draft' ? 'draft' : 'awaiting_signatures');
   for (const n of earlyNotifications.splice(0)) acceptNotification(n);
 

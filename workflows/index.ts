@@ -1,2 +1,3 @@
-// The workflows the worker registers (by path: see src/worker).
+// The workflows the worker registers (by path: see src/worker/create-worker.ts).
 export { esignTransaction } from './esign-transaction.js';
+export { esignInbox } from './inbox.js';
