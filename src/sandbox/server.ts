@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { PROBLEM_CONTENT_TYPE } from '../esign/schemas.js';
 import { type IncomingFile, type Sandbox, SandboxError, type SandboxErrorKind } from './domain.js';
 import { FaultConfig, type FaultInjector } from './faults.js';
+import { sendProblem } from '../http/problem.js';
 import { writeHashed } from '../util/streams.js';
 import { renderSigningPage } from './signing-page.js';
 import type { SandboxStore } from './store.js';
@@ -23,34 +23,6 @@ const STATUS: Record<SandboxErrorKind, number> = {
   conflict: 409,
   too_large: 413,
 };
-
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  413: 'Content Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Content',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-};
-
-export function sendProblem(
-  reply: FastifyReply,
-  status: number,
-  detail: string,
-  extra: { errors?: { pointer: string; detail: string }[]; headers?: Record<string, string> } = {},
-): FastifyReply {
-  for (const [k, v] of Object.entries(extra.headers ?? {})) void reply.header(k, v);
-  return reply
-    .code(status)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(extra.errors ? { errors: extra.errors } : {}) });
-}
 
 export interface SandboxServerDeps {
   sandbox: Sandbox;

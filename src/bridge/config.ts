@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { describeIssues } from '../esign/schemas.js';
+import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
+import type { AuthMode } from './authenticate.js';
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+export const BridgeEnv = z.object({
+  BRIDGE_HOST: z.string().default('127.0.0.1'),
+  BRIDGE_PORT: z.coerce.number().int().min(0).max(65535).default(4020),
+  /** One or more `whsec_` secrets, comma-separated (several during a rotation). */
+  ESIGN_WEBHOOK_SECRETS: z.string().optional(),
+  ESIGN_WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().positive().default(300),
+  /** For providers that cannot sign: a shared secret in a header. */
+  ESIGN_WEBHOOK_SHARED_SECRET: z.string().min(16).optional(),
+  ESIGN_WEBHOOK_SHARED_SECRET_HEADER: z.string().default('x-webhook-token'),
+  /** Accept unauthenticated webhooks. Local development only. */
+  ESIGN_WEBHOOK_INSECURE_DEV: bool.default(false),
+  BRIDGE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+  BRIDGE_RETRY_AFTER_SECONDS: z.coerce.number().int().positive().default(5),
+  ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  ESIGN_INBOX_ORPHAN_AFTER: z.string().optional(),
+  BRIDGE_LOG: bool.default(true),
+});
+
+export interface BridgeConfig {
+  host: string;
+  port: number;
+  auth: AuthMode;
+  bodyLimitBytes: number;
+  retryAfterSeconds: number;
+  taskQueue: string;
+  orphanAfter: string | undefined;
+  log: boolean;
+}
+
+export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
+  const parsed = BridgeEnv.safeParse(env);
+  if (!parsed.success) throw new Error(`invalid bridge configuration: ${describeIssues(parsed.error)}`);
+  const e = parsed.data;
+  const secrets = (e.ESIGN_WEBHOOK_SECRETS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const s of secrets) if (!/^whsec_[A-Za-z0-9+/=]+$/.test(s)) throw new Error('invalid bridge configuration: ESIGN_WEBHOOK_SECRETS must be whsec_ secrets');
+  let auth: AuthMode;
+  if (secrets.length > 0) auth = { kind: 'standard-webhooks', secrets, toleranceSeconds: e.ESIGN_WEBHOOK_TOLERANCE_SECONDS };
+  else if (e.ESIGN_WEBHOOK_SHARED_SECRET) auth = { kind: 'shared-secret', header: e.ESIGN_WEBHOOK_SHARED_SECRET_HEADER.toLowerCase(), secret: e.ESIGN_WEBHOOK_SHARED_SECRET };
+  else if (e.ESIGN_WEBHOOK_INSECURE_DEV) auth = { kind: 'insecure-dev' };
+  else throw new Error('invalid bridge configuration: set ESIGN_WEBHOOK_SECRETS (or ESIGN_WEBHOOK_SHARED_SECRET); unauthenticated webhooks need ESIGN_WEBHOOK_INSECURE_DEV=true');
+  return {
+    host: e.BRIDGE_HOST,
+    port: e.BRIDGE_PORT,
+    auth,
+    bodyLimitBytes: e.BRIDGE_BODY_LIMIT_BYTES,
+    retryAfterSeconds: e.BRIDGE_RETRY_AFTER_SECONDS,
+    taskQueue: e.ESIGN_TASK_QUEUE,
+    orphanAfter: e.ESIGN_INBOX_ORPHAN_AFTER,
+    log: e.BRIDGE_LOG,
+  };
+}
