@@ -20,7 +20,7 @@ export async function startBridge(
   temporal: { connection?: ConnectionOptions; namespace?: string } = {},
 ): Promise<RunningBridge> {
   const fromEnv = temporal.connection ? undefined : loadClientConnectConfig();
-  const connection = Connection.lazy((temporal.connection ?? fromEnv?.connectionOptions) as ConnectionOptions);
+  const connection = Connection.lazy((temporal.connection ?? fromEnv?.connectionOptions));
   const client = new Client({ connection, namespace: temporal.namespace ?? fromEnv?.namespace ?? 'default' });
   const app = await buildBridgeServer({
     client,

@@ -25,7 +25,7 @@ export async function startTestBridge(options: {
       orphanAfter: options.orphanAfter,
       log: false,
     },
-    { connection: { address: options.address } as ConnectionOptions },
+    { connection: { address: options.address } },
   );
 }
 
