@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
-import type { ConnectionOptions } from '@temporalio/client';
 import type { AuthMode } from '../../src/bridge/authenticate.js';
 import { startBridge, type RunningBridge } from '../../src/bridge/index.js';
 
