@@ -18,6 +18,8 @@ export const BridgeEnv = z.object({
   ESIGN_WEBHOOK_INSECURE_DEV: bool.default(false),
   BRIDGE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
   BRIDGE_RETRY_AFTER_SECONDS: z.coerce.number().int().positive().default(5),
+  /** How long Temporal may take to accept a signal before the bridge answers 503 (well under the provider's own timeout). */
+  BRIDGE_SIGNAL_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   ESIGN_INBOX_ORPHAN_AFTER: z.string().optional(),
   BRIDGE_LOG: bool.default(true),
@@ -29,6 +31,7 @@ export interface BridgeConfig {
   auth: AuthMode;
   bodyLimitBytes: number;
   retryAfterSeconds: number;
+  signalTimeoutMs: number;
   taskQueue: string;
   orphanAfter: string | undefined;
   log: boolean;
@@ -54,6 +57,7 @@ export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Bridg
     auth,
     bodyLimitBytes: e.BRIDGE_BODY_LIMIT_BYTES,
     retryAfterSeconds: e.BRIDGE_RETRY_AFTER_SECONDS,
+    signalTimeoutMs: e.BRIDGE_SIGNAL_TIMEOUT_MS,
     taskQueue: e.ESIGN_TASK_QUEUE,
     orphanAfter: e.ESIGN_INBOX_ORPHAN_AFTER,
     log: e.BRIDGE_LOG,

@@ -29,6 +29,7 @@ export async function startBridge(
     taskQueue: config.taskQueue,
     bodyLimitBytes: config.bodyLimitBytes,
     retryAfterSeconds: config.retryAfterSeconds,
+    signalTimeoutMs: config.signalTimeoutMs,
     logger: config.log,
     ...(config.orphanAfter ? { orphanAfter: config.orphanAfter } : {}),
   });

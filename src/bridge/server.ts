@@ -14,6 +14,7 @@ export interface BridgeServerDeps {
   bodyLimitBytes: number;
   orphanAfter?: string;
   retryAfterSeconds: number;
+  signalTimeoutMs: number;
   logger: boolean;
 }
 
@@ -135,6 +136,7 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
     try {
       const { workflowId } = await deliverNotification(deps.client, notification.data, {
         taskQueue: deps.taskQueue,
+        timeoutMs: deps.signalTimeoutMs,
         ...(deps.orphanAfter ? { orphanAfter: deps.orphanAfter } : {}),
       });
       signalLatency.observe((performance.now() - started) / 1000);

@@ -8,6 +8,8 @@ declare module 'vitest' {
     temporalAddress: string;
     temporalNamespace: string;
     temporalTestServerPath: string | undefined;
+    /** For tests that run a dev server of their own (e.g. to stop and restart it). */
+    temporalCliPath: string | undefined;
   }
 }
 
@@ -29,6 +31,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalAddress', env.address);
   project.provide('temporalNamespace', env.namespace ?? 'default');
   project.provide('temporalTestServerPath', binaries.testServer);
+  project.provide('temporalCliPath', binaries.cli);
   return async () => {
     await env.teardown();
   };

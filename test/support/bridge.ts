@@ -20,6 +20,7 @@ export async function startTestBridge(options: {
       auth: options.auth ?? { kind: 'standard-webhooks', secrets: options.secrets, toleranceSeconds: 300 },
       bodyLimitBytes: 64 * 1024,
       retryAfterSeconds: 1,
+      signalTimeoutMs: 3_000,
       taskQueue: options.taskQueue,
       orphanAfter: options.orphanAfter,
       log: false,
