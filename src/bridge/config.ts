@@ -37,7 +37,8 @@ export interface BridgeConfig {
   log: boolean;
 }
 
-export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeConfig {
+/** `fallbackAuth` applies when the environment configures none (the dev stack passes the sandbox's secret). */
+export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackAuth?: AuthMode): BridgeConfig {
   const parsed = BridgeEnv.safeParse(env);
   if (!parsed.success) throw new Error(`invalid bridge configuration: ${describeIssues(parsed.error)}`);
   const e = parsed.data;
@@ -50,6 +51,7 @@ export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Bridg
   if (secrets.length > 0) auth = { kind: 'standard-webhooks', secrets, toleranceSeconds: e.ESIGN_WEBHOOK_TOLERANCE_SECONDS };
   else if (e.ESIGN_WEBHOOK_SHARED_SECRET) auth = { kind: 'shared-secret', header: e.ESIGN_WEBHOOK_SHARED_SECRET_HEADER.toLowerCase(), secret: e.ESIGN_WEBHOOK_SHARED_SECRET };
   else if (e.ESIGN_WEBHOOK_INSECURE_DEV) auth = { kind: 'insecure-dev' };
+  else if (fallbackAuth) auth = fallbackAuth;
   else throw new Error('invalid bridge configuration: set ESIGN_WEBHOOK_SECRETS (or ESIGN_WEBHOOK_SHARED_SECRET); unauthenticated webhooks need ESIGN_WEBHOOK_INSECURE_DEV=true');
   return {
     host: e.BRIDGE_HOST,

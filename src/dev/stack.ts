@@ -1,11 +1,13 @@
 // `npm run dev`: the whole system on one machine, in one foreground process.
-// Today: the Temporal dev server (with Web UI and search attributes), the
-// provider sandbox and the transaction worker. The webhook bridge joins it next.
+// The Temporal dev server (with Web UI and search attributes), the provider
+// sandbox, the webhook bridge it delivers to, and the transaction worker.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { BridgeEnv } from '../bridge/config.js';
+import { bridgeConfigFromEnv, startBridge, type RunningBridge } from '../bridge/index.js';
 import { describeIssues } from '../esign/schemas.js';
 import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
@@ -20,7 +22,7 @@ const DevEnv = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
 });
 
-const colours = { temporal: 36, sandbox: 35, worker: 32, dev: 33 } as const;
+const colours = { temporal: 36, sandbox: 35, bridge: 34, worker: 32, dev: 33 } as const;
 function say(who: keyof typeof colours, line: string): void {
   const prefix = process.stdout.isTTY ? `\x1b[${colours[who]}m${who.padEnd(8)}\x1b[0m` : who.padEnd(8);
   process.stdout.write(`${prefix} | ${line}\n`);
@@ -77,17 +79,20 @@ async function main(): Promise<void> {
   await assertPortFree(env.TEMPORAL_DEV_HOST, env.TEMPORAL_DEV_PORT, 'TEMPORAL_DEV_PORT');
   await assertPortFree(env.TEMPORAL_DEV_HOST, env.TEMPORAL_UI_PORT, 'TEMPORAL_UI_PORT');
   await assertPortFree(sandboxConfig.host, sandboxConfig.port, 'SANDBOX_PORT');
+  const bridgeAddress = BridgeEnv.pick({ BRIDGE_HOST: true, BRIDGE_PORT: true }).parse(process.env);
+  await assertPortFree(bridgeAddress.BRIDGE_HOST, bridgeAddress.BRIDGE_PORT, 'BRIDGE_PORT');
 
   const { cli } = await ensureTemporalBinaries('cli');
   if (!cli) throw new Error('no Temporal CLI available (see scripts/ensure-temporal.sh)');
 
   const children: ChildProcess[] = [];
-  const started: { sandbox?: RunningSandbox; worker?: StartedWorker } = {};
+  const started: { sandbox?: RunningSandbox; worker?: StartedWorker; bridge?: RunningBridge } = {};
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('dev', 'stopping…');
+    await started.bridge?.stop().catch(() => undefined);
     await started.worker?.close().catch(() => undefined);
     await started.sandbox?.stop().catch(() => undefined);
     const running = children.filter((c) => c.exitCode === null);
@@ -122,12 +127,20 @@ async function main(): Promise<void> {
   });
   await waitForPort(env.TEMPORAL_DEV_HOST, env.TEMPORAL_DEV_PORT, 60_000);
 
-  const sandbox = await startSandbox(sandboxConfig);
+  // The sandbox sends its webhooks to the bridge, signed with the secret it keeps in the data dir.
+  const bridgeUrl = `http://${bridgeAddress.BRIDGE_HOST}:${bridgeAddress.BRIDGE_PORT}/webhooks/esign`;
+  const sandbox = await startSandbox({ ...sandboxConfig, webhookUrls: [...new Set([...sandboxConfig.webhookUrls, bridgeUrl])] });
   started.sandbox = sandbox;
   const token = await sandbox.issueToken();
-  say('sandbox', `listening on ${sandbox.url}`);
+  say('sandbox', `listening on ${sandbox.url}, webhooks to ${bridgeUrl}`);
 
   process.env.TEMPORAL_ADDRESS ??= `${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`;
+  const bridge = await startBridge(
+    bridgeConfigFromEnv({ BRIDGE_LOG: 'false', ...process.env }, { kind: 'standard-webhooks', secrets: [sandbox.webhookSecret], toleranceSeconds: 300 }),
+  );
+  started.bridge = bridge;
+  say('bridge', `listening on ${bridge.url}/webhooks/esign`);
+
   const workerConfig = workerConfigFromEnv(
     {
       ESIGN_ARCHIVE_DIR: join(dataDir, 'archive'),
@@ -155,6 +168,7 @@ async function main(): Promise<void> {
   say('dev', `  Temporal gRPC   ${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`);
   say('dev', `  Temporal Web UI http://${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_UI_PORT}`);
   say('dev', `  Sandbox API     ${sandbox.url}   (dev token below)`);
+  say('dev', `  Webhook bridge  ${bridge.url}/webhooks/esign   (metrics: ${bridge.url}/metrics)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
   say('dev', `  Data dir        ${dataDir}`);
   say('dev', `  dev token       ${token}`);
