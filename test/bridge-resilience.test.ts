@@ -10,17 +10,12 @@ import { inboxIdFor, inboxStatusQuery, statusQuery } from '../workflows/definiti
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import { postWebhook, signedHeaders, startTestBridge } from './support/bridge.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
-import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
+import { startTestSandbox, uploadedRequest } from './support/sandbox.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => undefined);
 });
-
-async function deliveriesOf(sandbox: TestSandbox, transactionId: string) {
-  const res = await fetch(`${sandbox.running.url}/_sandbox/webhooks/deliveries?transactionId=${transactionId}`);
-  return ((await res.json()) as { data: { status: string; attempts: number; lastError: string | null }[] }).data;
-}
 
 describe('webhook bridge resilience', () => {
   it('delivers a webhook that arrives before the workflow registered its provider ids, with no redelivery', async () => {
@@ -55,7 +50,7 @@ describe('webhook bridge resilience', () => {
 
     release();
     expect((await handle.result()).status).toBe('completed');
-    const deliveries = await deliveriesOf(env.sandbox, ref.transactionId);
+    const deliveries = await env.sandbox.deliveries(ref.transactionId);
     expect(deliveries).toEqual([expect.objectContaining({ status: 'delivered', attempts: 1 })]);
   });
 
@@ -88,12 +83,12 @@ describe('webhook bridge resilience', () => {
     const request = await uploadedRequest(sandbox.client);
     const created = await sandbox.client.createTransaction(request);
     await sandbox.running.sandbox.signAs(created.id!, request.participants[0]!.id);
-    await expect.poll(async () => (await deliveriesOf(sandbox, created.id!))[0]?.lastError, { timeout: 20_000 }).toBe('HTTP 503');
-    expect((await deliveriesOf(sandbox, created.id!))[0]?.status).toBe('pending');
+    await expect.poll(async () => (await sandbox.deliveries(created.id!))[0]?.lastError, { timeout: 20_000 }).toBe('HTTP 503');
+    expect((await sandbox.deliveries(created.id!))[0]?.status).toBe('pending');
 
     temporal = await startServer();
     cleanups.push(() => temporal.teardown());
-    await expect.poll(async () => (await deliveriesOf(sandbox, created.id!))[0]?.status, { timeout: 60_000, interval: 250 }).toBe('delivered');
+    await expect.poll(async () => (await sandbox.deliveries(created.id!))[0]?.status, { timeout: 60_000, interval: 250 }).toBe('delivered');
     // The notification is durably in Temporal: its inbox exists, holding it for the transaction workflow.
     const inbox = await temporal.client.workflow.getHandle(inboxIdFor(created.id!)).describe();
     expect(inbox.type).toBe('esignInbox');

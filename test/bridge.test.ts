@@ -90,8 +90,7 @@ describe('webhook bridge', () => {
     const status = await awaiting(handle);
     for (const p of status.participants) await env.sandbox.running.sandbox.signAs(status.transactionId!, p.id);
     // Redeliver the provider's own notification (same notificationId) 50 times at once.
-    const deliveries = await fetch(`${env.sandbox.running.url}/_sandbox/webhooks/deliveries?transactionId=${status.transactionId}`);
-    const [delivery] = ((await deliveries.json()) as { data: { payload: string }[] }).data;
+    const [delivery] = await env.sandbox.deliveries(status.transactionId!);
     const body = delivery!.payload;
     // Two bridges behind one "load balancer", as in production.
     const second = await startTestBridge({ address: inject('temporalAddress'), taskQueue: env.taskQueue, secrets: [secret] });

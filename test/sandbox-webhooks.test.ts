@@ -46,11 +46,6 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function deliveriesOf(s: TestSandbox, transactionId: string) {
-  const res = await fetch(`${s.running.url}/_sandbox/webhooks/deliveries?transactionId=${transactionId}`);
-  return ((await res.json()) as { data: { status: string; attempts: number; notificationId: string }[] }).data;
-}
-
 async function completeOne(s: TestSandbox) {
   const request = await uploadedRequest(s.client);
   const created = await s.client.createTransaction(request);
@@ -94,7 +89,7 @@ describe('completion webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500)); // nothing more may arrive
     expect(r.received.map((x) => x.answered)).toEqual([500, 500, 200]);
     expect(new Set(r.received.map((x) => x.id)).size).toBe(1);
-    const deliveries = await deliveriesOf(sb, created.id!);
+    const deliveries = await sb.deliveries(created.id!);
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ status: 'delivered', attempts: 3 });
   });
@@ -129,7 +124,7 @@ describe('completion webhooks', () => {
     sb.running.faults.configure({ dropWebhookRate: 1 });
     const dropped = await completeOne(sb);
     const rows = await until('a dropped delivery', async () => {
-      const list = await deliveriesOf(sb!, dropped.id!);
+      const list = await sb!.deliveries(dropped.id!);
       return list.length > 0 && list.every((d) => d.status !== 'pending') ? list : undefined;
     });
     expect(rows.map((d) => d.status)).toEqual(['dropped']);

@@ -13,6 +13,8 @@ export interface TestSandbox {
   client: EsignClient;
   token: string;
   dataDir: string;
+  /** Webhook deliveries for a transaction, as the sandbox records them. */
+  deliveries(transactionId: string): Promise<{ status: string; attempts: number; lastError: string | null; payload: string }[]>;
   /** Stops the sandbox and starts it again on the same data dir and port. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -28,6 +30,10 @@ export async function startTestSandbox(overrides: Partial<SandboxConfig> = {}): 
     client: new EsignClient({ baseUrl: running.url, token }),
     token,
     dataDir,
+    async deliveries(transactionId) {
+      const res = await fetch(`${running.url}/_sandbox/webhooks/deliveries?transactionId=${transactionId}`);
+      return ((await res.json()) as { data: Awaited<ReturnType<TestSandbox['deliveries']>> }).data;
+    },
     async restart() {
       const port = Number(new URL(running.url).port);
       const urls = [...running.webhookUrls];
