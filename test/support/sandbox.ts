@@ -27,7 +27,7 @@ export async function startTestSandbox(overrides: Partial<SandboxConfig> = {}): 
   const token = await running.issueToken();
   const ts: TestSandbox = {
     running,
-    client: new EsignClient({ baseUrl: running.url, token }),
+    client: new EsignClient({ baseUrl: running.url, token, ...(overrides.tls ? { ca: overrides.tls.cert } : {}) }),
     token,
     dataDir,
     async deliveries(transactionId) {
