@@ -1,5 +1,6 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { dataConverterFromEnv } from '../codec/data-converter.js';
 import type { BridgeConfig } from './config.js';
 import { buildBridgeServer } from './server.js';
 
@@ -21,7 +22,8 @@ export async function startBridge(
 ): Promise<RunningBridge> {
   const fromEnv = temporal.connection ? undefined : loadClientConnectConfig();
   const connection = Connection.lazy((temporal.connection ?? fromEnv?.connectionOptions));
-  const client = new Client({ connection, namespace: temporal.namespace ?? fromEnv?.namespace ?? 'default' });
+  const dataConverter = dataConverterFromEnv();
+  const client = new Client({ connection, namespace: temporal.namespace ?? fromEnv?.namespace ?? 'default', ...(dataConverter ? { dataConverter } : {}) });
   const app = await buildBridgeServer({
     client,
     connection,

@@ -2,12 +2,16 @@
 // The Temporal dev server (with Web UI and search attributes), the provider
 // sandbox, the webhook bridge it delivers to, and the transaction worker.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { BridgeEnv } from '../bridge/config.js';
 import { bridgeConfigFromEnv, startBridge, type RunningBridge } from '../bridge/index.js';
+import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../codec/aes-gcm-codec.js';
+import { CodecEnv } from '../codec/config.js';
+import { codecKeysFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
+import { buildCodecServer } from '../codec/server.js';
 import { describeIssues } from '../esign/schemas.js';
 import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
@@ -78,6 +82,19 @@ async function main(): Promise<void> {
 
   await assertPortFree(env.TEMPORAL_DEV_HOST, env.TEMPORAL_DEV_PORT, 'TEMPORAL_DEV_PORT');
   await assertPortFree(env.TEMPORAL_DEV_HOST, env.TEMPORAL_UI_PORT, 'TEMPORAL_UI_PORT');
+  const codecEnv = CodecEnv.parse(process.env);
+  await assertPortFree(codecEnv.ESIGN_CODEC_HOST, codecEnv.ESIGN_CODEC_PORT, 'ESIGN_CODEC_PORT');
+
+  // Payloads are encrypted in the dev stack too: keys generated once, kept in the data dir.
+  if (!process.env.ESIGN_CODEC_KEYS && !process.env.ESIGN_CODEC_KEYS_FILE) {
+    const keysFile = devCodecKeysFile({ ...process.env, ESIGN_DATA_DIR: dataDir });
+    if (!existsSync(keysFile)) writeFileSync(keysFile, `${newCodecKeys('dev-1')}\n`, { mode: 0o600 });
+    process.env.ESIGN_CODEC_KEYS_FILE = keysFile;
+  }
+  const codec = new AesGcmCodec(parseCodecKeys(codecKeysFromEnv()!));
+  const uiOrigins = [`http://localhost:${env.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${env.TEMPORAL_UI_PORT}`];
+  const codecServer = await buildCodecServer({ codec, corsOrigins: uiOrigins, ...(codecEnv.ESIGN_CODEC_AUTH_TOKEN ? { authToken: codecEnv.ESIGN_CODEC_AUTH_TOKEN } : {}) });
+  const codecUrl = await codecServer.listen({ host: codecEnv.ESIGN_CODEC_HOST, port: codecEnv.ESIGN_CODEC_PORT });
   await assertPortFree(sandboxConfig.host, sandboxConfig.port, 'SANDBOX_PORT');
   const bridgeAddress = BridgeEnv.pick({ BRIDGE_HOST: true, BRIDGE_PORT: true }).parse(process.env);
   await assertPortFree(bridgeAddress.BRIDGE_HOST, bridgeAddress.BRIDGE_PORT, 'BRIDGE_PORT');
@@ -93,6 +110,7 @@ async function main(): Promise<void> {
     stopping = true;
     say('dev', 'stopping…');
     await started.bridge?.stop().catch(() => undefined);
+    await codecServer.close().catch(() => undefined);
     await started.worker?.close().catch(() => undefined);
     await started.sandbox?.stop().catch(() => undefined);
     const running = children.filter((c) => c.exitCode === null);
@@ -113,6 +131,7 @@ async function main(): Promise<void> {
       '--ui-port', String(env.TEMPORAL_UI_PORT),
       '--db-filename', join(dataDir, 'temporal.sqlite'),
       '--log-level', 'warn',
+      '--ui-codec-endpoint', codecUrl,
       ...esignSearchAttributes.flatMap((sa) => ['--search-attribute', `${sa.name}=Keyword`]),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -169,6 +188,7 @@ async function main(): Promise<void> {
   say('dev', `  Temporal Web UI http://${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_UI_PORT}`);
   say('dev', `  Sandbox API     ${sandbox.url}   (dev token below)`);
   say('dev', `  Webhook bridge  ${bridge.url}/webhooks/esign   (metrics: ${bridge.url}/metrics)`);
+  say('dev', `  Codec endpoint  ${codecUrl}   (payloads are encrypted; the Web UI decodes through it)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
   say('dev', `  Data dir        ${dataDir}`);
   say('dev', `  dev token       ${token}`);

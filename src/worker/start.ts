@@ -3,6 +3,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { S3Client } from '@aws-sdk/client-s3';
 import { LocalArchiveStore, type ArchiveStore } from '../../activities/archive-store.js';
 import { S3ArchiveStore } from '../../activities/s3-archive-store.js';
+import { dataConverterFromEnv } from '../codec/data-converter.js';
 import { EsignClient } from '../esign/client.js';
 import type { WorkerConfig } from './config.js';
 import { createEsignWorker } from './create-worker.js';
@@ -32,6 +33,7 @@ function archiveStore(config: WorkerConfig): ArchiveStore {
 
 export async function startWorker(config: WorkerConfig): Promise<StartedWorker> {
   const { connectionOptions, namespace } = loadClientConnectConfig();
+  const dataConverter = dataConverterFromEnv();
   const connection = await NativeConnection.connect(connectionOptions);
   const client = new EsignClient({ baseUrl: config.providerUrl, token: config.providerToken, ...(config.providerCa ? { ca: config.providerCa } : {}) });
   const worker = await createEsignWorker({
@@ -47,6 +49,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
     },
     ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
     tuning: config.tuning,
+    ...(dataConverter ? { dataConverter } : {}),
   });
   const done = worker.run().finally(async () => {
     await client.close();

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities/index.js';
 import { LocalArchiveStore } from '../../activities/archive-store.js';
@@ -26,7 +28,13 @@ export interface EsignTestEnv {
 }
 
 export async function startEsignTestEnv(
-  options: { sandbox?: Parameters<typeof startTestSandbox>[0]; deps?: Partial<ActivityDeps>; wrapActivities?: EsignWorkerOptions['wrapActivities'] } = {},
+  options: {
+    sandbox?: Parameters<typeof startTestSandbox>[0];
+    deps?: Partial<ActivityDeps>;
+    wrapActivities?: EsignWorkerOptions['wrapActivities'];
+    /** Worker and `start` use it (e.g. the encrypting codec); `temporal.client` stays plain, to see raw payloads. */
+    dataConverter?: DataConverter;
+  } = {},
 ): Promise<EsignTestEnv> {
   const temporal = await connectToTestServer();
   const sandbox = await startTestSandbox(options.sandbox);
@@ -44,7 +52,11 @@ export async function startEsignTestEnv(
       ...options.deps,
     },
     ...(options.wrapActivities ? { wrapActivities: options.wrapActivities } : {}),
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
   });
+  const startClient = options.dataConverter
+    ? new Client({ connection: temporal.client.connection, namespace: temporal.namespace, dataConverter: options.dataConverter })
+    : temporal.client;
   const running = worker.run();
   return {
     temporal,
@@ -77,7 +89,7 @@ export async function startEsignTestEnv(
       };
     },
     start(input, startOptions = {}) {
-      return startEsignTransaction(temporal.client, input, { taskQueue, ...startOptions });
+      return startEsignTransaction(startClient, input, { taskQueue, ...startOptions });
     },
     async close() {
       worker.shutdown();

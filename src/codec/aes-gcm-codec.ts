@@ -1,0 +1,82 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec, ValueError } from '@temporalio/common';
+import proto from '@temporalio/proto';
+
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+export const KEY_ID_METADATA = 'encryption-key-id';
+
+export interface CodecKey {
+  id: string;
+  /** 32 bytes. */
+  key: Buffer;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * Encrypts every payload (inputs, results, signals, queries, memos, failures'
+ * details) with AES-256-GCM before it reaches Temporal. The key id travels in
+ * the payload's metadata, so old payloads stay readable after a rotation:
+ * the first key encrypts, all keys decrypt.
+ */
+export class AesGcmCodec implements PayloadCodec {
+  readonly #active: CodecKey;
+  readonly #keys: Map<string, Buffer>;
+
+  constructor(keys: readonly CodecKey[]) {
+    if (keys.length === 0) throw new Error('AesGcmCodec needs at least one key');
+    for (const k of keys) if (k.key.length !== 32) throw new Error(`codec key "${k.id}" must be 32 bytes`);
+    this.#active = keys[0]!;
+    this.#keys = new Map(keys.map((k) => [k.id, k.key]));
+  }
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      const plaintext = proto.temporal.api.common.v1.Payload.encode(payload).finish();
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', this.#active.key, iv);
+      const data = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+      return {
+        metadata: { [METADATA_ENCODING_KEY]: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: encoder.encode(this.#active.id) },
+        data,
+      };
+    });
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
+      if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) return payload;
+      const keyIdBytes = payload.metadata?.[KEY_ID_METADATA];
+      const keyId = keyIdBytes ? decoder.decode(keyIdBytes) : '';
+      const key = this.#keys.get(keyId);
+      if (!key) throw new ValueError(`no codec key with id "${keyId}" (set ESIGN_CODEC_KEYS)`);
+      const data = Buffer.from(payload.data ?? new Uint8Array());
+      if (data.length < 28) throw new ValueError('encrypted payload is too short');
+      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, 12));
+      decipher.setAuthTag(data.subarray(data.length - 16));
+      const plaintext = Buffer.concat([decipher.update(data.subarray(12, data.length - 16)), decipher.final()]);
+      return proto.temporal.api.common.v1.Payload.decode(plaintext);
+    });
+  }
+}
+
+/** Parses `ESIGN_CODEC_KEYS`: `id:base64key[,id:base64key…]`, the first one encrypts. */
+export function parseCodecKeys(value: string): CodecKey[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const sep = entry.indexOf(':');
+      if (sep <= 0) throw new Error('ESIGN_CODEC_KEYS entries must be "<key id>:<base64 32-byte key>"');
+      const key = Buffer.from(entry.slice(sep + 1), 'base64');
+      if (key.length !== 32) throw new Error(`ESIGN_CODEC_KEYS: key "${entry.slice(0, sep)}" is not 32 bytes of base64`);
+      return { id: entry.slice(0, sep), key };
+    });
+}
+
+export function newCodecKeys(id = 'k1'): string {
+  return `${id}:${randomBytes(32).toString('base64')}`;
+}

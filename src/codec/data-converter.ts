@@ -1,0 +1,30 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DataConverter } from '@temporalio/common';
+import { AesGcmCodec, parseCodecKeys } from './aes-gcm-codec.js';
+
+/** Where the dev stack keeps the keys it generated (git-ignored with the rest of the data dir). */
+export function devCodecKeysFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.ESIGN_DATA_DIR ?? '.data', 'codec.keys');
+}
+
+/** The codec keys from ESIGN_CODEC_KEYS, else the file ESIGN_CODEC_KEYS_FILE names, else none. */
+export function codecKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const inline = env.ESIGN_CODEC_KEYS?.trim();
+  if (inline) return inline;
+  const file = env.ESIGN_CODEC_KEYS_FILE;
+  if (file) return readFileSync(file, 'utf8').trim();
+  return undefined;
+}
+
+/**
+ * The data converter every process uses (worker, client helpers, bridge, CLI):
+ * encrypting when keys are configured, plain otherwise. `devFallback` also
+ * looks for the dev stack's key file, so local tools work with no setup.
+ */
+export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env, options: { devFallback?: boolean } = {}): DataConverter | undefined {
+  let keys = codecKeysFromEnv(env);
+  if (!keys && options.devFallback && existsSync(devCodecKeysFile(env))) keys = readFileSync(devCodecKeysFile(env), 'utf8').trim();
+  if (!keys) return undefined;
+  return { payloadCodecs: [new AesGcmCodec(parseCodecKeys(keys))] };
+}
