@@ -5,6 +5,7 @@
  */
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import {
+  type ActivityOptions,
   allHandlersFinished,
   ApplicationFailure,
   condition,
@@ -42,16 +43,16 @@ import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './se
 
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
 
-const uploads = proxyActivities<EsignActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '1 minute', retry });
+const UPLOAD = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '1 minute', retry } as const;
 // Provider calls heartbeat while in flight (activities/failures.ts): a dead worker is noticed in 10 s.
-const provider = proxyActivities<EsignActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry });
+const PROVIDER = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry } as const;
 /** Reconciliation polls give up quickly: the next poll comes anyway. */
-const poll = proxyActivities<EsignActivities>({ startToCloseTimeout: '30 seconds', heartbeatTimeout: '10 seconds', retry: { ...retry, maximumAttempts: 3 } });
-const archiving = proxyActivities<EsignActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '2 minutes', retry });
-const reporting = proxyActivities<EsignActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { ...retry, maximumInterval: '5 minutes', maximumAttempts: 20 },
-});
+const POLL = { ...PROVIDER, startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } } as const;
+const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '2 minutes', retry } as const;
+const REPORT = { startToCloseTimeout: '30 seconds', retry: { ...retry, maximumInterval: '5 minutes', maximumAttempts: 20 } } as const;
+
+/** Activities whose calls carry a summary, so the Web UI's timeline reads as the business process. */
+const step = (options: ActivityOptions, summary: string) => proxyActivities<EsignActivities>({ ...options, summary });
 
 const FINISHED: readonly EsignPhase[] = ['completed', 'expired', 'cancelled'];
 
@@ -138,7 +139,11 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
       if (!created || isFinishing()) throw ApplicationFailure.nonRetryable(`transaction is ${phase}`, 'TransactionFinished');
       if (phase === 'draft') throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', 'TransactionIsDraft');
       const iframeStyle = style ?? input.iframeStyle;
-      return provider.createSigningUrl({ esignId: created.esignId, participantIds, ...(iframeStyle ? { style: iframeStyle } : {}) });
+      return step(PROVIDER, `Issue a signing URL for ${participantIds.length} participant(s)`).createSigningUrl({
+        esignId: created.esignId,
+        participantIds,
+        ...(iframeStyle ? { style: iframeStyle } : {}),
+      });
     },
     {
       validator: ({ participantIds }) => {
@@ -162,7 +167,10 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
         ...pick(request!, ['notifyParticipants', 'signingOrder', 'personalizedMessage', 'emailSubject']),
         ...pick(change, ['notifyParticipants', 'signingOrder', 'personalizedMessage', 'emailSubject']),
       };
-      const ref = await provider.updateTransaction({ transactionId: created!.transactionId, request: next });
+      const ref = await step(PROVIDER, `Replace the transaction (status ${change.status})`).updateTransaction({
+        transactionId: created!.transactionId,
+        request: next,
+      });
       request = { ...request!, ...next };
       providerStatus = ref.status;
       if (!isFinishing()) setPhase(change.status === 'draft' ? 'draft' : 'awaiting_signatures');
@@ -201,7 +209,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
         .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
     }
     try {
-      await reporting.recordCompletion({ result: outcome, ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}) });
+      await step(REPORT, `Report: ${outcome.status}`).recordCompletion({ result: outcome, ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}) });
     } catch (err) {
       // The transaction's outcome stands; a callback that cannot be reached is reported, not fatal.
       log.error('completion could not be reported to the callback', { error: (err as Error).message });
@@ -219,7 +227,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     });
 
   // ------------------------------------------------------- 1. upload PDFs
-  const { storagePaths } = await uploads.uploadDocuments({
+  const { storagePaths } = await step(UPLOAD, `Upload ${input.documents.length} document(s)`).uploadDocuments({
     documents: input.documents.map((d) => ({ title: d.title, source: d.source })),
   });
   if (cancelReason) return ended('cancelled', cancelReason);
@@ -227,7 +235,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   // ------------------------------------------- 2. create the transaction
   setPhase('creating');
   request = buildCreateRequest(input, participants, storagePaths);
-  const ref = await provider.createTransaction(request);
+  const ref = await step(PROVIDER, `Create the transaction (${input.status})`).createTransaction(request);
   created = { transactionId: ref.transactionId, esignId: ref.esignId };
   providerStatus = ref.status;
   upsertSearchAttributes([
@@ -235,7 +243,10 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     { key: EsignId, value: ref.esignId },
   ]);
   // Webhooks name provider ids: tell the transaction's inbox (docs/webhooks.md) that this workflow owns them.
-  await provider.registerWithInbox({ transactionId: ref.transactionId, ownerWorkflowId: workflowInfo().workflowId });
+  await step(PROVIDER, 'Register for completion webhooks').registerWithInbox({
+    transactionId: ref.transactionId,
+    ownerWorkflowId: workflowInfo().workflowId,
+  });
   setPhase(input.status === 'draft' ? 'draft' : 'awaiting_signatures');
   for (const n of earlyNotifications.splice(0)) acceptNotification(n);
 
@@ -249,13 +260,14 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
       const waitingIn = phase;
       const wait = waitingIn === 'draft' ? remaining : Math.min(reconcileMs, remaining);
       // A draft waits for replaceTransaction to send it (a phase change), not for polls.
+      const until = new Date(Date.now() + wait).toISOString().slice(0, 16).replace('T', ' ');
       const woke = await condition(() => completionNotified || cancelReason !== undefined || phase !== waitingIn, wait, {
-        summary: waitingIn === 'draft' ? 'Wait for the draft to be sent' : 'Wait for signatures',
+        summary: waitingIn === 'draft' ? `Wait for the draft to be sent until ${until} UTC` : `Wait for signatures until ${until} UTC`,
       });
       if (woke || waitingIn === 'draft' || Date.now() >= deadlineAt) continue;
       // ------------------------------- reconciliation: a webhook may be lost
       try {
-        const polled = await poll.getTransactionStatus(created.transactionId);
+        const polled = await step(POLL, 'Check the provider (a webhook may be lost)').getTransactionStatus(created.transactionId);
         providerStatus = polled.status;
         lastReconciledAt = new Date().toISOString();
         if (polled.status === 'completed') completionNotified = true;
@@ -268,7 +280,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     }
 
     // -------------------------------------------- 4. confirm completion
-    const confirmed = await provider.getTransactionStatus(created.transactionId);
+    const confirmed = await step(PROVIDER, 'Confirm completion with the provider').getTransactionStatus(created.transactionId);
     providerStatus = confirmed.status;
     if (confirmed.status === 'completed') break;
     log.warn('completion notified but the provider says otherwise; waiting on', { providerStatus: confirmed.status });
@@ -277,7 +289,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
 
   // ---------------------------------------------- 5. download and archive
   setPhase('archiving');
-  const archive: ArchiveResult = await archiving.archiveCompletedDocuments({
+  const archive: ArchiveResult = await step(ARCHIVE, 'Download, verify and archive the signed ZIP').archiveCompletedDocuments({
     referenceId: input.referenceId,
     transactionId: created.transactionId,
     esignId: created.esignId,
