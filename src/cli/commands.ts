@@ -1,0 +1,193 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { copyFile, mkdir, readFile, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
+import { getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../client/transactions.js';
+import { describeIssues } from '../esign/schemas.js';
+import { writeHashed } from '../util/streams.js';
+import {
+  cancelUpdate,
+  issueSigningUrlUpdate,
+  statusQuery,
+  WORKFLOW_TYPE,
+  type EsignTransactionResult,
+  type EsignTransactionStatus,
+} from '../../workflows/definitions.js';
+import { EsignTransactionInput, type DocumentInput, type ParticipantInput } from '../../workflows/input.js';
+import { CliError, Exit, type CliContext } from './context.js';
+
+/** Turns "not found" into exit code 3 with a message naming the reference. */
+async function found<T>(referenceId: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError') {
+      throw new CliError(`no transaction with referenceId "${referenceId}"`, Exit.notFound);
+    }
+    throw err;
+  }
+}
+
+export async function status(ctx: CliContext, referenceId: string): Promise<EsignTransactionStatus> {
+  return found(referenceId, () => getEsignTransaction(ctx.client, referenceId).query(statusQuery));
+}
+
+export interface StartOptions {
+  input?: string;
+  file?: string[];
+  storagePath?: string[];
+  signer?: string[];
+  referenceId?: string;
+  title?: string;
+  draft?: boolean;
+  deadline?: string;
+  reconcile?: string;
+  signingUrl?: boolean;
+}
+
+/** "Ada Lovelace <ada@example.com>" → a participant. */
+export function parseSigner(text: string): ParticipantInput {
+  const match = /^\s*(.+?)\s+<([^>]+)>\s*$/.exec(text);
+  if (!match) throw new CliError(`--signer must look like "First Last <email>", got "${text}"`, Exit.usage);
+  const names = match[1]!.split(/\s+/);
+  return {
+    id: randomUUID(),
+    firstName: names.slice(0, -1).join(' ') || names[0]!,
+    lastName: names.length > 1 ? names.at(-1)! : '-',
+    email: match[2]!,
+    authenticationType: 'none',
+    twoFactorContact: 'email',
+  };
+}
+
+/** Builds the input from flags (one signature tag per signer on each first page) or reads it from a JSON file. */
+export async function buildInput(ctx: CliContext, options: StartOptions): Promise<EsignTransactionInput> {
+  if (options.input) {
+    const raw: unknown = JSON.parse(await readFile(options.input, 'utf8'));
+    const parsed = EsignTransactionInput.safeParse(raw);
+    if (!parsed.success) throw new CliError(`${options.input}: ${describeIssues(parsed.error)}`, Exit.usage);
+    return raw as EsignTransactionInput;
+  }
+  const signers = (options.signer ?? []).map(parseSigner);
+  if (signers.length === 0) throw new CliError('give at least one --signer (or --input file.json)', Exit.usage);
+  const sources: { title: string; storagePath: string }[] = (options.storagePath ?? []).map((sp) => ({ title: basename(sp, '.pdf'), storagePath: sp }));
+  if (options.file?.length) {
+    // The CLI uploads local files itself, so they need not be on the worker's machine.
+    const provider = await ctx.provider();
+    const uploaded = await provider.uploadDocuments(options.file.map((path) => ({ path: resolve(path) })));
+    options.file.forEach((path, i) => sources.push({ title: basename(path, '.pdf'), storagePath: uploaded[i]!.StoragePath }));
+  }
+  if (sources.length === 0) throw new CliError('give at least one --file or --storage-path (or --input file.json)', Exit.usage);
+  const documents: DocumentInput[] = sources.map((s) => ({
+    title: s.title,
+    source: { storagePath: s.storagePath },
+    tags: signers.map((_, i) => ({ type: 'SIGNATURETEMPLATE' as const, x: 72 + (i % 2) * 260, y: 100 + Math.floor(i / 2) * 60, width: 200, height: 36, page: 0, signerIndex: i })),
+  }));
+  return {
+    referenceId: options.referenceId ?? `cli-${Date.now().toString(36)}`,
+    ...(options.title ? { title: options.title } : {}),
+    documents,
+    participants: signers,
+    status: options.draft ? 'draft' : 'esign_pending',
+    notifyParticipants: { email: false },
+    ...(options.deadline ? { signingDeadline: options.deadline } : {}),
+    ...(options.reconcile ? { reconcileInterval: options.reconcile } : {}),
+  };
+}
+
+export async function start(ctx: CliContext, options: StartOptions) {
+  const input = await buildInput(ctx, options);
+  const first = input.participants[0]?.id;
+  try {
+    const started = await startEsignTransaction(ctx.client, input, {
+      taskQueue: ctx.taskQueue,
+      ...(options.signingUrl && first ? { signingUrlFor: { participantIds: [first] } } : {}),
+    });
+    return {
+      referenceId: input.referenceId,
+      workflowId: started.workflowId,
+      participants: input.participants.map((p) => ({ id: p.id, name: `${p.firstName} ${p.lastName}` })),
+      ...(started.signingUrl ? { signingUrl: started.signingUrl } : {}),
+    };
+  } catch (err) {
+    if (err instanceof InvalidTransactionInput) throw new CliError(err.message, Exit.usage);
+    throw err;
+  }
+}
+
+export async function list(ctx: CliContext, options: { status?: string; provider?: boolean; limit?: number }) {
+  const limit = options.limit ?? 50;
+  if (options.provider) {
+    const provider = await ctx.provider();
+    const page = await provider.listTransactions({ limit, ...(options.status ? { status: options.status } : {}) });
+    return {
+      total: page.total,
+      rows: page.data.map((t) => ({ transactionId: t.id, referenceId: t.referenceId ?? null, status: t.status, documents: t.documents.length, updatedAt: t.updatedAt ?? null })),
+    };
+  }
+  // Visibility is eventually consistent: fine for operators, never used for routing.
+  const filters = [`WorkflowType = '${WORKFLOW_TYPE}'`];
+  if (options.status) {
+    if (!/^[a-z_]+$/.test(options.status)) throw new CliError('--status must be a phase such as awaiting_signatures', Exit.usage);
+    filters.push(`EsignStatus = '${options.status}'`);
+  }
+  const rows: Record<string, unknown>[] = [];
+  for await (const wf of ctx.client.workflow.list({ query: filters.join(' AND ') })) {
+    rows.push(row(wf));
+    if (rows.length >= limit) break;
+  }
+  return { total: rows.length, rows };
+}
+
+function row(wf: WorkflowExecutionInfo): Record<string, unknown> {
+  const sa = (name: string) => {
+    const v = (wf.searchAttributes as Record<string, unknown[] | undefined>)[name];
+    return Array.isArray(v) ? (v[0] ?? null) : null;
+  };
+  return {
+    referenceId: sa('EsignReferenceId'),
+    phase: sa('EsignStatus'),
+    transactionId: sa('EsignTransactionId'),
+    started: wf.startTime.toISOString(),
+    workflowStatus: wf.status.name,
+  };
+}
+
+export async function url(ctx: CliContext, referenceId: string, participantId: string) {
+  return found(referenceId, () => getEsignTransaction(ctx.client, referenceId).executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [participantId] }] }));
+}
+
+export async function cancel(ctx: CliContext, referenceId: string, reason?: string) {
+  return found(referenceId, () => getEsignTransaction(ctx.client, referenceId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }));
+}
+
+/** Copies the archived ZIP of a completed transaction into `dir`, checking its SHA-256 against the manifest. */
+export async function download(ctx: CliContext, referenceId: string, dir: string) {
+  const handle = getEsignTransaction(ctx.client, referenceId);
+  const described = await found(referenceId, () => handle.describe());
+  if (described.status.name !== 'COMPLETED') throw new CliError(`transaction "${referenceId}" is ${described.status.name.toLowerCase()}, not completed`, Exit.notCompleted);
+  const result: EsignTransactionResult = await handle.result();
+  if (!result.archive) throw new CliError(`transaction "${referenceId}" ended ${result.status}: nothing archived`, Exit.notCompleted);
+  await mkdir(dir, { recursive: true });
+  const target = join(dir, `${referenceId}.zip`);
+  const uri = new URL(result.archive.uri);
+  let written: { sha256: string; bytes: number };
+  if (uri.protocol === 'file:') {
+    await copyFile(fileURLToPath(uri), target);
+    written = { sha256: createHash('sha256').update(await readFile(target)).digest('hex'), bytes: (await stat(target)).size };
+  } else if (uri.protocol === 's3:') {
+    const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
+    const s3 = new S3Client({
+      region: process.env.ESIGN_ARCHIVE_S3_REGION ?? 'us-east-1',
+      ...(process.env.ESIGN_ARCHIVE_S3_ENDPOINT ? { endpoint: process.env.ESIGN_ARCHIVE_S3_ENDPOINT, forcePathStyle: true } : {}),
+    });
+    const object = await s3.send(new GetObjectCommand({ Bucket: uri.hostname, Key: uri.pathname.slice(1) }));
+    written = await writeHashed(object.Body as NodeJS.ReadableStream, target);
+    s3.destroy();
+  } else {
+    throw new CliError(`cannot download from ${uri.protocol} archives`);
+  }
+  if (written.sha256 !== result.archive.sha256) throw new CliError(`SHA-256 mismatch for ${target}: archive is corrupt`, Exit.failed);
+  return { file: target, bytes: written.bytes, sha256: written.sha256, files: result.archive.files.map((f) => f.name) };
+}

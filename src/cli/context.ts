@@ -1,0 +1,68 @@
+import { Client, Connection } from '@temporalio/client';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { request } from 'undici';
+import { dataConverterFromEnv } from '../codec/data-converter.js';
+import { EsignClient } from '../esign/client.js';
+import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
+
+/** Exit codes scripts can rely on. */
+export const Exit = { ok: 0, failed: 1, usage: 2, notFound: 3, notCompleted: 4, unavailable: 5 } as const;
+
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    message: string,
+    readonly exitCode: number = Exit.failed,
+  ) {
+    super(message);
+  }
+}
+
+export interface CliContext {
+  client: Client;
+  taskQueue: string;
+  dataDir: string;
+  /** The provider API client (ESIGN_PROVIDER_URL; a dev token is fetched from a sandbox when no token is set). */
+  provider(): Promise<EsignClient & { baseUrl: string }>;
+  close(): Promise<void>;
+}
+
+export async function createContext(env: NodeJS.ProcessEnv = process.env): Promise<CliContext> {
+  const { connectionOptions, namespace } = loadClientConnectConfig();
+  let connection: Connection;
+  try {
+    connection = await Connection.connect(connectionOptions);
+  } catch (err) {
+    throw new CliError(`cannot reach Temporal at ${connectionOptions.address ?? 'localhost:7233'}: ${(err as Error).message} (is \`npm run dev\` running?)`, Exit.unavailable);
+  }
+  const dataConverter = dataConverterFromEnv(env, { devFallback: true });
+  const client = new Client({ connection, namespace: namespace ?? 'default', ...(dataConverter ? { dataConverter } : {}) });
+  let provider: (EsignClient & { baseUrl: string }) | undefined;
+  return {
+    client,
+    taskQueue: env.ESIGN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    dataDir: env.ESIGN_DATA_DIR ?? '.data',
+    async provider() {
+      if (provider) return provider;
+      const baseUrl = env.ESIGN_PROVIDER_URL ?? 'http://127.0.0.1:4010';
+      const token = env.ESIGN_PROVIDER_TOKEN ?? (await sandboxDevToken(baseUrl));
+      provider = Object.assign(new EsignClient({ baseUrl, token }), { baseUrl });
+      return provider;
+    },
+    async close() {
+      await provider?.close();
+      await connection.close();
+    },
+  };
+}
+
+/** The sandbox hands out dev tokens; a real provider needs ESIGN_PROVIDER_TOKEN. */
+async function sandboxDevToken(baseUrl: string): Promise<string> {
+  try {
+    const res = await request(`${baseUrl}/_sandbox/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+    return ((await res.body.json()) as { token: string }).token;
+  } catch (err) {
+    throw new CliError(`set ESIGN_PROVIDER_TOKEN (no sandbox answered at ${baseUrl}: ${(err as Error).message})`, Exit.unavailable);
+  }
+}

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { startEsignTransaction } from '../client/transactions.js';
+import { samplePdf } from '../sandbox/pdf.js';
+import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../../workflows/definitions.js';
+import { CliError, Exit, type CliContext } from './context.js';
+
+export interface DemoOptions {
+  autoSign?: boolean;
+  timeoutSeconds?: number;
+  say?: (line: string) => void;
+}
+
+/**
+ * A whole transaction on the dev stack: two generated PDFs, two signers,
+ * their signing URLs, and the workflow followed until its archive is verified.
+ */
+export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<EsignTransactionResult> {
+  const say = options.say ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const provider = await ctx.provider();
+  const dir = join(ctx.dataDir, 'documents', `demo-${Date.now()}`);
+  await mkdir(dir, { recursive: true });
+  const files = ['Service agreement', 'Data processing annex'];
+  for (const [i, title] of files.entries()) await writeFile(join(dir, `${i + 1}.pdf`), await samplePdf(title, i + 1));
+  const uploaded = await provider.uploadDocuments(files.map((_, i) => ({ path: join(dir, `${i + 1}.pdf`), fileName: `${files[i]!.replace(/\s+/g, '-').toLowerCase()}.pdf` })));
+  const referenceId = `demo-${Date.now().toString(36)}`;
+  const { handle } = await startEsignTransaction(
+    ctx.client,
+    {
+      referenceId,
+      title: 'Demo: service agreement',
+      documents: files.map((title, i) => ({
+        title,
+        source: { storagePath: uploaded[i]!.StoragePath },
+        tags: [
+          { type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 36, page: 0, signerIndex: 0 },
+          { type: 'DATETEMPLATE', x: 72, y: 90, width: 120, height: 20, page: 0, signerIndex: 0, dateFormat: 'MMMM do, yyyy' },
+          { type: 'SIGNATURETEMPLATE', x: 340, y: 120, width: 200, height: 36, page: 0, signerIndex: 1 },
+          { type: 'INITIALSTEMPLATE', x: 340, y: 90, width: 60, height: 24, page: 0, signerIndex: 1 },
+        ],
+      })),
+      participants: [
+        { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', authenticationType: 'none', twoFactorContact: 'email', order: 1 },
+        { firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com', authenticationType: 'none', twoFactorContact: 'email', order: 2 },
+      ],
+      notifyParticipants: { email: false },
+      reconcileInterval: '1 minute',
+      iframeStyle: { primaryColor: '#2f5bd3' },
+    },
+    { taskQueue: ctx.taskQueue },
+  );
+  say(`Started ${handle.workflowId} (referenceId ${referenceId}).`);
+
+  let status = await handle.query(statusQuery);
+  let lastPhase = '';
+  const deadline = Date.now() + (options.timeoutSeconds ?? 600) * 1000;
+  const follow = async (until: (phase: string) => boolean) => {
+    for (;;) {
+      status = await handle.query(statusQuery);
+      if (status.phase !== lastPhase) {
+        say(`  [${new Date().toISOString().slice(11, 19)}] ${status.phase}${status.transactionId ? `  (transaction ${status.transactionId})` : ''}`);
+        lastPhase = status.phase;
+      }
+      if (until(status.phase)) return;
+      if (Date.now() > deadline) throw new CliError('demo timed out', Exit.failed);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  };
+  await follow((phase) => phase !== 'uploading' && phase !== 'creating');
+
+  for (const p of status.participants) {
+    const { url } = await handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [p.id] }] });
+    say(`Signing URL for ${p.name}: ${url}`);
+  }
+  if (options.autoSign) {
+    for (const p of status.participants) {
+      const res = await request(`${provider.baseUrl}/_sandbox/transactions/${status.transactionId}/participants/${p.id}/sign`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new CliError(`auto-sign as ${p.name} failed: HTTP ${res.statusCode} (is the provider the sandbox?)`);
+      say(`  signed as ${p.name} (sandbox)`);
+    }
+  } else {
+    say('Open the URLs in a browser and sign (Ada first, then Alan). Waiting…');
+  }
+  await follow((phase) => ['completed', 'expired', 'cancelled'].includes(phase));
+  const result = await handle.result();
+  if (result.status !== 'completed' || !result.archive) throw new CliError(`transaction ended ${result.status}`, Exit.notCompleted);
+  const uri = new URL(result.archive.uri);
+  if (uri.protocol === 'file:') {
+    const sha = createHash('sha256').update(await readFile(fileURLToPath(uri))).digest('hex');
+    if (sha !== result.archive.sha256) throw new CliError(`archive ${result.archive.uri} does not match its SHA-256`);
+    say(`Archive verified: ${fileURLToPath(uri)} (${result.archive.bytes} bytes, sha256 ${sha.slice(0, 16)}…, ${result.archive.files.length} PDFs)`);
+  } else {
+    say(`Archived to ${result.archive.uri} (sha256 ${result.archive.sha256.slice(0, 16)}…)`);
+  }
+  return result;
+}

@@ -1,0 +1,119 @@
+// `esign`: the operator and script CLI. Human-readable output by default,
+// `--json` for scripts; exit codes in context.ts (0 ok, 2 usage, 3 not found,
+// 4 transaction not completed, 5 Temporal or provider unreachable).
+import { Command, CommanderError } from 'commander';
+import * as commands from './commands.js';
+import { CliError, createContext, Exit, type CliContext } from './context.js';
+import { demo } from './demo.js';
+import { fields, table } from './output.js';
+
+const program = new Command('esign')
+  .description('Durable e-signature transactions on Temporal')
+  .option('--json', 'print JSON for scripts')
+  .showHelpAfterError()
+  .exitOverride();
+
+const json = () => program.opts<{ json?: boolean }>().json === true;
+const print = (value: unknown, human: () => string) => process.stdout.write(`${json() ? JSON.stringify(value, null, 2) : human()}\n`);
+
+async function withContext<T>(run: (ctx: CliContext) => Promise<T>): Promise<T> {
+  const ctx = await createContext();
+  try {
+    return await run(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+program
+  .command('start')
+  .description('start a transaction from PDFs (uploaded by the CLI) or StoragePaths, or from a JSON input file')
+  .option('--file <path>', 'a local PDF (repeatable)', collect)
+  .option('--storage-path <path>', 'an already uploaded StoragePath (repeatable)', collect)
+  .option('--signer <"First Last <email>">', 'a signer (repeatable, in signing order)', collect)
+  .option('--input <file.json>', 'the full workflow input (see docs/workflow.md)')
+  .option('--reference-id <id>', 'your reference (default: generated); no personal data')
+  .option('--title <title>')
+  .option('--draft', 'create as a draft; send later')
+  .option('--deadline <duration>', 'signing deadline, e.g. "14 days"')
+  .option('--reconcile <duration>', 'provider poll interval, e.g. "1 hour"')
+  .option('--signing-url', 'return the first signer\'s URL in the same call')
+  .action(async (options: commands.StartOptions) => {
+    const started = await withContext((ctx) => commands.start(ctx, options));
+    print(started, () => `${fields({ referenceId: started.referenceId, workflowId: started.workflowId, ...(started.signingUrl ? { signingUrl: started.signingUrl } : {}) })}\n\n${table(started.participants)}`);
+  });
+
+program
+  .command('status <referenceId>')
+  .description('the transaction\'s phase, provider ids, participants and result')
+  .action(async (referenceId: string) => {
+    const s = await withContext((ctx) => commands.status(ctx, referenceId));
+    print(s, () => {
+      const { participants, result, ...rest } = s;
+      return `${fields({ ...rest, archive: result?.archive?.uri ?? null })}\n\n${table(participants)}`;
+    });
+  });
+
+program
+  .command('list')
+  .description('transactions from Temporal visibility (default) or from the provider')
+  .option('--status <status>', 'phase (Temporal) or provider status (--provider)')
+  .option('--provider', 'list from the provider instead')
+  .option('--limit <n>', 'at most this many', (v) => Number.parseInt(v, 10), 50)
+  .action(async (options: { status?: string; provider?: boolean; limit?: number }) => {
+    const listed = await withContext((ctx) => commands.list(ctx, options));
+    print(listed, () => `${table(listed.rows)}\n${listed.total} transaction(s)`);
+  });
+
+program
+  .command('url <referenceId> <participantId>')
+  .description('a fresh signing URL for a participant (issueSigningUrl update)')
+  .action(async (referenceId: string, participantId: string) => {
+    const { url } = await withContext((ctx) => commands.url(ctx, referenceId, participantId));
+    print({ url }, () => url);
+  });
+
+program
+  .command('cancel <referenceId>')
+  .description('cancel a transaction that is not yet completed')
+  .option('--reason <text>')
+  .action(async (referenceId: string, options: { reason?: string }) => {
+    const result = await withContext((ctx) => commands.cancel(ctx, referenceId, options.reason));
+    print(result, () => fields({ ...result }));
+  });
+
+program
+  .command('download <referenceId> <dir>')
+  .description('copy the archived ZIP of a completed transaction into a directory, checking its SHA-256')
+  .action(async (referenceId: string, dir: string) => {
+    const downloaded = await withContext((ctx) => commands.download(ctx, referenceId, dir));
+    print(downloaded, () => fields({ ...downloaded }));
+  });
+
+program
+  .command('demo')
+  .description('a whole transaction on the dev stack: sample PDFs, two signers, followed until archived')
+  .option('--auto-sign', 'sign through the sandbox (hands-off); exit 0 once the archive is verified')
+  .option('--timeout <seconds>', 'give up after this long', (v) => Number.parseInt(v, 10), 600)
+  .action(async (options: { autoSign?: boolean; timeout: number }) => {
+    const result = await withContext((ctx) =>
+      demo(ctx, { autoSign: options.autoSign ?? false, timeoutSeconds: options.timeout, ...(json() ? { say: (line: string) => process.stderr.write(`${line}\n`) } : {}) }),
+    );
+    if (json()) print(result, () => '');
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? Exit.ok : Exit.usage;
+  } else if (err instanceof CliError) {
+    process.stderr.write(`esign: ${err.message}\n`);
+    process.exitCode = err.exitCode;
+  } else {
+    process.stderr.write(`esign: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = Exit.failed;
+  }
+}

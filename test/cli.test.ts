@@ -1,0 +1,91 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { RunningBridge } from '../src/bridge/index.js';
+import { startTestBridge } from './support/bridge.js';
+import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+
+const bin = fileURLToPath(new URL('../bin/esign.js', import.meta.url));
+let env: EsignTestEnv;
+let bridge: RunningBridge;
+let dataDir: string;
+
+beforeAll(async () => {
+  // The whole system, as in the dev stack: webhooks reach the workflows through a bridge.
+  env = await startEsignTestEnv();
+  bridge = await startTestBridge({ address: inject('temporalAddress'), taskQueue: env.taskQueue, secrets: [env.sandbox.running.webhookSecret] });
+  env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
+  dataDir = await mkdtemp(join(tmpdir(), 'esign-cli-'));
+});
+afterAll(async () => {
+  await bridge?.stop();
+  await env?.close();
+});
+
+/** Runs the real `esign` binary against the suite's Temporal server and the test sandbox. */
+function esign(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          ESIGN_TASK_QUEUE: env.taskQueue,
+          ESIGN_PROVIDER_URL: env.sandbox.running.url,
+          ESIGN_DATA_DIR: dataDir,
+        },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('esign CLI', () => {
+  it('runs the demo hands-off and exits 0 once the archive is verified; then status, list and download work on it', async () => {
+    const run = await esign('demo', '--auto-sign', '--timeout', '60');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Signing URL for Ada Lovelace: http/);
+    expect(run.stdout).toMatch(/Archive verified: .*completed\.zip/);
+    const referenceId = /referenceId (demo-[a-z0-9]+)/.exec(run.stdout)![1]!;
+
+    const status = await esign('--json', 'status', referenceId);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ phase: 'completed', referenceId, result: { status: 'completed' } });
+
+    const downloaded = await esign('--json', 'download', referenceId, join(dataDir, 'out'));
+    expect(downloaded.code).toBe(0);
+    expect(JSON.parse(downloaded.stdout)).toMatchObject({ files: ['Service agreement.pdf', 'Data processing annex.pdf'] });
+
+    const provider = await esign('--json', 'list', '--provider', '--status', 'completed');
+    expect((JSON.parse(provider.stdout) as { rows: { referenceId: string }[] }).rows.map((r) => r.referenceId)).toContain(referenceId);
+  });
+
+  it('starts from flags, issues URLs, cancels, and uses exit codes that mean something', async () => {
+    const started = await esign('--json', 'start', '--file', env.pdfs[0]!, '--signer', 'Grace Hopper <grace@example.com>', '--reference-id', `cli-${Date.now()}`);
+    expect(started.code).toBe(0);
+    const { referenceId, participants } = JSON.parse(started.stdout) as { referenceId: string; participants: { id: string }[] };
+    await expect.poll(async () => (JSON.parse((await esign('--json', 'status', referenceId)).stdout) as { phase: string }).phase, { timeout: 30_000 }).toBe(
+      'awaiting_signatures',
+    );
+    const url = await esign('url', referenceId, participants[0]!.id);
+    expect(url.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sign\//);
+    expect((await esign('url', referenceId, 'stranger')).code).toBe(1);
+    expect((await esign('download', referenceId, dataDir)).code).toBe(4); // not completed
+    const cancelled = await esign('--json', 'cancel', referenceId, '--reason', 'test');
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ status: 'cancelled', reason: 'test' });
+
+    expect((await esign('status', 'no-such-reference')).code).toBe(3);
+    expect((await esign('start', '--file', env.pdfs[0]!)).code).toBe(2); // no signer
+    expect((await esign('start', '--signer', 'not a signer')).code).toBe(2);
+    const help = await esign('start', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--signer');
+  });
+});
