@@ -84,6 +84,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
           archivedAt: new Date().toISOString(),
         });
         log.info('completed documents archived', { transactionId: input.transactionId, uri: stored.uri, bytes: written.bytes });
+        ctx.metricMeter.createCounter('esign_archive_bytes', 'bytes', 'Bytes of completed ZIPs archived').add(written.bytes);
         return toResult(stored.uri, stored.manifest);
       } finally {
         await rm(scratch, { force: true });

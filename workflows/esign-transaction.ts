@@ -11,6 +11,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
+  metricMeter,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -89,6 +90,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     { key: EsignReferenceId, value: input.referenceId },
     { key: EsignStatus, value: phase },
   ]);
+  metricMeter.createCounter('esign_transactions_started', 'transactions', 'Transactions started').add(1);
 
   // -------------------------------------------------------------- messages
   setHandler(statusQuery, () => ({
@@ -202,6 +204,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   const finish = async (outcome: EsignTransactionResult): Promise<EsignTransactionResult> => {
     result = outcome;
     setPhase(outcome.status);
+    metricMeter.createCounter('esign_transactions_finished', 'transactions', 'Transactions finished, by outcome').add(1, { status: outcome.status });
     if (created) {
       // Late redeliveries are then acknowledged by the inbox as stale instead of forwarded.
       await getExternalWorkflowHandle(inboxIdFor(created.transactionId))

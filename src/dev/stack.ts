@@ -14,6 +14,7 @@ import { codecKeysFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
 import { buildCodecServer } from '../codec/server.js';
 import { describeIssues } from '../esign/schemas.js';
 import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../sandbox/index.js';
+import { installObservability } from '../observability/runtime.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
 import { workerConfigFromEnv } from '../worker/config.js';
 import { startWorker, type StartedWorker } from '../worker/start.js';
@@ -99,6 +100,8 @@ async function main(): Promise<void> {
   const bridgeAddress = BridgeEnv.pick({ BRIDGE_HOST: true, BRIDGE_PORT: true }).parse(process.env);
   await assertPortFree(bridgeAddress.BRIDGE_HOST, bridgeAddress.BRIDGE_PORT, 'BRIDGE_PORT');
 
+  // Worker logs (JSON) at warn and above keep the dev output readable; LOG_LEVEL=info shows all.
+  const { metricsAddress } = installObservability('dev', { LOG_LEVEL: 'warn', ...process.env });
   const { cli } = await ensureTemporalBinaries('cli');
   if (!cli) throw new Error('no Temporal CLI available (see scripts/ensure-temporal.sh)');
 
@@ -190,6 +193,7 @@ async function main(): Promise<void> {
   say('dev', `  Webhook bridge  ${bridge.url}/webhooks/esign   (metrics: ${bridge.url}/metrics)`);
   say('dev', `  Codec endpoint  ${codecUrl}   (payloads are encrypted; the Web UI decodes through it)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
+  say('dev', `  Worker metrics  ${metricsAddress ? `http://${metricsAddress}/metrics` : 'off'}`);
   say('dev', `  Data dir        ${dataDir}`);
   say('dev', `  dev token       ${token}`);
   say('dev', `Next: curl -H "Authorization: Bearer <dev token>" ${sandbox.url}/transactions`);

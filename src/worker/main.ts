@@ -1,12 +1,14 @@
 // `npm run worker`: the transaction worker on its own. SIGINT/SIGTERM start a
 // graceful shutdown: no new tasks, running activities get ESIGN_SHUTDOWN_GRACE.
+import { installObservability } from '../observability/runtime.js';
 import { workerConfigFromEnv } from './config.js';
 import { startWorker } from './start.js';
 
 async function main(): Promise<void> {
+  const { logger, metricsAddress } = installObservability('worker');
   const config = workerConfigFromEnv();
   const started = await startWorker(config);
-  process.stdout.write(`worker polling task queue "${config.taskQueue}"; provider ${config.providerUrl}; archive ${config.archiveDir}\n`);
+  logger.info({ taskQueue: config.taskQueue, provider: config.providerUrl, archive: config.s3 ? `s3://${config.s3.bucket}` : config.archiveDir, metrics: metricsAddress }, 'worker polling');
   // The SDK installs its own SIGINT/SIGTERM handlers that call shutdown().
   await started.done;
 }

@@ -1,0 +1,23 @@
+# One image for every service of the orchestrator (worker, bridge, sandbox,
+# codec endpoint); docker-compose.yml picks the command.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 builds from source when no prebuilt binary can be fetched.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+COPY scripts ./scripts
+COPY bin ./bin
+# Production workers load a prebuilt workflow bundle instead of bundling at start.
+RUN node --import tsx scripts/bundle-workflows.ts
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production ESIGN_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
+WORKDIR /app
+COPY --from=build /app /app
+USER node
+CMD ["node", "--import", "tsx", "src/worker/main.ts"]
