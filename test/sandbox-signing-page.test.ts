@@ -55,14 +55,14 @@ describe('signing page', () => {
     const frame = page.frameLocator('#signer');
     await expect.poll(() => events(page)).toContainEqual(expect.objectContaining({ type: 'esign:loaded', esignId: created.esignId }));
 
+    // The document itself is drawn (pdf.js, one canvas per page), under its tags; the page re-renders once it is.
+    await frame.locator('body[data-pages-rendered="true"]').waitFor();
+    expect(await frame.locator('.page canvas').count()).toBe(1);
     const finish = frame.locator('button.finish');
     expect(await finish.isDisabled()).toBe(true); // required tags not yet applied
     // '#ff0000' is applied; '00ff00' lacks '#' and is not (spec section 7).
     expect(await backgroundOf(finish)).toBe('rgb(255, 0, 0)');
     expect(await backgroundOf(frame.locator('body'))).not.toBe('rgb(0, 255, 0)');
-    // The document itself is drawn (pdf.js, one canvas per page), under its tags.
-    await frame.locator('body[data-pages-rendered="true"]').waitFor();
-    expect(await frame.locator('.page canvas').count()).toBe(1);
 
     const tags = frame.locator('button.tag');
     expect(await tags.count()).toBe(2);
