@@ -14,6 +14,8 @@ export interface EsignWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Replace or wrap activities (tests hold a step back this way). */
   wrapActivities?: (activities: ReturnType<typeof createActivities>) => ReturnType<typeof createActivities>;
+  /** e.g. the OpenTelemetry plugin (src/observability/tracing.ts). */
+  plugins?: WorkerOptions['plugins'];
   /** Encrypting data converter (src/codec); plain when absent. */
   dataConverter?: WorkerOptions['dataConverter'];
   tuning?: Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'shutdownGraceTime'>;
@@ -29,6 +31,7 @@ export async function createEsignWorker(options: EsignWorkerOptions): Promise<Wo
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
     activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    ...(options.plugins ? { plugins: options.plugins } : {}),
     ...options.tuning,
   });
 }

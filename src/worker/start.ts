@@ -5,6 +5,7 @@ import { LocalArchiveStore, type ArchiveStore } from '../../activities/archive-s
 import { S3ArchiveStore } from '../../activities/s3-archive-store.js';
 import { dataConverterFromEnv } from '../codec/data-converter.js';
 import { EsignClient } from '../esign/client.js';
+import { tracingPluginFromEnv } from '../observability/tracing.js';
 import type { WorkerConfig } from './config.js';
 import { createEsignWorker } from './create-worker.js';
 
@@ -34,6 +35,7 @@ function archiveStore(config: WorkerConfig): ArchiveStore {
 export async function startWorker(config: WorkerConfig): Promise<StartedWorker> {
   const { connectionOptions, namespace } = loadClientConnectConfig();
   const dataConverter = dataConverterFromEnv();
+  const tracing = tracingPluginFromEnv('esign-worker');
   const connection = await NativeConnection.connect(connectionOptions);
   const client = new EsignClient({ baseUrl: config.providerUrl, token: config.providerToken, ...(config.providerCa ? { ca: config.providerCa } : {}) });
   const worker = await createEsignWorker({
@@ -50,6 +52,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
     ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
     tuning: config.tuning,
     ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { plugins: [tracing] } : {}),
   });
   const done = worker.run().finally(async () => {
     await client.close();

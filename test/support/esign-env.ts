@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import type { Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities/index.js';
 import { LocalArchiveStore } from '../../activities/archive-store.js';
@@ -34,6 +35,8 @@ export async function startEsignTestEnv(
     wrapActivities?: EsignWorkerOptions['wrapActivities'];
     /** Worker and `start` use it (e.g. the encrypting codec); `temporal.client` stays plain, to see raw payloads. */
     dataConverter?: DataConverter;
+    /** Worker and `start` plugins (e.g. OpenTelemetry). */
+    plugins?: OpenTelemetryPlugin[];
   } = {},
 ): Promise<EsignTestEnv> {
   const temporal = await connectToTestServer();
@@ -53,10 +56,17 @@ export async function startEsignTestEnv(
     },
     ...(options.wrapActivities ? { wrapActivities: options.wrapActivities } : {}),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    ...(options.plugins ? { plugins: options.plugins } : {}),
   });
-  const startClient = options.dataConverter
-    ? new Client({ connection: temporal.client.connection, namespace: temporal.namespace, dataConverter: options.dataConverter })
-    : temporal.client;
+  const startClient =
+    options.dataConverter || options.plugins
+      ? new Client({
+          connection: temporal.client.connection,
+          namespace: temporal.namespace,
+          ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+          ...(options.plugins ? { plugins: options.plugins } : {}),
+        })
+      : temporal.client;
   const running = worker.run();
   return {
     temporal,
