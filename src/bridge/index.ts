@@ -1,6 +1,7 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { dataConverterFromEnv } from '../codec/data-converter.js';
+import { tracingPluginFromEnv } from '../observability/tracing.js';
 import type { BridgeConfig } from './config.js';
 import { buildBridgeServer } from './server.js';
 
@@ -23,7 +24,13 @@ export async function startBridge(
   const fromEnv = temporal.connection ? undefined : loadClientConnectConfig();
   const connection = Connection.lazy((temporal.connection ?? fromEnv?.connectionOptions));
   const dataConverter = dataConverterFromEnv();
-  const client = new Client({ connection, namespace: temporal.namespace ?? fromEnv?.namespace ?? 'default', ...(dataConverter ? { dataConverter } : {}) });
+  const tracing = tracingPluginFromEnv('esign-bridge');
+  const client = new Client({
+    connection,
+    namespace: temporal.namespace ?? fromEnv?.namespace ?? 'default',
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { plugins: [tracing] } : {}),
+  });
   const app = await buildBridgeServer({
     client,
     connection,
