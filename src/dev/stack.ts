@@ -196,7 +196,7 @@ async function main(): Promise<void> {
   say('dev', `  Worker metrics  ${metricsAddress ? `http://${metricsAddress}/metrics` : 'off'}`);
   say('dev', `  Data dir        ${dataDir}`);
   say('dev', `  dev token       ${token}`);
-  say('dev', `Next: curl -H "Authorization: Bearer <dev token>" ${sandbox.url}/transactions`);
+  say('dev', 'Next, in another terminal: npm run demo   (or: npm run demo -- --auto-sign; npx esign --help)');
   say('dev', 'Ctrl-C stops everything.');
 }
 
