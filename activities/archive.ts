@@ -41,10 +41,18 @@ export function createArchiveActivities(deps: ArchiveDeps) {
         const download = await provider(() => deps.client.downloadCompletedDocuments(input.transactionId, { signal: ctx.cancellationSignal }));
         const downloadedAt = new Date().toISOString();
         let written;
+        let lastBeat = 0;
         try {
           written = await writeHashed(download.body, scratch, {
             signal: ctx.cancellationSignal,
-            onProgress: (bytes) => ctx.heartbeat({ bytes }),
+            // The SDK throttles heartbeats anyway; calling once a second keeps the hot loop cheap.
+            onProgress: (bytes) => {
+              const now = Date.now();
+              if (now - lastBeat >= 1000) {
+                lastBeat = now;
+                ctx.heartbeat({ bytes });
+              }
+            },
           });
         } catch (err) {
           throw ApplicationFailure.retryable(`download of the completed ZIP broke off: ${(err as Error).message}`, FailureType.ArchiveIncomplete);

@@ -277,6 +277,21 @@ describe('signing, completion and download', () => {
   });
 });
 
+describe('test control: completing with a supplied ZIP', () => {
+  it('streams the ZIP to disk, completes the transaction, and serves exactly those bytes', async () => {
+    const request = await uploadedRequest(sb.client);
+    const created = await sb.client.createTransaction(request);
+    const zip = Buffer.concat([Buffer.from('PK\u0003\u0004'), Buffer.alloc(300_000, 7)]);
+    const put = await raw('PUT', `/_sandbox/transactions/${created.id}/completed-zip`, zip.toString('latin1'), { 'content-type': 'application/zip' });
+    expect(put.status).toBe(200);
+    const download = await sb.client.downloadCompletedDocuments(created.id!);
+    const written = await writeHashed(download.body, join(work, 'supplied.zip'));
+    expect(written.sha256).toBe(createHash('sha256').update(Buffer.from(zip.toString('latin1'), 'latin1')).digest('hex'));
+    const again = await raw('PUT', `/_sandbox/transactions/${created.id}/completed-zip`, 'x', { 'content-type': 'application/zip' });
+    expect(again.status).toBe(409);
+  });
+});
+
 describe('POST /iframe-request', () => {
   it('returns a signing URL on the iframe host for participants of the transaction', async () => {
     const request = await uploadedRequest(sb.client, { signers: 2 });

@@ -443,7 +443,12 @@ export class Sandbox {
       await writeFile(path, await stampPdf(original, stamps));
       entries.push({ name: zipEntryName(d.title, docIndex, taken), path });
     }
-    const zip = await writeZip(entries, this.#zipPath(id));
+    this.#finishCompletion(t, await writeZip(entries, this.#zipPath(id)));
+  }
+
+  /** Marks a transaction completed with its ZIP and queues its webhooks, in one SQLite transaction. */
+  #finishCompletion(t: TransactionRow, zip: { bytes: number; sha256: string }): void {
+    const id = t.id;
     const completedAt = this.#now().toISOString();
     const notification: EsignCompletedWebhook = {
       event: ESIGN_COMPLETED_EVENT,
@@ -459,6 +464,20 @@ export class Sandbox {
       }
     });
     if (urls.length > 0) this.#options.onWebhookEnqueued();
+  }
+
+  /**
+   * Test control: completes a pending transaction with a ZIP supplied from
+   * outside (benchmarks need completed ZIPs of any size), then notifies.
+   */
+  async completeWithZip(id: string, zipTempPath: string, zip: { bytes: number; sha256: string }): Promise<TransactionRecord> {
+    const t = this.#store.getTransaction(id);
+    if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
+    if (t.status !== 'esign_pending') throw new SandboxError('conflict', `transaction is ${t.status}`);
+    await mkdir(join(this.#store.filesDir, 'completed'), { recursive: true });
+    await rename(zipTempPath, this.#zipPath(id));
+    this.#finishCompletion(t, zip);
+    return this.#record(this.#store.getTransaction(id)!);
   }
 
   /** After a crash between the last signature and completion, finish the job. */

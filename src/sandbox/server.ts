@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -239,6 +240,20 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
       sandbox.setTerminalStatus(request.params.id, status),
     );
   }
+
+  // Benchmarks: complete a transaction with a ZIP of any size, streamed to disk (never buffered).
+  app.addContentTypeParser('application/zip', (_request, payload, done) => done(null, payload));
+  app.put<{ Params: { id: string } }>('/_sandbox/transactions/:id/completed-zip', async (request) => {
+    if (!(request.body instanceof Readable)) throw new SandboxError('bad_request', 'send the ZIP as application/zip');
+    await mkdir(deps.tmpDir, { recursive: true });
+    const tempPath = join(deps.tmpDir, `${randomUUID()}.zip`);
+    try {
+      const zip = await writeHashed(request.body, tempPath);
+      return await sandbox.completeWithZip(request.params.id, tempPath, zip);
+    } finally {
+      await rm(tempPath, { force: true });
+    }
+  });
 
   app.get<{ Params: { id: string } }>('/_sandbox/transactions/:id', async (request) => {
     const found = sandbox.inspect(request.params.id);

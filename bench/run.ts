@@ -1,0 +1,17 @@
+// `npm run bench` runs every scenario; `npm run bench -- <name>` one of them.
+import { archiveStreaming } from './archive-streaming.js';
+
+const scenarios: Record<string, (command: string) => Promise<void>> = {
+  archive: archiveStreaming,
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !(name in scenarios));
+if (unknown.length > 0) {
+  console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${Object.keys(scenarios).join(', ')}`);
+  process.exit(2);
+}
+for (const name of wanted.length > 0 ? wanted : Object.keys(scenarios)) {
+  process.stdout.write(`== ${name}\n`);
+  await scenarios[name]!(`npm run bench -- ${name}`);
+}
