@@ -1,7 +1,9 @@
 // `npm run bench` runs every scenario; `npm run bench -- <name>` one of them.
 import { archiveStreaming } from './archive-streaming.js';
+import { webhookIngestion } from './webhook-ingestion.js';
 
 const scenarios: Record<string, (command: string) => Promise<void>> = {
+  webhooks: webhookIngestion,
   archive: archiveStreaming,
 };
 

@@ -1,0 +1,134 @@
+// Scenario "webhooks": autocannon against the bridge's /webhooks/esign with
+// validly signed, distinct notifications for running inbox workflows. In the
+// same run: a bare node:http server answering 204 (the HTTP ceiling here) and
+// a loop of raw signal-with-start calls at the same concurrency (the Temporal
+// ceiling). Bridge and bare server run in their own processes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import autocannon from 'autocannon';
+import { Webhook } from 'standardwebhooks';
+import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
+import { deliverNotification } from '../src/bridge/deliver.js';
+import { esignSearchAttributes } from '../workflows/search-attributes.js';
+import { fmt, markdownTable, record, root } from './lib.js';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const TRANSACTIONS = 200;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function child(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (ready.test(out)) resolve(proc);
+    });
+    proc.once('exit', (code) => reject(new Error(`child exited (${code}): ${out}`)));
+  });
+}
+
+const stop = (proc: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    proc.once('exit', () => resolve());
+    proc.kill('SIGTERM');
+  });
+
+async function cannon(url: string, options: Partial<autocannon.Options>): Promise<autocannon.Result> {
+  return autocannon({ url, connections: CONNECTIONS, duration: SECONDS, ...options });
+}
+
+export async function webhookIngestion(command: string): Promise<void> {
+  const { cli } = await ensureTemporalBinaries('cli');
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes], log: { format: 'pretty', level: 'error' } },
+  });
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const bridgePort = await freePort();
+  const barePort = await freePort();
+  const taskQueue = 'bench-webhooks';
+  const transactions = Array.from({ length: TRANSACTIONS }, () => randomUUID());
+  const signer = new Webhook(secret);
+  const signedRequest = (): autocannon.Request => {
+    const body = JSON.stringify({
+      event: 'esign-completed',
+      entity: 'esign',
+      data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: transactions[Math.floor(Math.random() * transactions.length)] },
+    });
+    const id = `msg_${randomUUID()}`;
+    const at = new Date();
+    return {
+      method: 'POST',
+      path: '/webhooks/esign',
+      body,
+      headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signer.sign(id, at, body) },
+    };
+  };
+
+  const bridge = await child(['--import', 'tsx', `${root}src/bridge/main.ts`], {
+    TEMPORAL_ADDRESS: temporal.address,
+    BRIDGE_PORT: String(bridgePort),
+    ESIGN_WEBHOOK_SECRETS: secret,
+    ESIGN_TASK_QUEUE: taskQueue,
+    BRIDGE_LOG: 'false',
+  }, /listening/);
+  const bare = await child(['-e', `require('node:http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.statusCode=204;s.end()})}).listen(${barePort},'127.0.0.1',()=>console.log('listening'))`], {}, /listening/);
+  const rows: Record<string, string | number>[] = [];
+  try {
+    // Running inboxes for the transactions the webhooks name (no worker needed: the server records the signals).
+    const connection = await Connection.connect({ address: temporal.address });
+    const client = new Client({ connection });
+    for (const t of transactions) {
+      await deliverNotification(client, { event: 'esign-completed', entity: 'esign', data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: t } }, { taskQueue });
+    }
+    // Warm-up, then measure.
+    await cannon(`http://127.0.0.1:${bridgePort}`, { duration: 3, requests: [{ setupRequest: () => signedRequest() }] });
+    const bridgeRun = await cannon(`http://127.0.0.1:${bridgePort}`, { requests: [{ setupRequest: () => signedRequest() }] });
+    const bareRun = await cannon(`http://127.0.0.1:${barePort}`, { requests: [{ setupRequest: () => signedRequest() }] });
+
+    // Raw signal-with-start loop at the same concurrency, for the same time.
+    const latencies: number[] = [];
+    const deadline = performance.now() + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < deadline) {
+          const t0 = performance.now();
+          await deliverNotification(client, { event: 'esign-completed', entity: 'esign', data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: transactions[Math.floor(Math.random() * transactions.length)]! } }, { taskQueue });
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+    const signalRate = latencies.length / SECONDS;
+    await connection.close();
+
+    const bridgeOk = bridgeRun.non2xx === 0 && bridgeRun.errors === 0;
+    rows.push(
+      { target: 'bridge /webhooks/esign', 'req/s': fmt(bridgeRun.requests.average, 0), 'p50 ms': bridgeRun.latency.p50, 'p99 ms': bridgeRun.latency.p99, 'non-2xx + errors': bridgeRun.non2xx + bridgeRun.errors },
+      { target: 'baseline: bare node:http 204', 'req/s': fmt(bareRun.requests.average, 0), 'p50 ms': bareRun.latency.p50, 'p99 ms': bareRun.latency.p99, 'non-2xx + errors': bareRun.non2xx + bareRun.errors },
+      { target: 'baseline: raw signal-with-start loop', 'req/s': fmt(signalRate, 0), 'p50 ms': fmt(pct(50)), 'p99 ms': fmt(pct(99)), 'non-2xx + errors': 0 },
+    );
+    await record('webhook ingestion', command, markdownTable(rows), [
+      `${CONNECTIONS} connections, ${SECONDS} s per target, ${TRANSACTIONS} running inbox workflows; every request a distinct, validly signed notification.`,
+      `Bridge / raw signal ceiling: ${fmt(bridgeRun.requests.average / signalRate, 2)} (target: at least 0.9). Bridge / bare HTTP: ${fmt(bridgeRun.requests.average / bareRun.requests.average, 3)}.`,
+      bridgeOk ? 'Every bridge request was answered 2xx.' : 'Some bridge requests failed: see non-2xx + errors.',
+    ]);
+  } finally {
+    await stop(bridge);
+    await stop(bare);
+    await temporal.teardown();
+  }
+}
