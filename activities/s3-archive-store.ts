@@ -2,9 +2,19 @@ import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { ArchiveManifest, ArchiveStore, StoredArchive } from './archive-store.js';
+
+/** An S3 client for AWS or an S3-compatible endpoint (path-style, and only the checksums such servers know). */
+export function s3Client(options: { region: string; endpoint?: string | undefined }): S3Client {
+  return new S3Client({
+    region: options.region,
+    ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
 
 export interface S3ArchiveStoreOptions {
   client: S3Client;

@@ -3,6 +3,7 @@ import { copyFile, mkdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
+import { s3Client } from '../../activities/s3-archive-store.js';
 import { getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../client/transactions.js';
 import { describeIssues } from '../esign/schemas.js';
 import { writeHashed } from '../util/streams.js';
@@ -177,11 +178,8 @@ export async function download(ctx: CliContext, referenceId: string, dir: string
     await copyFile(fileURLToPath(uri), target);
     written = { sha256: createHash('sha256').update(await readFile(target)).digest('hex'), bytes: (await stat(target)).size };
   } else if (uri.protocol === 's3:') {
-    const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
-    const s3 = new S3Client({
-      region: process.env.ESIGN_ARCHIVE_S3_REGION ?? 'us-east-1',
-      ...(process.env.ESIGN_ARCHIVE_S3_ENDPOINT ? { endpoint: process.env.ESIGN_ARCHIVE_S3_ENDPOINT, forcePathStyle: true } : {}),
-    });
+    const { GetObjectCommand } = await import('@aws-sdk/client-s3');
+    const s3 = s3Client({ region: process.env.ESIGN_ARCHIVE_S3_REGION ?? 'us-east-1', endpoint: process.env.ESIGN_ARCHIVE_S3_ENDPOINT });
     const object = await s3.send(new GetObjectCommand({ Bucket: uri.hostname, Key: uri.pathname.slice(1) }));
     written = await writeHashed(object.Body as NodeJS.ReadableStream, target);
     s3.destroy();

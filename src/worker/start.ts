@@ -1,8 +1,7 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { S3Client } from '@aws-sdk/client-s3';
 import { LocalArchiveStore, type ArchiveStore } from '../../activities/archive-store.js';
-import { S3ArchiveStore } from '../../activities/s3-archive-store.js';
+import { S3ArchiveStore, s3Client } from '../../activities/s3-archive-store.js';
 import { dataConverterFromEnv } from '../codec/data-converter.js';
 import { EsignClient } from '../esign/client.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
@@ -23,12 +22,7 @@ export interface StartedWorker {
  */
 function archiveStore(config: WorkerConfig): ArchiveStore {
   if (!config.s3) return new LocalArchiveStore(config.archiveDir);
-  const client = new S3Client({
-    region: config.s3.region,
-    ...(config.s3.endpoint ? { endpoint: config.s3.endpoint, forcePathStyle: true } : {}),
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  const client = s3Client({ region: config.s3.region, endpoint: config.s3.endpoint });
   return new S3ArchiveStore({ client, bucket: config.s3.bucket, prefix: config.s3.prefix });
 }
 

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { s3Client } from '../../activities/s3-archive-store.js';
 
 interface S3rverInstance {
   run(): Promise<{ port: number }>;
@@ -17,15 +18,9 @@ export async function startS3(bucket: string): Promise<{ client: S3Client; endpo
   const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: bucket }] });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new S3Client({
-    endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    // S3-compatible servers do not all know the newer default checksums.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  process.env.AWS_ACCESS_KEY_ID ??= 'S3RVER';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'S3RVER';
+  const client = s3Client({ region: 'us-east-1', endpoint });
   return {
     client,
     endpoint,
