@@ -153,7 +153,6 @@ async function main(): Promise<void> {
   const bridgeUrl = `http://${bridgeAddress.BRIDGE_HOST}:${bridgeAddress.BRIDGE_PORT}/webhooks/esign`;
   const sandbox = await startSandbox({ ...sandboxConfig, webhookUrls: [...new Set([...sandboxConfig.webhookUrls, bridgeUrl])] });
   started.sandbox = sandbox;
-  const token = await sandbox.issueToken();
   say('sandbox', `listening on ${sandbox.url}, webhooks to ${bridgeUrl}`);
 
   process.env.TEMPORAL_ADDRESS ??= `${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`;
@@ -189,13 +188,12 @@ async function main(): Promise<void> {
   say('dev', 'Everything is up:');
   say('dev', `  Temporal gRPC   ${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`);
   say('dev', `  Temporal Web UI http://${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_UI_PORT}`);
-  say('dev', `  Sandbox API     ${sandbox.url}   (dev token below)`);
+  say('dev', `  Sandbox API     ${sandbox.url}   (a dev token: curl -X POST ${sandbox.url}/_sandbox/tokens)`);
   say('dev', `  Webhook bridge  ${bridge.url}/webhooks/esign   (metrics: ${bridge.url}/metrics)`);
   say('dev', `  Codec endpoint  ${codecUrl}   (payloads are encrypted; the Web UI decodes through it)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
   say('dev', `  Worker metrics  ${metricsAddress ? `http://${metricsAddress}/metrics` : 'off'}`);
   say('dev', `  Data dir        ${dataDir}`);
-  say('dev', `  dev token       ${token}`);
   say('dev', 'Next, in another terminal: npm run demo   (or: npm run demo -- --auto-sign; npx esign --help)');
   say('dev', 'Ctrl-C stops everything.');
 }
