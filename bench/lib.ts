@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -44,25 +45,83 @@ export async function record(scenario: string, command: string, table: string, n
   process.stdout.write(`${table}\n${notes.map((n) => `- ${n}`).join('\n')}\n(appended to docs/benchmarks.md)\n`);
 }
 
-/** Starts the sandbox in its own process (so its memory is not ours) and returns its URL and a dev token. */
-export async function startSandboxProcess(dataDir: string): Promise<{ url: string; token: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a TypeScript entry point in its own process and resolves once its output matches `ready`. */
+export function startProcess(entry: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', `${root}${entry}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (ready.test(out)) resolve(proc);
+    });
+    proc.once('exit', (code) => reject(new Error(`${entry} exited (${code}): ${out}`)));
+  });
+}
+
+export function stopProcess(proc: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (proc.exitCode !== null) return resolve();
+    proc.once('exit', () => resolve());
+    proc.kill('SIGTERM');
+  });
+}
+
+/** CPU seconds used so far and peak RSS (VmHWM) of a child process, from /proc. */
+export async function processUsage(pid: number): Promise<{ cpuSeconds: number; peakRssBytes: number }> {
+  const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  const ticks = Number(stat[11]) + Number(stat[12]); // utime + stime, in clock ticks (100 Hz on Linux)
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+  return { cpuSeconds: ticks / 100, peakRssBytes: hwm };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** Runs `task(i)` for i in [0, n) with at most `concurrency` in flight. */
+export async function pool(n: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, n) }, async () => {
+      while (next < n) await task(next++);
+    }),
+  );
+}
+
+/** Starts the sandbox in its own process (so its memory is not ours) and returns its URL, a dev token and its webhook secret. */
+export async function startSandboxProcess(
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<{ url: string; token: string; webhookSecret: string; child: ChildProcess; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', `${root}src/sandbox/main.ts`], {
-    env: { ...process.env, SANDBOX_PORT: '0', SANDBOX_DATA_DIR: dataDir, SANDBOX_MAX_UPLOAD_BYTES: String(2 ** 31) },
+    env: { ...process.env, SANDBOX_PORT: '0', SANDBOX_DATA_DIR: dataDir, SANDBOX_MAX_UPLOAD_BYTES: String(2 ** 31), ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
-  const { url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
+  const { url, token, webhookSecret } = await new Promise<{ url: string; token: string; webhookSecret: string }>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const url = /listening on (\S+)/.exec(out)?.[1];
       const token = /dev API token:\s+(\S+)/.exec(out)?.[1];
-      if (url && token) resolve({ url, token });
+      const webhookSecret = /webhook secret:\s+(\S+)/.exec(out)?.[1];
+      if (url && token && webhookSecret) resolve({ url, token, webhookSecret });
     });
     child.once('exit', (code) => reject(new Error(`sandbox exited (${code}): ${out}`)));
   });
   return {
     url,
     token,
+    webhookSecret,
     child,
     stop: () =>
       new Promise<void>((resolve) => {

@@ -1,8 +1,10 @@
 // `npm run bench` runs every scenario; `npm run bench -- <name>` one of them.
 import { archiveStreaming } from './archive-streaming.js';
+import { endToEnd } from './end-to-end.js';
 import { webhookIngestion } from './webhook-ingestion.js';
 
 const scenarios: Record<string, (command: string) => Promise<void>> = {
+  e2e: endToEnd,
   webhooks: webhookIngestion,
   archive: archiveStreaming,
 };

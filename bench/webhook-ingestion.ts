@@ -3,9 +3,8 @@
 // same run: a bare node:http server answering 204 (the HTTP ceiling here) and
 // a loop of raw signal-with-start calls at the same concurrency (the Temporal
 // ceiling). Bridge and bare server run in their own processes.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import autocannon from 'autocannon';
@@ -13,38 +12,11 @@ import { Webhook } from 'standardwebhooks';
 import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
-import { fmt, markdownTable, record, root } from './lib.js';
+import { fmt, freePort, markdownTable, percentile, record, startProcess, stopProcess } from './lib.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const TRANSACTIONS = 200;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function child(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (ready.test(out)) resolve(proc);
-    });
-    proc.once('exit', (code) => reject(new Error(`child exited (${code}): ${out}`)));
-  });
-}
-
-const stop = (proc: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    proc.once('exit', () => resolve());
-    proc.kill('SIGTERM');
-  });
 
 async function cannon(url: string, options: Partial<autocannon.Options>): Promise<autocannon.Result> {
   return autocannon({ url, connections: CONNECTIONS, duration: SECONDS, ...options });
@@ -77,14 +49,15 @@ export async function webhookIngestion(command: string): Promise<void> {
     };
   };
 
-  const bridge = await child(['--import', 'tsx', `${root}src/bridge/main.ts`], {
+  const bridge = await startProcess('src/bridge/main.ts', {
     TEMPORAL_ADDRESS: temporal.address,
     BRIDGE_PORT: String(bridgePort),
     ESIGN_WEBHOOK_SECRETS: secret,
     ESIGN_TASK_QUEUE: taskQueue,
     BRIDGE_LOG: 'false',
   }, /listening/);
-  const bare = await child(['-e', `require('node:http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.statusCode=204;s.end()})}).listen(${barePort},'127.0.0.1',()=>console.log('listening'))`], {}, /listening/);
+  const bare = spawn(process.execPath, ['-e', `require('node:http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.statusCode=204;s.end()})}).listen(${barePort},'127.0.0.1')`], { stdio: 'inherit' });
+  await new Promise((r) => setTimeout(r, 500));
   const rows: Record<string, string | number>[] = [];
   try {
     // Running inboxes for the transactions the webhooks name (no worker needed: the server records the signals).
@@ -111,7 +84,7 @@ export async function webhookIngestion(command: string): Promise<void> {
       }),
     );
     latencies.sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+    const pct = (p: number) => percentile(latencies, p);
     const signalRate = latencies.length / SECONDS;
     await connection.close();
 
@@ -127,8 +100,8 @@ export async function webhookIngestion(command: string): Promise<void> {
       bridgeOk ? 'Every bridge request was answered 2xx.' : 'Some bridge requests failed: see non-2xx + errors.',
     ]);
   } finally {
-    await stop(bridge);
-    await stop(bare);
+    await stopProcess(bridge);
+    await stopProcess(bare);
     await temporal.teardown();
   }
 }
