@@ -1,5 +1,4 @@
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -11,6 +10,7 @@ import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import { postWebhook, signedHeaders, startTestBridge } from './support/bridge.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 import { startTestSandbox, uploadedRequest } from './support/sandbox.js';
+import { freePort } from './support/temporal.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -55,12 +55,7 @@ describe('webhook bridge resilience', () => {
   });
 
   it('answers 503 with Retry-After while Temporal is down, and the provider redelivers once it is back', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const { port: p } = s.address() as { port: number };
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const dbFilename = join(await mkdtemp(join(tmpdir(), 'temporal-restart-')), 'temporal.sqlite');
     const startServer = () =>
       TestWorkflowEnvironment.createLocal({

@@ -12,7 +12,7 @@ import { AesGcmCodec, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { postWebhook, signedHeaders } from './support/bridge.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';
+import { connectToTestServer, freePort, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const codecKey = randomBytes(32).toString('base64');
@@ -61,7 +61,7 @@ afterAll(async () => {
 it('prints no bearer token, webhook secret, codec key or signer password in any log or error', async () => {
   const [pdf] = await samplePdfFiles(['Confidential']);
   const taskQueue = uniqueTaskQueue('secrets');
-  const bridgePort = String(20000 + Math.floor(Math.random() * 20000));
+  const bridgePort = String(await freePort());
   const common = { TEMPORAL_ADDRESS: inject('temporalAddress'), ESIGN_TASK_QUEUE: taskQueue, ESIGN_CODEC_KEYS: `k:${codecKey}`, LOG_LEVEL: 'debug', ESIGN_METRICS_ADDRESS: '' };
   await start('src/bridge/main.ts', { ...common, BRIDGE_PORT: bridgePort, ESIGN_WEBHOOK_SECRETS: webhookSecret, BRIDGE_LOG: 'true' }, /listening/);
   await start(
