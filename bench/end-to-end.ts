@@ -18,7 +18,7 @@ import { writeHashed } from '../src/util/streams.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import type { baselineTransaction } from './baseline-workflows.js';
-import { fmt, freePort, markdownTable, mib, percentile, pool, processUsage, record, startProcess, startSandboxProcess, stopProcess } from './lib.js';
+import { fmt, freePort, markdownTable, mib, percentile, pool, processUsage, prebuiltBundle, record, startProcess, startSandboxProcess, stopProcess } from './lib.js';
 
 const N = Number(process.env.BENCH_E2E_N ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_E2E_CONCURRENCY ?? 20);
@@ -41,7 +41,7 @@ export async function endToEnd(command: string): Promise<void> {
   const bridge = await startProcess('src/bridge/main.ts', { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' }, /listening/);
   const worker = await startProcess(
     'src/worker/main.ts',
-    { ...common, ESIGN_PROVIDER_URL: sandbox.url, ESIGN_PROVIDER_TOKEN: sandbox.token, ESIGN_ARCHIVE_DIR: join(work, 'archive'), ESIGN_DOCUMENT_ROOTS: docs, LOG_LEVEL: 'info' },
+    { ...common, ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work), ESIGN_PROVIDER_URL: sandbox.url, ESIGN_PROVIDER_TOKEN: sandbox.token, ESIGN_ARCHIVE_DIR: join(work, 'archive'), ESIGN_DOCUMENT_ROOTS: docs, LOG_LEVEL: 'info' },
     /worker polling/,
   );
   const baselineWorker = await startProcess('bench/baseline-worker.ts', { TEMPORAL_ADDRESS: temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline' }, /worker polling/);

@@ -34,9 +34,12 @@ export function markdownTable(rows: Record<string, string | number>[]): string {
   return [`| ${cols.join(' | ')} |`, `| ${cols.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${cols.map((c) => String(r[c])).join(' | ')} |`)].join('\n');
 }
 
-/** Appends a scenario's results to docs/benchmarks.md with the machine and the command that produced them. */
+/**
+ * Appends a scenario's results to docs/benchmarks.md (or BENCH_REPORT_FILE,
+ * which the smoke test uses) with the machine and the command that produced them.
+ */
 export async function record(scenario: string, command: string, table: string, notes: string[] = []): Promise<void> {
-  const file = `${root}docs/benchmarks.md`;
+  const file = process.env.BENCH_REPORT_FILE ?? `${root}docs/benchmarks.md`;
   const header = '# Benchmarks\n\nFigures appended by `npm run bench` (one scenario: `npm run bench -- <name>`). Each run compares against baselines measured in the same run on the same machine; targets are in the benchmarks issue and are reported, never asserted in tests.\n';
   const existing = await readFile(file, 'utf8').catch(() => '');
   if (!existing) await writeFile(file, header);
@@ -129,4 +132,14 @@ export async function startSandboxProcess(
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** Writes the prebuilt workflow bundle production workers use, so bench workers do not bundle at start. */
+export async function prebuiltBundle(dir: string): Promise<string> {
+  const { bundleWorkflowCode } = await import('@temporalio/worker');
+  const { workflowsPath } = await import('../src/worker/create-worker.js');
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+  const path = `${dir}/workflow-bundle.js`;
+  await writeFile(path, code);
+  return path;
 }

@@ -1,12 +1,14 @@
 // `npm run bench` runs every scenario; `npm run bench -- <name>` one of them.
 import { archiveStreaming } from './archive-streaming.js';
 import { endToEnd } from './end-to-end.js';
+import { manyWaiting } from './many-waiting.js';
 import { webhookIngestion } from './webhook-ingestion.js';
 
 const scenarios: Record<string, (command: string) => Promise<void>> = {
   e2e: endToEnd,
   webhooks: webhookIngestion,
   archive: archiveStreaming,
+  waiting: manyWaiting,
 };
 
 const wanted = process.argv.slice(2);
