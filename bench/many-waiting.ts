@@ -115,7 +115,8 @@ export async function manyWaiting(command: string): Promise<void> {
       },
     ]), [
       `Starts at concurrency ${CONCURRENCY}; completion counted through visibility (EsignStatus = 'completed'), which may lag by about a second.`,
-      `Worker CPU while waiting idle: ${fmt(waiting.cpuSeconds, 1)} s in total before the burst.`,
+      `Worker CPU used until all were waiting (creating them): ${fmt(waiting.cpuSeconds, 1)} s.`,
+      `Worker RSS grows with the number of cached workflows (each transaction and its inbox; ESIGN_MAX_CACHED_WORKFLOWS bounds it).`,
     ]);
   } finally {
     await provider.close();
