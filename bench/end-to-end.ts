@@ -4,21 +4,14 @@
 // processes. Baselines in the same run: T, the same workflow shape with no-op
 // activities (Temporal's ceiling here), and P, the same HTTP calls made by a
 // plain async loop without Temporal (what durability costs).
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { request } from 'undici';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { EsignClient } from '../src/esign/client.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
-import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
 import { writeHashed } from '../src/util/streams.js';
 import { statusQuery } from '../workflows/definitions.js';
-import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import type { baselineTransaction } from './baseline-workflows.js';
-import { fmt, freePort, markdownTable, mib, percentile, pool, processUsage, prebuiltBundle, record, startProcess, startSandboxProcess, stopProcess } from './lib.js';
+import { fmt, markdownTable, mib, percentile, pool, processUsage, record, startProcess, stopProcess } from './lib.js';
+import { startBenchStack } from './stack.js';
 
 const N = Number(process.env.BENCH_E2E_N ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_E2E_CONCURRENCY ?? 20);
@@ -26,37 +19,14 @@ const CONCURRENCY = Number(process.env.BENCH_E2E_CONCURRENCY ?? 20);
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
 export async function endToEnd(command: string): Promise<void> {
-  const { cli } = await ensureTemporalBinaries('cli');
-  const temporal = await TestWorkflowEnvironment.createLocal({
-    server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes], log: { format: 'pretty', level: 'error' } },
-  });
-  const work = await mkdtemp(join(tmpdir(), 'bench-e2e-'));
-  const docs = join(work, 'docs');
-  await mkdir(docs, { recursive: true });
-  const pdf = join(docs, 'agreement.pdf');
-  await writeFile(pdf, await samplePdf('Agreement'));
-  const bridgePort = await freePort();
-  const sandbox = await startSandboxProcess(join(work, 'sandbox'), { SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign` });
-  const common = { TEMPORAL_ADDRESS: temporal.address, ESIGN_TASK_QUEUE: 'bench-e2e', LOG_LEVEL: 'warn', ESIGN_METRICS_ADDRESS: '' };
-  const bridge = await startProcess('src/bridge/main.ts', { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' }, /listening/);
-  const worker = await startProcess(
-    'src/worker/main.ts',
-    { ...common, ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work), ESIGN_PROVIDER_URL: sandbox.url, ESIGN_PROVIDER_TOKEN: sandbox.token, ESIGN_ARCHIVE_DIR: join(work, 'archive'), ESIGN_DOCUMENT_ROOTS: docs, LOG_LEVEL: 'info' },
-    /worker polling/,
+  const stack = await startBenchStack('e2e');
+  const { client, provider, pdf, work, sign } = stack;
+  const baselineWorker = await startProcess('bench/baseline-worker.ts', { TEMPORAL_ADDRESS: stack.temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline' }, /worker polling/).catch(
+    async (err: unknown) => {
+      await stack.stop();
+      throw err;
+    },
   );
-  const baselineWorker = await startProcess('bench/baseline-worker.ts', { TEMPORAL_ADDRESS: temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline' }, /worker polling/);
-  const connection = await Connection.connect({ address: temporal.address });
-  const client = new Client({ connection });
-  const provider = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token });
-  const sign = async (transactionId: string, participantId: string) => {
-    const res = await request(`${sandbox.url}/_sandbox/transactions/${transactionId}/participants/${participantId}/sign`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
-    await res.body.dump();
-    if (res.statusCode !== 200) throw new Error(`sign: HTTP ${res.statusCode}`);
-  };
 
   const ours = async (i: number, startToArchived: number[], webhookToArchived: number[]) => {
     const t0 = performance.now();
@@ -71,7 +41,7 @@ export async function endToEnd(command: string): Promise<void> {
         reconcileInterval: '1 hour',
       },
       // One round trip: start, and return once the signer's URL exists (update-with-start).
-      { taskQueue: 'bench-e2e', signingUrlFor: { participantIds: [participantId] } },
+      { taskQueue: stack.taskQueue, signingUrlFor: { participantIds: [participantId] } },
     );
     const status = await handle.query(statusQuery);
     await sign(status.transactionId!, participantId);
@@ -114,11 +84,11 @@ export async function endToEnd(command: string): Promise<void> {
 
     const startToArchived: number[] = [];
     const webhookToArchived: number[] = [];
-    const before = await processUsage(worker.pid!);
+    const before = await processUsage(stack.worker.pid!);
     let t0 = performance.now();
     await pool(N, CONCURRENCY, (i) => ours(i + 1000, startToArchived, webhookToArchived));
     const oursSeconds = (performance.now() - t0) / 1000;
-    const after = await processUsage(worker.pid!);
+    const after = await processUsage(stack.worker.pid!);
 
     t0 = performance.now();
     await pool(N, CONCURRENCY, (i) => baseline(i + 1000));
@@ -143,13 +113,7 @@ export async function endToEnd(command: string): Promise<void> {
       'Worker RSS grows with the workflow cache (each transaction and its inbox stay cached up to ESIGN_MAX_CACHED_WORKFLOWS), not with traffic.',
     ]);
   } finally {
-    await provider.close();
-    await connection.close();
     await stopProcess(baselineWorker);
-    await stopProcess(worker);
-    await stopProcess(bridge);
-    await sandbox.stop();
-    await temporal.teardown();
-    await rm(work, { recursive: true, force: true });
+    await stack.stop();
   }
 }

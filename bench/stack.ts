@@ -1,0 +1,89 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { request } from 'undici';
+import { EsignClient } from '../src/esign/client.js';
+import { samplePdf } from '../src/sandbox/pdf.js';
+import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
+import { esignSearchAttributes } from '../workflows/search-attributes.js';
+import { freePort, prebuiltBundle, startProcess, startSandboxProcess, stopProcess } from './lib.js';
+
+/** The whole system for a scenario: a dev server, and the sandbox, bridge and worker each in its own process. */
+export interface BenchStack {
+  temporal: TestWorkflowEnvironment;
+  client: Client;
+  provider: EsignClient;
+  worker: ChildProcess;
+  sandboxUrl: string;
+  taskQueue: string;
+  work: string;
+  /** A small PDF inside the worker's document root. */
+  pdf: string;
+  /** Signs as a participant through the sandbox (it then sends the webhook). */
+  sign: (transactionId: string, participantId: string) => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+export async function startBenchStack(name: string): Promise<BenchStack> {
+  const { cli } = await ensureTemporalBinaries('cli');
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes], log: { format: 'pretty', level: 'error' } },
+  });
+  const work = await mkdtemp(join(tmpdir(), `bench-${name}-`));
+  const docs = join(work, 'docs');
+  await mkdir(docs, { recursive: true });
+  const pdf = join(docs, 'agreement.pdf');
+  await writeFile(pdf, await samplePdf('Agreement'));
+  const taskQueue = `bench-${name}`;
+  const bridgePort = await freePort();
+  const sandbox = await startSandboxProcess(join(work, 'sandbox'), { SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign` });
+  const common = { TEMPORAL_ADDRESS: temporal.address, ESIGN_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn', ESIGN_METRICS_ADDRESS: '' };
+  const bridge = await startProcess('src/bridge/main.ts', { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' }, /listening/);
+  const worker = await startProcess(
+    'src/worker/main.ts',
+    {
+      ...common,
+      ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
+      ESIGN_PROVIDER_URL: sandbox.url,
+      ESIGN_PROVIDER_TOKEN: sandbox.token,
+      ESIGN_ARCHIVE_DIR: join(work, 'archive'),
+      ESIGN_DOCUMENT_ROOTS: docs,
+      LOG_LEVEL: 'info',
+    },
+    /worker polling/,
+  );
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection });
+  const provider = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token });
+  return {
+    temporal,
+    client,
+    provider,
+    worker,
+    sandboxUrl: sandbox.url,
+    taskQueue,
+    work,
+    pdf,
+    sign: async (transactionId, participantId) => {
+      const res = await request(`${sandbox.url}/_sandbox/transactions/${transactionId}/participants/${participantId}/sign`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`sign: HTTP ${res.statusCode}`);
+    },
+    stop: async () => {
+      await provider.close();
+      await connection.close();
+      await stopProcess(worker);
+      await stopProcess(bridge);
+      await sandbox.stop();
+      await temporal.teardown();
+      await rm(work, { recursive: true, force: true });
+    },
+  };
+}
