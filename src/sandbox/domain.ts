@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
@@ -618,8 +618,4 @@ function safePdfName(fileName: string): string {
     .replace(/^[._]+/, '')
     .slice(0, 100);
   return `${cleaned || 'document'}.pdf`;
-}
-
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash('sha256').update(data).digest('hex');
 }

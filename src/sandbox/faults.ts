@@ -44,13 +44,6 @@ export class FaultInjector {
     this.#state = this.#config.seed >>> 0;
   }
 
-  get enabled(): boolean {
-    const c = this.#config;
-    return (
-      c.error5xxRate + c.resetRate + c.rateLimitRate + c.latencyMs + c.truncateZipRate + c.duplicateWebhookRate + c.dropWebhookRate >
-      0
-    );
-  }
 
   /** Decides the fault, if any, for one API request. */
   forRequest(): 'reset' | '429' | '5xx' | undefined {
