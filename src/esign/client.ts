@@ -63,7 +63,6 @@ export class EsignClient {
   readonly #prefix: string;
   readonly #token: EsignClientOptions['token'];
   readonly #userAgent: string;
-  #lastToken: string | undefined;
 
   constructor(options: EsignClientOptions) {
     const url = new URL(options.baseUrl);
@@ -220,7 +219,8 @@ export class EsignClient {
 
   /** Sends one request; resolves with a 2xx response, rejects with a classified error otherwise. */
   async #send(operation: string, request: RequestSpec, options: CallOptions): Promise<Dispatcher.ResponseData> {
-    const token = await this.#resolveToken();
+    const token = typeof this.#token === 'function' ? await this.#token() : this.#token;
+    const scrub = (text: string) => redact(text, [token]);
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
       accept: request.accept ?? 'application/json',
@@ -248,47 +248,12 @@ export class EsignClient {
       throw new EsignApiError({
         kind,
         operation,
-        message: `${request.method} ${request.path} failed before a response (${this.#redact(detail)})`,
-        cause: cause instanceof Error ? new Error(this.#redact(cause.message)) : undefined,
+        message: `${request.method} ${request.path} failed before a response (${scrub(detail)})`,
+        cause: cause instanceof Error ? new Error(scrub(cause.message)) : undefined,
       });
     }
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
-    throw await this.#httpError(operation, request, response);
-  }
-
-  async #httpError(operation: string, request: RequestSpec, response: Dispatcher.ResponseData): Promise<EsignApiError> {
-    const text = await readLimited(response.body, MAX_ERROR_BODY);
-    let problem: ProblemDetails | undefined;
-    try {
-      const parsed = ProblemDetails.safeParse(JSON.parse(text));
-      if (parsed.success) problem = parsed.data;
-    } catch {
-      // Not JSON: keep the start of the text as the detail.
-    }
-    const summary = problem
-      ? [problem.title, problem.detail].filter(Boolean).join(': ')
-      : text.replace(/\s+/g, ' ').trim().slice(0, 300);
-    const message = this.#redact(
-      `${request.method} ${request.path} returned HTTP ${response.statusCode}${summary ? `: ${summary}` : ''}`,
-    );
-    return new EsignApiError({
-      kind: 'http',
-      operation,
-      status: response.statusCode,
-      retryAfterMs: parseRetryAfter(response.headers['retry-after']),
-      problem: problem ? (JSON.parse(this.#redact(JSON.stringify(problem))) as ProblemDetails) : undefined,
-      message,
-    });
-  }
-
-  async #resolveToken(): Promise<string> {
-    const token = typeof this.#token === 'function' ? await this.#token() : this.#token;
-    this.#lastToken = token;
-    return token;
-  }
-
-  #redact(text: string): string {
-    return redact(text, [this.#lastToken, typeof this.#token === 'string' ? this.#token : undefined]);
+    throw await httpError(operation, request, response, scrub);
   }
 }
 
@@ -298,6 +263,37 @@ interface RequestSpec {
   json?: unknown;
   body?: FormData;
   accept?: string;
+}
+
+/** The classified error for a non-2xx answer; `scrub` removes the request's token from anything shown. */
+async function httpError(
+  operation: string,
+  request: RequestSpec,
+  response: Dispatcher.ResponseData,
+  scrub: (text: string) => string,
+): Promise<EsignApiError> {
+  const text = await readLimited(response.body, MAX_ERROR_BODY);
+  let problem: ProblemDetails | undefined;
+  try {
+    const parsed = ProblemDetails.safeParse(JSON.parse(text));
+    if (parsed.success) problem = parsed.data;
+  } catch {
+    // Not JSON: keep the start of the text as the detail.
+  }
+  const summary = problem
+    ? [problem.title, problem.detail].filter(Boolean).join(': ')
+    : text.replace(/\s+/g, ' ').trim().slice(0, 300);
+  const message = scrub(
+    `${request.method} ${request.path} returned HTTP ${response.statusCode}${summary ? `: ${summary}` : ''}`,
+  );
+  return new EsignApiError({
+    kind: 'http',
+    operation,
+    status: response.statusCode,
+    retryAfterMs: parseRetryAfter(response.headers['retry-after']),
+    problem: problem ? (JSON.parse(scrub(JSON.stringify(problem))) as ProblemDetails) : undefined,
+    message,
+  });
 }
 
 function encodeId(id: string): string {
