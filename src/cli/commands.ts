@@ -1,5 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readFile, stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
@@ -175,8 +176,8 @@ export async function download(ctx: CliContext, referenceId: string, dir: string
   const uri = new URL(result.archive.uri);
   let written: { sha256: string; bytes: number };
   if (uri.protocol === 'file:') {
-    await copyFile(fileURLToPath(uri), target);
-    written = { sha256: createHash('sha256').update(await readFile(target)).digest('hex'), bytes: (await stat(target)).size };
+    // One streamed pass: the copy is hashed as it is written.
+    written = await writeHashed(createReadStream(fileURLToPath(uri)), target);
   } else if (uri.protocol === 's3:') {
     const { GetObjectCommand } = await import('@aws-sdk/client-s3');
     const s3 = s3Client({ region: process.env.ESIGN_ARCHIVE_S3_REGION ?? 'us-east-1', endpoint: process.env.ESIGN_ARCHIVE_S3_ENDPOINT });

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { startEsignTransaction } from '../client/transactions.js';
 import { samplePdf } from '../sandbox/pdf.js';
+import { hashFile } from '../util/streams.js';
 import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../../workflows/definitions.js';
 import { CliError, Exit, type CliContext } from './context.js';
 
@@ -94,7 +94,7 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   if (result.status !== 'completed' || !result.archive) throw new CliError(`transaction ended ${result.status}`, Exit.notCompleted);
   const uri = new URL(result.archive.uri);
   if (uri.protocol === 'file:') {
-    const sha = createHash('sha256').update(await readFile(fileURLToPath(uri))).digest('hex');
+    const { sha256: sha } = await hashFile(fileURLToPath(uri));
     if (sha !== result.archive.sha256) throw new CliError(`archive ${result.archive.uri} does not match its SHA-256`);
     say(`Archive verified: ${fileURLToPath(uri)} (${result.archive.bytes} bytes, sha256 ${sha.slice(0, 16)}…, ${result.archive.files.length} PDFs)`);
   } else {

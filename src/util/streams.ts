@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -28,5 +28,16 @@ export async function writeHashed(
     },
   });
   await pipeline(source, tap, createWriteStream(path), options.signal ? { signal: options.signal } : {});
+  return { bytes, sha256: hash.digest('hex') };
+}
+
+/** SHA-256 and size of a file, read as a stream. */
+export async function hashFile(path: string): Promise<WrittenFile> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(path)) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
   return { bytes, sha256: hash.digest('hex') };
 }
