@@ -249,8 +249,14 @@ export class Sandbox {
 
   // ----------------------------------------------------------------- signing
 
-  /** Resolves a signing address to what its page shows, or to why it cannot be shown. */
-  async signingView(token: string): Promise<SigningView | { refusal: SigningRefusal; style: IframeStyle }> {
+  /**
+   * Opens a signing address: its transaction and claims, or why it cannot be
+   * used (spec section 7). The page, its documents and its actions all go
+   * through here, so they refuse the same things.
+   */
+  async #openAddress(
+    token: string,
+  ): Promise<{ t: TransactionRow; participantIds: string[]; style: IframeStyle } | { refusal: SigningRefusal; style: IframeStyle }> {
     let claims;
     try {
       claims = await this.#tokens.verifySigningToken(token);
@@ -263,9 +269,15 @@ export class Sandbox {
     if (!t || t.status === 'deleted') return { refusal: 'not_found', style };
     const refusal = statusRefusal(t.status);
     if (refusal) return { refusal, style };
-    const byId = new Map(t.body.participants.map((p) => [p.id, p]));
-    if (claims.participantIds.some((pid) => !byId.has(pid))) return { refusal: 'participant_mismatch', style };
-    return this.#view(t, claims.participantIds, style);
+    const known = new Set(t.body.participants.map((p) => p.id));
+    if (claims.participantIds.some((pid) => !known.has(pid))) return { refusal: 'participant_mismatch', style };
+    return { t, participantIds: claims.participantIds, style };
+  }
+
+  /** Resolves a signing address to what its page shows, or to why it cannot be shown. */
+  async signingView(token: string): Promise<SigningView | { refusal: SigningRefusal; style: IframeStyle }> {
+    const opened = await this.#openAddress(token);
+    return 'refusal' in opened ? opened : this.#view(opened.t, opened.participantIds, opened.style);
   }
 
   #view(t: TransactionRow, participantIds: readonly string[], style: IframeStyle): SigningView {
@@ -325,10 +337,9 @@ export class Sandbox {
 
   /** The original PDF of one document, for a signing page that may still be used. */
   async documentForSigning(token: string, docIndex: number): Promise<string> {
-    const view = await this.signingView(token);
-    if ('refusal' in view) throw new SandboxError('forbidden', `signing page unavailable: ${view.refusal}`);
-    const t = this.#store.getTransactionByEsignId(view.esignId)!;
-    const doc = Number.isInteger(docIndex) ? t.body.documents[docIndex] : undefined;
+    const opened = await this.#openAddress(token);
+    if ('refusal' in opened) throw new SandboxError('forbidden', `signing page unavailable: ${opened.refusal}`);
+    const doc = Number.isInteger(docIndex) ? opened.t.body.documents[docIndex] : undefined;
     if (!doc) throw new SandboxError('not_found', 'no such document');
     return this.uploadPath(doc.StoragePath);
   }
@@ -357,18 +368,14 @@ export class Sandbox {
   }
 
   async #signable(token: string, participantId: string): Promise<TransactionRow> {
-    let claims;
-    try {
-      claims = await this.#tokens.verifySigningToken(token);
-    } catch (err) {
-      if (err instanceof TokenError) throw new SandboxError('unauthorized', `signing address ${err.message}`);
-      throw err;
+    const opened = await this.#openAddress(token);
+    if ('refusal' in opened) {
+      const expiredOrInvalid = opened.refusal === 'link_invalid' || opened.refusal === 'link_expired';
+      throw new SandboxError(expiredOrInvalid ? 'unauthorized' : 'conflict', `signing address unusable: ${opened.refusal}`);
     }
-    if (!claims.participantIds.includes(participantId)) throw new SandboxError('forbidden', 'this address was not issued for that participant');
-    const t = this.#store.getTransactionByEsignId(claims.esignId);
-    if (!t) throw new SandboxError('not_found', 'transaction not found');
-    this.#checkSignable(t, participantId);
-    return t;
+    if (!opened.participantIds.includes(participantId)) throw new SandboxError('forbidden', 'this address was not issued for that participant');
+    this.#checkSignable(opened.t, participantId);
+    return opened.t;
   }
 
   #checkSignable(t: TransactionRow, participantId: string): void {
