@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -48,14 +47,7 @@ export async function record(scenario: string, command: string, table: string, n
   process.stdout.write(`${table}\n${notes.map((n) => `- ${n}`).join('\n')}\n(appended to docs/benchmarks.md)\n`);
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../src/util/net.js';
 
 /** Starts a TypeScript entry point in its own process and resolves once its output matches `ready`. */
 export function startProcess(entry: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {

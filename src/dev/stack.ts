@@ -3,7 +3,7 @@
 // sandbox, the webhook bridge it delivers to, and the transaction worker.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { BridgeEnv } from '../bridge/config.js';
@@ -56,7 +56,6 @@ function pipePrefixed(child: ChildProcess, who: keyof typeof colours): void {
 }
 
 async function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
-  const { connect } = await import('node:net');
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const ok = await new Promise<boolean>((done) => {
