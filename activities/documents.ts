@@ -6,7 +6,7 @@ import { request } from 'undici';
 import type { EsignClient, UploadSource } from '../src/esign/client.js';
 import { writeHashed } from '../src/util/streams.js';
 import type { DocumentSource } from '../workflows/input.js';
-import { FailureType, provider } from './failures.js';
+import { FailureType, heartbeating, provider } from './failures.js';
 import type { UrlPolicy } from './url-policy.js';
 
 export interface DocumentDeps {
@@ -69,31 +69,34 @@ export function createDocumentActivities(deps: DocumentDeps) {
       const pending = input.documents.map((d, i) => ({ d, i })).filter(({ d }) => !('storagePath' in d.source));
       if (pending.length === 0) return { storagePaths: storagePaths as string[] };
 
-      const scratch = await mkdtemp(join(tmpdir(), 'esign-upload-'));
-      try {
-        const files: UploadSource[] = [];
-        for (const { d, i } of pending) {
-          const label = `documents[${i}] (${d.title})`;
-          ctx.heartbeat({ preparing: i });
-          if ('path' in d.source) {
-            const path = await allowedPath(d.source.path, deps.documentRoots, label);
-            await checkPdf(path, label, deps.maxDocumentBytes);
-            files.push({ path, fileName: basename(path) });
-          } else if ('url' in d.source) {
-            const url = deps.urlPolicy.check(d.source.url, `${label} source`);
-            const target = join(scratch, `${i}.pdf`);
-            await download(url, target, deps.maxDocumentBytes, label, ctx.cancellationSignal);
-            await checkPdf(target, label, deps.maxDocumentBytes);
-            files.push({ path: target, fileName: safeName(url.pathname, i) });
+      // Heartbeats cover reading, fetching and uploading: a killed worker is noticed in seconds.
+      return heartbeating(async () => {
+        const scratch = await mkdtemp(join(tmpdir(), 'esign-upload-'));
+        try {
+          const files: UploadSource[] = [];
+          for (const { d, i } of pending) {
+            const label = `documents[${i}] (${d.title})`;
+            ctx.heartbeat({ preparing: i });
+            if ('path' in d.source) {
+              const path = await allowedPath(d.source.path, deps.documentRoots, label);
+              await checkPdf(path, label, deps.maxDocumentBytes);
+              files.push({ path, fileName: basename(path) });
+            } else if ('url' in d.source) {
+              const url = deps.urlPolicy.check(d.source.url, `${label} source`);
+              const target = join(scratch, `${i}.pdf`);
+              await download(url, target, deps.maxDocumentBytes, label, ctx.cancellationSignal);
+              await checkPdf(target, label, deps.maxDocumentBytes);
+              files.push({ path: target, fileName: safeName(url.pathname, i) });
+            }
           }
+          ctx.heartbeat({ uploading: files.length });
+          const uploaded = await provider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
+          pending.forEach(({ i }, k) => (storagePaths[i] = uploaded[k]!.StoragePath));
+          return { storagePaths: storagePaths as string[] };
+        } finally {
+          await rm(scratch, { recursive: true, force: true });
         }
-        ctx.heartbeat({ uploading: files.length });
-        const uploaded = await provider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
-        pending.forEach(({ i }, k) => (storagePaths[i] = uploaded[k]!.StoragePath));
-        return { storagePaths: storagePaths as string[] };
-      } finally {
-        await rm(scratch, { recursive: true, force: true });
-      }
+      });
     },
   };
 }

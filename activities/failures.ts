@@ -40,18 +40,26 @@ export function toFailure(err: unknown): unknown {
 const HEARTBEAT_EVERY_MS = 2_000;
 
 /**
- * Runs a provider call and converts its failure. It heartbeats while the call
- * is in flight, so a worker that dies mid-call is noticed within the activity's
- * heartbeat timeout rather than its whole start-to-close timeout.
+ * Heartbeats every 2 s while `work` runs. The heartbeat proves the worker
+ * process is alive, so a worker that dies mid-activity is noticed within the
+ * activity's (short) heartbeat timeout rather than its whole start-to-close
+ * timeout; progress details, when given, show in the Web UI and CLI.
  */
-export async function provider<T>(call: () => Promise<T>): Promise<T> {
+export async function heartbeating<T>(work: () => Promise<T>, details?: () => unknown): Promise<T> {
   const ctx = Context.current();
-  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  const beat = setInterval(() => ctx.heartbeat(details?.()), HEARTBEAT_EVERY_MS);
   try {
-    return await call();
-  } catch (err) {
-    throw toFailure(err);
+    return await work();
   } finally {
     clearInterval(beat);
+  }
+}
+
+/** Runs a provider call while heartbeating, and converts its failure. */
+export async function provider<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await heartbeating(call);
+  } catch (err) {
+    throw toFailure(err);
   }
 }

@@ -44,12 +44,13 @@ import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './se
 
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
 
-const UPLOAD = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '1 minute', retry } as const;
-// Provider calls heartbeat while in flight (activities/failures.ts): a dead worker is noticed in 10 s.
+// Activities heartbeat every 2 s while they run (activities/failures.ts), so a dead worker is noticed
+// within the heartbeat timeout, however long the start-to-close allows a slow upload or download.
+const UPLOAD = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '20 seconds', retry } as const;
 const PROVIDER = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry } as const;
 /** Reconciliation polls give up quickly: the next poll comes anyway. */
 const POLL = { ...PROVIDER, startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } } as const;
-const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '2 minutes', retry } as const;
+const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '20 seconds', retry } as const;
 const REPORT = { startToCloseTimeout: '30 seconds', retry: { ...retry, maximumInterval: '5 minutes', maximumAttempts: 20 } } as const;
 
 /** Activities whose calls carry a summary, so the Web UI's timeline reads as the business process. */

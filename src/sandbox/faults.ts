@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { seededRandom } from '../util/seeded-random.js';
 
 const rate = z.number().min(0).max(1).default(0);
 
@@ -25,14 +26,25 @@ export const FaultConfig = z.object({
 export type FaultConfig = z.infer<typeof FaultConfig>;
 export type FaultConfigInput = z.input<typeof FaultConfig>;
 
-/** A seeded PRNG (mulberry32): the same seed gives the same sequence of fault decisions. */
+/** Counts of the faults injected, by kind. */
+export interface InjectedFaults {
+  '5xx': number;
+  reset: number;
+  '429': number;
+  truncatedZip: number;
+  droppedWebhook: number;
+  duplicatedWebhook: number;
+}
+
+/** Fault decisions from a seeded PRNG: the same seed gives the same sequence of faults. */
 export class FaultInjector {
   #config: FaultConfig;
-  #state: number;
+  #next: () => number;
+  #injected: InjectedFaults = { '5xx': 0, reset: 0, '429': 0, truncatedZip: 0, droppedWebhook: 0, duplicatedWebhook: 0 };
 
   constructor(config: FaultConfigInput = {}) {
     this.#config = FaultConfig.parse(config);
-    this.#state = this.#config.seed >>> 0;
+    this.#next = seededRandom(this.#config.seed);
   }
 
   get config(): FaultConfig {
@@ -41,26 +53,38 @@ export class FaultInjector {
 
   configure(config: FaultConfigInput): void {
     this.#config = FaultConfig.parse(config);
-    this.#state = this.#config.seed >>> 0;
+    this.#next = seededRandom(this.#config.seed);
   }
 
+  /** How many faults of each kind were injected since start (a chaos report shows them). */
+  get injected(): InjectedFaults {
+    return { ...this.#injected };
+  }
 
   /** Decides the fault, if any, for one API request. */
   forRequest(): 'reset' | '429' | '5xx' | undefined {
     const c = this.#config;
-    if (this.#hit(c.resetRate)) return 'reset';
-    if (this.#hit(c.rateLimitRate)) return '429';
-    if (this.#hit(c.error5xxRate)) return '5xx';
+    if (this.#hit(c.resetRate)) return this.#count('reset');
+    if (this.#hit(c.rateLimitRate)) return this.#count('429');
+    if (this.#hit(c.error5xxRate)) return this.#count('5xx');
     return undefined;
   }
 
   truncateZip(): boolean {
-    return this.#hit(this.#config.truncateZipRate);
+    if (!this.#hit(this.#config.truncateZipRate)) return false;
+    this.#injected.truncatedZip++;
+    return true;
   }
 
   forWebhook(): 'drop' | 'duplicate' | undefined {
-    if (this.#hit(this.#config.dropWebhookRate)) return 'drop';
-    if (this.#hit(this.#config.duplicateWebhookRate)) return 'duplicate';
+    if (this.#hit(this.#config.dropWebhookRate)) {
+      this.#injected.droppedWebhook++;
+      return 'drop';
+    }
+    if (this.#hit(this.#config.duplicateWebhookRate)) {
+      this.#injected.duplicatedWebhook++;
+      return 'duplicate';
+    }
     return undefined;
   }
 
@@ -68,14 +92,12 @@ export class FaultInjector {
     return items[Math.floor(this.#next() * items.length)] as T;
   }
 
-  #hit(probability: number): boolean {
-    return probability > 0 && this.#next() < probability;
+  #count<K extends 'reset' | '429' | '5xx'>(kind: K): K {
+    this.#injected[kind]++;
+    return kind;
   }
 
-  #next(): number {
-    let t = (this.#state = (this.#state + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  #hit(probability: number): boolean {
+    return probability > 0 && this.#next() < probability;
   }
 }

@@ -266,6 +266,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
   }));
 
   app.get('/_sandbox/faults', async () => faults.config);
+  app.get('/_sandbox/faults/injected', async () => faults.injected);
   app.put('/_sandbox/faults', async (request) => {
     const parsed = FaultConfig.safeParse(request.body ?? {});
     if (!parsed.success) throw new SandboxError('validation', 'invalid fault configuration');

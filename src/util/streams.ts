@@ -32,10 +32,15 @@ export async function writeHashed(
 }
 
 /** SHA-256 and size of a file, read as a stream. */
-export async function hashFile(path: string): Promise<WrittenFile> {
+export function hashFile(path: string): Promise<WrittenFile> {
+  return hashStream(createReadStream(path));
+}
+
+/** SHA-256 and size of everything a stream yields, without keeping it. */
+export async function hashStream(source: AsyncIterable<unknown>): Promise<WrittenFile> {
   const hash = createHash('sha256');
   let bytes = 0;
-  for await (const chunk of createReadStream(path)) {
+  for await (const chunk of source) {
     hash.update(chunk as Buffer);
     bytes += (chunk as Buffer).length;
   }

@@ -1,0 +1,170 @@
+// What a chaos run must prove: nothing lost, nothing duplicated, nothing
+// nondeterministic. Every check reads the real sources of truth: workflow
+// results and histories in Temporal, the archive directory, and the provider.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import { request } from 'undici';
+import type { EsignClient } from '../src/esign/client.js';
+import { hashFile, hashStream } from '../src/util/streams.js';
+import type { ArchiveManifest } from '../activities/archive-store.js';
+import { inboxIdFor, inboxNotificationSignal, statusQuery, workflowIdFor, type EsignTransactionResult } from '../workflows/definitions.js';
+
+export interface ChaosChecks {
+  /** Empty when the run is clean; each entry names the transaction and what went wrong. */
+  problems: string[];
+  completed: number;
+  archives: number;
+  providerTransactions: number;
+  completedBy: { webhook: number; reconciliation: number };
+  webhooks: { delivered: number; dropped: number; failed: number; pending: number; ackedAndFoundInTemporal: number };
+  /** Attempts beyond the first, by activity: faults the workflows absorbed. */
+  activityRetries: Record<string, number>;
+  /** Partial downloads left behind by killed workers (scratch files, never archives). */
+  stagingLeftovers: number;
+}
+
+interface CheckInput {
+  client: Client;
+  provider: EsignClient;
+  sandboxUrl: string;
+  archiveDir: string;
+  results: Map<string, EsignTransactionResult | Error>;
+  referencePrefix: string;
+}
+
+interface Delivery {
+  notificationId: string;
+  status: 'pending' | 'delivered' | 'dropped' | 'failed';
+}
+
+const { WorkflowTaskFailedCause } = proto.temporal.api.enums.v1;
+
+export async function checkRun({ client, provider, sandboxUrl, archiveDir, results, referencePrefix }: CheckInput): Promise<ChaosChecks> {
+  const problems: string[] = [];
+  const checks: ChaosChecks = {
+    problems,
+    completed: 0,
+    archives: 0,
+    providerTransactions: 0,
+    completedBy: { webhook: 0, reconciliation: 0 },
+    webhooks: { delivered: 0, dropped: 0, failed: 0, pending: 0, ackedAndFoundInTemporal: 0 },
+    activityRetries: {},
+    stagingLeftovers: 0,
+  };
+
+  // 1. Every transaction completed.
+  const completed: EsignTransactionResult[] = [];
+  for (const [referenceId, result] of results) {
+    if (result instanceof Error) problems.push(`${referenceId}: ${result.message}`);
+    else if (result.status !== 'completed' || !result.transactionId || !result.archive) problems.push(`${referenceId}: ended ${result.status} (${result.reason ?? 'no reason'})`);
+    else completed.push(result);
+  }
+  checks.completed = completed.length;
+
+  // 2. Exactly one archive per transaction, byte-identical to the provider's ZIP.
+  const entries = await readdir(archiveDir).catch(() => [] as string[]);
+  const archived = new Set(entries.filter((e) => e !== '.staging'));
+  checks.archives = archived.size;
+  checks.stagingLeftovers = (await readdir(join(archiveDir, '.staging')).catch(() => [] as string[])).length;
+  const expected = new Set(completed.map((r) => r.transactionId!));
+  for (const extra of [...archived].filter((k) => !expected.has(k))) problems.push(`archive ${extra} belongs to no completed transaction`);
+  for (const r of completed) {
+    const dir = join(archiveDir, r.transactionId!);
+    if (!archived.has(r.transactionId!)) {
+      problems.push(`${r.referenceId}: no archive at ${dir}`);
+      continue;
+    }
+    const onDisk = await hashFile(join(dir, 'completed.zip'));
+    const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as ArchiveManifest;
+    const fromProvider = await hashStream((await provider.downloadCompletedDocuments(r.transactionId!)).body);
+    if (onDisk.sha256 !== fromProvider.sha256) problems.push(`${r.referenceId}: archived ZIP ${onDisk.sha256} differs from the provider's ${fromProvider.sha256}`);
+    if (manifest.zip.sha256 !== onDisk.sha256 || r.archive!.sha256 !== onDisk.sha256) problems.push(`${r.referenceId}: manifest or result hash does not match the archived file`);
+    if (manifest.referenceId !== r.referenceId) problems.push(`${r.referenceId}: archive manifest names ${manifest.referenceId}`);
+  }
+
+  // 3. The provider holds exactly one transaction per referenceId.
+  const perReference = new Map<string, number>();
+  for (let offset = 0; ; offset += 500) {
+    const page = await provider.listTransactions({ limit: 500, offset });
+    for (const t of page.data) {
+      if (!t.referenceId?.startsWith(referencePrefix)) continue;
+      perReference.set(t.referenceId, (perReference.get(t.referenceId) ?? 0) + 1);
+    }
+    if (offset + page.data.length >= page.total || page.data.length === 0) break;
+  }
+  checks.providerTransactions = [...perReference.values()].reduce((a, b) => a + b, 0);
+  for (const referenceId of results.keys()) {
+    const n = perReference.get(referenceId) ?? 0;
+    if (n !== 1) problems.push(`${referenceId}: the provider holds ${n} transactions for it`);
+  }
+
+  // 4. Histories: no failed workflow task (nondeterminism or a bug), no non-retryable activity failure;
+  //    and every webhook the bridge acknowledged is a signal in the transaction's inbox.
+  await waitForWebhookOutbox(sandboxUrl, completed);
+  const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
+  const decode = async (payloads: Payload[]): Promise<unknown[]> => {
+    let decoded = payloads;
+    for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+    return decoded.map((p) => payloadConverter.fromPayload(p));
+  };
+  for (const r of completed) {
+    const status = await client.workflow.getHandle(workflowIdFor(r.referenceId)).query(statusQuery);
+    if (status.notificationsAccepted > 0) checks.completedBy.webhook++;
+    else checks.completedBy.reconciliation++;
+
+    const deliveries = await listDeliveries(sandboxUrl, r.transactionId!);
+    for (const d of deliveries) checks.webhooks[d.status]++;
+    const acked = new Set(deliveries.filter((d) => d.status === 'delivered').map((d) => d.notificationId));
+
+    for (const workflowId of [workflowIdFor(r.referenceId), inboxIdFor(r.transactionId!)]) {
+      const history = await client.workflow
+        .getHandle(workflowId)
+        .fetchHistory()
+        .catch(() => undefined);
+      if (!history) {
+        if (workflowId !== inboxIdFor(r.transactionId!) || acked.size > 0) problems.push(`${workflowId}: no history`);
+        continue;
+      }
+      const activityTypes = new Map<string, string>();
+      for (const e of history.events ?? []) {
+        const id = String(e.eventId);
+        if (e.activityTaskScheduledEventAttributes) activityTypes.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
+        const startedAttempt = e.activityTaskStartedEventAttributes?.attempt ?? 1;
+        if (startedAttempt > 1) {
+          const type = activityTypes.get(String(e.activityTaskStartedEventAttributes!.scheduledEventId)) ?? '?';
+          checks.activityRetries[type] = (checks.activityRetries[type] ?? 0) + startedAttempt - 1;
+        }
+        const wtf = e.workflowTaskFailedEventAttributes;
+        if (wtf) problems.push(`${workflowId}: workflow task failed (${WorkflowTaskFailedCause[wtf.cause ?? 0]}): ${wtf.failure?.message ?? ''}`);
+        const failed = e.activityTaskFailedEventAttributes?.failure;
+        if (failed?.applicationFailureInfo?.nonRetryable) problems.push(`${workflowId}: non-retryable activity failure: ${failed.message ?? ''}`);
+        const signaled = e.workflowExecutionSignaledEventAttributes;
+        if (signaled?.signalName === inboxNotificationSignal.name) {
+          const [notification] = (await decode((signaled.input?.payloads ?? []))) as { data?: { notificationId?: string } }[];
+          const notificationId = notification?.data?.notificationId;
+          if (notificationId && acked.delete(notificationId)) checks.webhooks.ackedAndFoundInTemporal++;
+        }
+      }
+    }
+    for (const lost of acked) problems.push(`${r.referenceId}: webhook ${lost} was acknowledged by the bridge but is in no inbox history`);
+  }
+  return checks;
+}
+
+async function listDeliveries(sandboxUrl: string, transactionId: string): Promise<Delivery[]> {
+  const res = await request(`${sandboxUrl}/_sandbox/webhooks/deliveries?transactionId=${encodeURIComponent(transactionId)}`);
+  return ((await res.body.json()) as { data: Delivery[] }).data;
+}
+
+/** Gives the sandbox's outbox a moment to finish retries still under way (its backoff may have grown during an outage). */
+async function waitForWebhookOutbox(sandboxUrl: string, completed: EsignTransactionResult[], timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (const r of completed) {
+    while ((await listDeliveries(sandboxUrl, r.transactionId!)).some((d) => d.status === 'pending') && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}

@@ -1,0 +1,35 @@
+// `npm run chaos [-- --seed N --transactions M --concurrency C --keep]`
+import { parseArgs } from 'node:util';
+import { root } from '../bench/lib.js';
+import { formatReport, writeLastReport } from './report.js';
+import { runChaos } from './run-chaos.js';
+
+const { values } = parseArgs({
+  options: {
+    seed: { type: 'string', default: process.env.CHAOS_SEED ?? String(Date.now() % 100_000) },
+    transactions: { type: 'string', default: process.env.CHAOS_TRANSACTIONS ?? '200' },
+    concurrency: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'no-record': { type: 'boolean', default: false },
+  },
+});
+const seed = Number(values.seed);
+const transactions = Number(values.transactions);
+if (!Number.isInteger(seed) || !Number.isInteger(transactions) || transactions < 1) {
+  console.error('usage: npm run chaos -- [--seed <integer>] [--transactions <count>] [--concurrency <count>] [--keep]');
+  process.exit(2);
+}
+
+const report = await runChaos({
+  seed,
+  transactions,
+  ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
+  keep: values.keep,
+});
+const markdown = formatReport(report, `npm run chaos -- --seed ${seed} --transactions ${transactions}${values.concurrency ? ` --concurrency ${values.concurrency}` : ''}`);
+process.stdout.write(`\n${markdown}\n`);
+if (!values['no-record']) {
+  await writeLastReport(`${root}docs/reliability.md`, markdown);
+  process.stdout.write('\n(written to docs/reliability.md)\n');
+}
+process.exit(report.problems.length === 0 ? 0 : 1);

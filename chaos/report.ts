@@ -1,0 +1,48 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { machine } from '../bench/lib.js';
+import type { ChaosReport } from './run-chaos.js';
+
+const list = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || 'none';
+
+/** The report of a run as markdown: what was broken, what was checked, and the verdict. */
+export function formatReport(r: ChaosReport, command: string): string {
+  const verdict = r.problems.length === 0 ? '**Clean**: nothing lost, nothing duplicated.' : `**${r.problems.length} problem(s)**`;
+  return [
+    `Run ${new Date().toISOString()} on ${machine()}  `,
+    `Command: \`${command}\``,
+    '',
+    verdict,
+    '',
+    '| | |',
+    '|---|---|',
+    `| transactions | ${r.transactions} at concurrency ${r.concurrency}, seed ${r.seed}, ${r.seconds.toFixed(1)} s |`,
+    `| start → archived | p50 ${r.durations.p50.toFixed(1)} s, slowest ${r.durations.max.toFixed(1)} s (${r.durations.slowest}) |`,
+    `| completed | ${r.completed} of ${r.transactions} (${r.completedBy.webhook} by webhook, ${r.completedBy.reconciliation} by reconciliation poll) |`,
+    `| archives | ${r.archives}, each byte-identical (SHA-256) to the provider's ZIP |`,
+    `| provider transactions | ${r.providerTransactions} for ${r.transactions} referenceIds |`,
+    `| webhooks | ${r.webhooks.delivered} acknowledged by the bridge (${r.webhooks.ackedAndFoundInTemporal} found as signals in Temporal), ${r.webhooks.dropped} dropped, ${r.webhooks.pending} still pending, ${r.webhooks.failed} failed |`,
+    `| faults injected by the sandbox | ${list(r.injected)} |`,
+    `| chaos events | ${r.events.length}: ${r.events.map((e) => `${e.description} at ${e.at.toFixed(1)} s`).join('; ')} |`,
+    `| processes killed / exited on their own | ${Object.entries(r.serviceRestarts).map(([name, s]) => `${name} ${s.kills}/${s.unexpectedExits}`).join(', ')} |`,
+    `| activity retries (absorbed) | ${list(r.activityRetries)} |`,
+    `| client retries (absorbed) | ${list(r.clientRetries)} |`,
+    `| partial downloads left in scratch | ${r.stagingLeftovers} |`,
+    ...(r.problems.length ? ['', 'Problems:', '', ...r.problems.map((p) => `- ${p}`)] : []),
+  ].join('\n');
+}
+
+const START = '<!-- chaos-report:start -->';
+const END = '<!-- chaos-report:end -->';
+
+/** Replaces the "last report" section of docs/reliability.md. */
+export async function writeLastReport(file: string, markdown: string): Promise<void> {
+  const doc = await readFile(file, 'utf8');
+  const from = doc.indexOf(START);
+  const to = doc.indexOf(END);
+  if (from < 0 || to < from) throw new Error(`${file} has no ${START} … ${END} section`);
+  await writeFile(file, `${doc.slice(0, from + START.length)}\n${markdown}\n${doc.slice(to)}`);
+}

@@ -1,0 +1,314 @@
+// The chaos run: the whole system (a Temporal dev server with a persisted
+// database, the sandbox injecting faults, the bridge, two workers) drives M
+// transactions to completion while a seeded schedule kills workers, restarts
+// the bridge and stops Temporal once. Then the checks in ./checks.ts decide
+// whether anything was lost or duplicated.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { request } from 'undici';
+import { getEsignTransaction, startEsignTransaction } from '../src/client/transactions.js';
+import { newCodecKeys } from '../src/codec/aes-gcm-codec.js';
+import { dataConverterFromEnv } from '../src/codec/data-converter.js';
+import { EsignClient } from '../src/esign/client.js';
+import type { FaultConfigInput } from '../src/sandbox/faults.js';
+import { samplePdf } from '../src/sandbox/pdf.js';
+import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
+import { freePort } from '../src/util/net.js';
+import { seededRandom } from '../src/util/seeded-random.js';
+import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
+import type { EsignTransactionInput } from '../workflows/input.js';
+import { esignSearchAttributes } from '../workflows/search-attributes.js';
+import { prebuiltBundle, startSandboxProcess } from '../bench/lib.js';
+import { checkRun, type ChaosChecks } from './checks.js';
+import { chaosSchedule, describeAction, type ChaosAction } from './schedule.js';
+import { Service } from './service.js';
+
+export interface ChaosOptions {
+  seed: number;
+  transactions: number;
+  /** Transactions driven at once. */
+  concurrency?: number;
+  /** Faults the sandbox injects (defaults: the issue's mix). */
+  faults?: FaultConfigInput;
+  /** Gives up on transactions still unfinished after this long. */
+  timeoutMs?: number;
+  /** Keep the work directory (logs, databases, archives) even when the run is clean. */
+  keep?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface ChaosReport extends ChaosChecks {
+  seed: number;
+  transactions: number;
+  concurrency: number;
+  seconds: number;
+  faults: FaultConfigInput;
+  events: { afterStarted: number; description: string; at: number }[];
+  injected: Record<string, number>;
+  clientRetries: Record<string, number>;
+  serviceRestarts: Record<string, { kills: number; unexpectedExits: number }>;
+  /** Start to result of each transaction, in seconds: p50 and the slowest. */
+  durations: { p50: number; max: number; slowest: string };
+  workDir: string;
+}
+
+export const defaultFaults = (seed: number): FaultConfigInput => ({
+  error5xxRate: 0.05,
+  resetRate: 0.02,
+  rateLimitRate: 0.02,
+  retryAfterSeconds: 1,
+  truncateZipRate: 0.02,
+  duplicateWebhookRate: 0.1,
+  dropWebhookRate: 0.05,
+  seed,
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Errors that retrying cannot fix: the run reports them instead of looping. */
+class Final extends Error {}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const { seed, transactions: M } = options;
+  const concurrency = options.concurrency ?? Math.min(25, M);
+  const faults = options.faults ?? defaultFaults(seed);
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const t0 = performance.now();
+  const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
+
+  const { cli } = await ensureTemporalBinaries('cli');
+  const work = await mkdtemp(join(tmpdir(), `esign-chaos-${seed}-`));
+  const logs = join(work, 'logs');
+  const docs = join(work, 'docs');
+  const archiveDir = join(work, 'archive');
+  await Promise.all([mkdir(logs), mkdir(docs)]);
+  const pdf = join(docs, 'agreement.pdf');
+  await writeFile(pdf, await samplePdf('Agreement under chaos'));
+  log(`chaos: seed ${seed}, ${M} transactions, work dir ${work}`);
+
+  // ------------------------------------------------------------ the system
+  const temporalPort = await freePort();
+  const startTemporal = () =>
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: executableFor(cli),
+        ip: '127.0.0.1',
+        port: temporalPort,
+        dbFilename: join(work, 'temporal.sqlite'),
+        searchAttributes: [...esignSearchAttributes],
+        // Its own errors during the planned restart are expected noise; the checks are the verdict.
+        log: { format: 'pretty', level: 'never' },
+      },
+    });
+  let temporal = await startTemporal();
+  const address = `127.0.0.1:${temporalPort}`;
+  const taskQueue = 'esign-chaos';
+  const codecKeys = newCodecKeys('chaos-1');
+  const bridgePort = await freePort();
+  const sandbox = await startSandboxProcess(join(work, 'sandbox'), {
+    SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign`,
+    SANDBOX_FAULTS: JSON.stringify(faults),
+  });
+  const common = { TEMPORAL_ADDRESS: address, ESIGN_TASK_QUEUE: taskQueue, ESIGN_CODEC_KEYS: codecKeys, ESIGN_METRICS_ADDRESS: '' };
+  const bridge = new Service(
+    'bridge',
+    'src/bridge/main.ts',
+    { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
+    /listening/,
+    join(logs, 'bridge.log'),
+  );
+  const bundle = await prebuiltBundle(work);
+  const workers = [1, 2].map(
+    (n) =>
+      new Service(
+        `worker-${n}`,
+        'src/worker/main.ts',
+        {
+          ...common,
+          ESIGN_WORKFLOW_BUNDLE: bundle,
+          ESIGN_PROVIDER_URL: sandbox.url,
+          ESIGN_PROVIDER_TOKEN: sandbox.token,
+          ESIGN_ARCHIVE_DIR: archiveDir,
+          ESIGN_DOCUMENT_ROOTS: docs,
+          ESIGN_SHUTDOWN_GRACE: '2 seconds',
+          LOG_LEVEL: 'info',
+        },
+        /worker polling/,
+        join(logs, `worker-${n}.log`),
+      ),
+  );
+  const services = [bridge, ...workers];
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, dataConverter: dataConverterFromEnv({ ESIGN_CODEC_KEYS: codecKeys })! });
+  const provider = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token });
+  let clean = false;
+
+  try {
+    await Promise.all(services.map((s) => s.start()));
+
+    // ---------------------------------------------------- chaos schedule
+    const schedule = chaosSchedule({ seed, transactions: M, workers: workers.length });
+    let started = 0;
+    let driversDone = false;
+    const performed: ChaosReport['events'] = [];
+    const perform = async (action: ChaosAction) => {
+      if (action.kind === 'kill-worker') {
+        const w = workers[action.worker]!;
+        await w.kill();
+        await sleep(action.downMs);
+        await w.start();
+      } else if (action.kind === 'restart-bridge') {
+        await bridge.kill();
+        await sleep(action.downMs);
+        await bridge.start();
+      } else {
+        await temporal.teardown();
+        await sleep(action.downMs);
+        temporal = await startTemporal();
+      }
+    };
+    // Never left unhandled while the drivers run: a failed restart becomes a problem in the report.
+    const monkey: Promise<Error | undefined> = (async () => {
+      for (const event of schedule) {
+        while (started < event.afterStarted && !driversDone) await sleep(50);
+        const at = (performance.now() - t0) / 1000;
+        log(`chaos: [${at.toFixed(1)} s, ${started} started] ${describeAction(event.action)}`);
+        await perform(event.action);
+        performed.push({ afterStarted: event.afterStarted, description: describeAction(event.action), at });
+      }
+    })().then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+
+    // ------------------------------------------------- driving the users
+    const clientRetries: Record<string, number> = {};
+    const retrying = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await fn();
+        } catch (err) {
+          if (err instanceof Final || Date.now() > deadline) throw err;
+          clientRetries[what] = (clientRetries[what] ?? 0) + 1;
+          await sleep(Math.min(2000, 250 * attempt));
+        }
+      }
+    };
+    const within = <T>(ms: number, fn: () => Promise<T>) => client.withDeadline(Date.now() + ms, fn);
+    const sign = async (transactionId: string, participantId: string) => {
+      const res = await request(`${sandbox.url}/_sandbox/transactions/${transactionId}/participants/${participantId}/sign`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      const text = await res.body.text();
+      if (res.statusCode === 409 && /already signed|already completed/.test(text)) return;
+      if (res.statusCode !== 200) throw new Error(`sign: HTTP ${res.statusCode} ${text}`);
+    };
+    const random = seededRandom(seed);
+    const participantCounts = Array.from({ length: M }, () => (random() < 0.3 ? 2 : 1));
+
+    const results = new Map<string, EsignTransactionResult | Error>();
+    const durations: [string, number][] = [];
+    const drive = async (i: number) => {
+      const referenceId = `chaos-${seed}-${i}`;
+      const began = performance.now();
+      const participants = Array.from({ length: participantCounts[i]! }, (_, p) => ({
+        id: crypto.randomUUID(),
+        email: `signer${p}@example.com`,
+        firstName: 'Chaos',
+        lastName: `Signer ${p}`,
+        authenticationType: 'none' as const,
+        twoFactorContact: 'email' as const,
+      }));
+      const input: EsignTransactionInput = {
+        referenceId,
+        documents: [
+          {
+            title: 'Agreement',
+            source: { path: pdf },
+            tags: participants.map((_, p) => ({ type: 'SIGNATURETEMPLATE' as const, x: 72, y: 120 + 60 * p, width: 200, height: 30, page: 0, signerIndex: p })),
+          },
+        ],
+        participants,
+        notifyParticipants: { email: false },
+        // Short enough that a dropped webhook costs seconds, not an hour.
+        reconcileInterval: '5 seconds',
+      };
+      try {
+        await retrying('start', () => within(10_000, () => startEsignTransaction(client, input, { taskQueue })));
+        started++;
+        const handle = getEsignTransaction(client, referenceId);
+        const status = await retrying('query', async () => {
+          const s = await within(10_000, () => handle.query(statusQuery));
+          if (s.phase === 'completed' || s.phase === 'expired' || s.phase === 'cancelled') throw new Final(`ended ${s.phase} before signing`);
+          if (!s.transactionId) throw new Error('not created yet');
+          return s;
+        });
+        const participantIds = participants.map((p) => p.id);
+        await retrying('signing URL', () => within(15_000, () => handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds }] })));
+        for (const id of participantIds) await retrying('sign', () => sign(status.transactionId!, id));
+        const result = await retrying('result', async () => {
+          try {
+            return await handle.result();
+          } catch (err) {
+            if (err instanceof WorkflowFailedError) throw new Final(`workflow failed: ${err.cause?.message ?? err.message}`);
+            throw err;
+          }
+        });
+        results.set(referenceId, result);
+        durations.push([referenceId, (performance.now() - began) / 1000]);
+      } catch (err) {
+        results.set(referenceId, err as Error);
+      }
+    };
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < M) await drive(next++);
+      }),
+    );
+    driversDone = true;
+    const chaosError = await monkey;
+    await Promise.all(services.map((s) => s.start())); // all up for the checks
+    const seconds = (performance.now() - t0) / 1000;
+    log(`chaos: all ${M} transactions returned after ${seconds.toFixed(1)} s; checking`);
+
+    // ---------------------------------------------------------- checking
+    await request(`${sandbox.url}/_sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' }).then((r) => r.body.dump());
+    const injected = (await (await request(`${sandbox.url}/_sandbox/faults/injected`)).body.json()) as Record<string, number>;
+    const checks = await checkRun({ client, provider, sandboxUrl: sandbox.url, archiveDir, results, referencePrefix: `chaos-${seed}-` });
+    if (chaosError) checks.problems.unshift(`the chaos schedule itself failed: ${chaosError.message}`);
+    clean = checks.problems.length === 0;
+    durations.sort((a, b) => a[1] - b[1]);
+    return {
+      durations: {
+        p50: durations[Math.floor(durations.length / 2)]?.[1] ?? 0,
+        max: durations.at(-1)?.[1] ?? 0,
+        slowest: durations.at(-1)?.[0] ?? '-',
+      },
+      seed,
+      transactions: M,
+      concurrency,
+      seconds,
+      faults,
+      events: performed,
+      injected,
+      clientRetries,
+      serviceRestarts: Object.fromEntries(services.map((s) => [s.name, { kills: s.kills, unexpectedExits: s.unexpectedExits }])),
+      workDir: work,
+      ...checks,
+    };
+  } finally {
+    await provider.close();
+    await connection.close();
+    await Promise.all(services.map((s) => s.close()));
+    await sandbox.stop();
+    await temporal.teardown();
+    if (clean && !options.keep) await rm(work, { recursive: true, force: true });
+    else log(`chaos: logs, databases and archives kept in ${work}`);
+  }
+}

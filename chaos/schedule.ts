@@ -1,0 +1,56 @@
+import { seededRandom } from '../src/util/seeded-random.js';
+
+export type ChaosAction =
+  | { kind: 'kill-worker'; worker: number; downMs: number }
+  | { kind: 'restart-bridge'; downMs: number }
+  | { kind: 'restart-temporal'; downMs: number };
+
+/**
+ * A chaos event fires once `afterStarted` transactions have been started.
+ * Progress, not wall-clock time, triggers events, so the same seed breaks
+ * the same stage of a run on a fast machine and on a slow one.
+ */
+export interface ChaosEvent {
+  afterStarted: number;
+  action: ChaosAction;
+}
+
+export interface ScheduleOptions {
+  seed: number;
+  transactions: number;
+  workers: number;
+}
+
+/** The seeded schedule of a run: worker kills, bridge restarts and one Temporal restart. */
+export function chaosSchedule({ seed, transactions, workers }: ScheduleOptions): ChaosEvent[] {
+  const random = seededRandom(seed ^ 0x5eed);
+  const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  // Events land while many transactions are in flight: after the first tenth is started, before the last few.
+  const first = Math.max(1, Math.floor(transactions / 10));
+  const last = Math.max(first, transactions - 2);
+  const events: ChaosEvent[] = [];
+  const workerKills = Math.max(4, Math.round(transactions / 15));
+  for (let i = 0; i < workerKills; i++) {
+    events.push({ afterStarted: between(first, last), action: { kind: 'kill-worker', worker: between(0, workers - 1), downMs: between(500, 4000) } });
+  }
+  const bridgeRestarts = Math.max(2, Math.round(transactions / 50));
+  for (let i = 0; i < bridgeRestarts; i++) {
+    events.push({ afterStarted: between(first, last), action: { kind: 'restart-bridge', downMs: between(500, 3000) } });
+  }
+  events.push({
+    afterStarted: between(Math.floor(transactions * 0.3), Math.floor(transactions * 0.6)),
+    action: { kind: 'restart-temporal', downMs: between(2000, 6000) },
+  });
+  return events.sort((a, b) => a.afterStarted - b.afterStarted);
+}
+
+export function describeAction(a: ChaosAction): string {
+  switch (a.kind) {
+    case 'kill-worker':
+      return `SIGKILL worker ${a.worker + 1}, restart after ${a.downMs} ms`;
+    case 'restart-bridge':
+      return `SIGKILL the bridge, restart after ${a.downMs} ms`;
+    case 'restart-temporal':
+      return `stop the Temporal dev server, restart after ${a.downMs} ms`;
+  }
+}
