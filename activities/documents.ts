@@ -19,6 +19,11 @@ export interface DocumentDeps {
 
 export interface UploadDocumentsInput {
   documents: { title: string; source: DocumentSource }[];
+  /**
+   * Checked against the allow-list here, in the first step, so a callback the
+   * worker would refuse fails the transaction before anything reaches the provider.
+   */
+  callbackUrl?: string;
 }
 
 /** One StoragePath per input document, in order. */
@@ -65,6 +70,7 @@ export function createDocumentActivities(deps: DocumentDeps) {
     /** Fetches or reads each document that needs uploading, checks it is a PDF, and uploads them in one request. */
     async uploadDocuments(input: UploadDocumentsInput): Promise<UploadDocumentsResult> {
       const ctx = Context.current();
+      if (input.callbackUrl) deps.urlPolicy.check(input.callbackUrl, 'callbackUrl');
       const storagePaths: (string | undefined)[] = input.documents.map((d) => ('storagePath' in d.source ? d.source.storagePath : undefined));
       const pending = input.documents.map((d, i) => ({ d, i })).filter(({ d }) => !('storagePath' in d.source));
       if (pending.length === 0) return { storagePaths: storagePaths as string[] };

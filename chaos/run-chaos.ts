@@ -58,6 +58,8 @@ export interface ChaosReport extends ChaosChecks {
 export const defaultFaults = (seed: number): FaultConfigInput => ({
   error5xxRate: 0.05,
   resetRate: 0.02,
+  // Work done, answer lost: what makes a retried create dangerous.
+  lostResponseRate: 0.02,
   rateLimitRate: 0.02,
   retryAfterSeconds: 1,
   truncateZipRate: 0.02,

@@ -233,6 +233,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   // ------------------------------------------------------- 1. upload PDFs
   const { storagePaths } = await step(UPLOAD, `Upload ${input.documents.length} document(s)`).uploadDocuments({
     documents: input.documents.map((d) => ({ title: d.title, source: d.source })),
+    ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
   });
   if (cancelReason) return ended('cancelled', cancelReason);
 

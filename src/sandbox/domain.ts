@@ -526,6 +526,11 @@ export class Sandbox {
     };
   }
 
+  /** Test control: totals across organizations, e.g. to prove a refused request reached nothing. */
+  stats(): { uploads: number; transactions: number } {
+    return this.#store.counts();
+  }
+
   // ------------------------------------------------------------------ helpers
 
   #owned(org: string, id: string): TransactionRow {

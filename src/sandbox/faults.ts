@@ -9,6 +9,8 @@ export const FaultConfig = z.object({
   error5xxRate: rate,
   /** Fraction of API requests whose connection is reset without a response. */
   resetRate: rate,
+  /** Fraction of API requests carried out whose response is then lost (the connection drops). */
+  lostResponseRate: rate,
   /** Fraction of API requests answered 429 with Retry-After. */
   rateLimitRate: rate,
   retryAfterSeconds: z.number().int().min(0).max(3600).default(1),
@@ -30,6 +32,7 @@ export type FaultConfigInput = z.input<typeof FaultConfig>;
 export interface InjectedFaults {
   '5xx': number;
   reset: number;
+  lostResponse: number;
   '429': number;
   truncatedZip: number;
   droppedWebhook: number;
@@ -40,7 +43,7 @@ export interface InjectedFaults {
 export class FaultInjector {
   #config: FaultConfig;
   #next: () => number;
-  #injected: InjectedFaults = { '5xx': 0, reset: 0, '429': 0, truncatedZip: 0, droppedWebhook: 0, duplicatedWebhook: 0 };
+  #injected: InjectedFaults = { '5xx': 0, reset: 0, lostResponse: 0, '429': 0, truncatedZip: 0, droppedWebhook: 0, duplicatedWebhook: 0 };
 
   constructor(config: FaultConfigInput = {}) {
     this.#config = FaultConfig.parse(config);
@@ -62,9 +65,13 @@ export class FaultInjector {
   }
 
   /** Decides the fault, if any, for one API request. */
-  forRequest(): 'reset' | '429' | '5xx' | undefined {
+  forRequest(): 'reset' | 'lose-response' | '429' | '5xx' | undefined {
     const c = this.#config;
     if (this.#hit(c.resetRate)) return this.#count('reset');
+    if (this.#hit(c.lostResponseRate)) {
+      this.#injected.lostResponse++;
+      return 'lose-response';
+    }
     if (this.#hit(c.rateLimitRate)) return this.#count('429');
     if (this.#hit(c.error5xxRate)) return this.#count('5xx');
     return undefined;

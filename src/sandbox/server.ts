@@ -39,6 +39,8 @@ export interface SandboxServerDeps {
 declare module 'fastify' {
   interface FastifyRequest {
     org: string;
+    /** Fault injection: do the work, then drop the connection instead of answering. */
+    loseResponse?: boolean;
   }
 }
 
@@ -89,6 +91,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
       return sendProblem(reply, 429, 'rate limit exceeded (fault injection)', { headers: { 'retry-after': String(retryAfterSeconds) } });
     }
     if (fault === '5xx') return sendProblem(reply, faults.pick([500, 502, 503]), 'provider fault (fault injection)');
+    if (fault === 'lose-response') request.loseResponse = true;
 
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
@@ -265,6 +268,13 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     data: deps.store.listDeliveries(request.query),
   }));
 
+  // A response lost after the work was done: the client cannot tell whether its create happened.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.loseResponse) return;
+    reply.hijack();
+    request.raw.socket.destroy();
+  });
+
   app.get('/_sandbox/faults', async () => faults.config);
   app.get('/_sandbox/faults/injected', async () => faults.injected);
   app.put('/_sandbox/faults', async (request) => {
@@ -274,6 +284,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     return faults.config;
   });
 
+  app.get('/_sandbox/stats', async () => sandbox.stats());
   app.get('/_sandbox/health', async () => ({ status: 'ok' }));
 
   return app;

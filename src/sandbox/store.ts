@@ -328,6 +328,12 @@ export class SandboxStore {
       .run(outcome.status, outcome.nextAttemptAt ?? null, outcome.error ?? null, outcome.deliveredAt ?? null, id);
   }
 
+  /** How many uploads and transactions exist, across organizations. */
+  counts(): { uploads: number; transactions: number } {
+    const n = (table: 'uploads' | 'transactions') => (this.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    return { uploads: n('uploads'), transactions: n('transactions') };
+  }
+
   listDeliveries(filter: { notificationId?: string; transactionId?: string } = {}): DeliveryRow[] {
     let rows: DeliveryRaw[];
     if (filter.notificationId) {
