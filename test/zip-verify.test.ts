@@ -1,12 +1,10 @@
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { ZipFile } from 'yazl';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UnsafeZipError, verifyZip } from '../activities/zip-verify.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
+import { renameZipEntry, writeZip, type ZipEntrySpec } from './support/zip.js';
 
 let dir: string;
 let pdf: Buffer;
@@ -15,21 +13,7 @@ beforeAll(async () => {
   pdf = Buffer.from(await samplePdf('Signed'));
 });
 
-async function zipOf(name: string, entries: { name: string; data: Buffer; mode?: number; compress?: boolean }[]): Promise<string> {
-  const zip = new ZipFile();
-  for (const e of entries) zip.addBuffer(e.data, e.name, { mode: e.mode ?? 0o100644, compress: e.compress ?? false });
-  zip.end();
-  const path = join(dir, name);
-  await pipeline(zip.outputStream, createWriteStream(path));
-  return path;
-}
-
-/** Renames an entry in place (local header and central directory), to names yazl itself refuses to write. */
-async function renameEntry(path: string, from: string, to: string): Promise<void> {
-  expect(Buffer.byteLength(from)).toBe(Buffer.byteLength(to));
-  const bytes = await readFile(path);
-  await writeFile(path, Buffer.from(bytes.toString('latin1').split(from).join(to), 'latin1'));
-}
+const zipOf = (name: string, entries: ZipEntrySpec[]) => writeZip(join(dir, name), entries);
 
 const rejects = async (path: string, reason: RegExp) => {
   const err = await verifyZip(path).catch((e: unknown) => e);
@@ -53,10 +37,10 @@ describe('verifyZip', () => {
 
   it('rejects ../ paths, absolute paths and directories', async () => {
     const dotdot = await zipOf('dotdot.zip', [{ name: 'xx/evil.pdf', data: pdf }]);
-    await renameEntry(dotdot, 'xx/evil.pdf', '../evil.pdf');
+    await renameZipEntry(dotdot, 'xx/evil.pdf', '../evil.pdf');
     await rejects(dotdot, /invalid relative path|unsafe entry name/);
     const absolute = await zipOf('absolute.zip', [{ name: 'tmp/evil.pdf', data: pdf }]);
-    await renameEntry(absolute, 'tmp/evil.pdf', '/tm/evil.pdf');
+    await renameZipEntry(absolute, 'tmp/evil.pdf', '/tm/evil.pdf');
     await rejects(absolute, /absolute path|unsafe entry name/);
     await rejects(await zipOf('nested.zip', [{ name: 'sub/a.pdf', data: pdf }]), /unsafe entry name/);
   });

@@ -1,4 +1,31 @@
+import { createWriteStream } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
+import { ZipFile } from 'yazl';
+
+export interface ZipEntrySpec {
+  name: string;
+  data: Buffer;
+  mode?: number;
+  compress?: boolean;
+}
+
+/** Writes a ZIP of the given entries (mode 0o120777 makes a symbolic link). */
+export async function writeZip(path: string, entries: ZipEntrySpec[]): Promise<string> {
+  const zip = new ZipFile();
+  for (const e of entries) zip.addBuffer(e.data, e.name, { mode: e.mode ?? 0o100644, compress: e.compress ?? false });
+  zip.end();
+  await pipeline(zip.outputStream, createWriteStream(path));
+  return path;
+}
+
+/** Renames an entry in place (local header and central directory), to names yazl itself refuses to write. */
+export async function renameZipEntry(path: string, from: string, to: string): Promise<void> {
+  if (Buffer.byteLength(from) !== Buffer.byteLength(to)) throw new Error('renameZipEntry: names must have the same length');
+  const bytes = await readFile(path);
+  await writeFile(path, Buffer.from(bytes.toString('latin1').split(from).join(to), 'latin1'));
+}
 
 /** Reads every entry of a ZIP file into memory (test helper for small archives). */
 export async function readZipEntries(path: string): Promise<Map<string, Buffer>> {
