@@ -4,6 +4,7 @@ import type { ArchiveStore } from './archive-store.js';
 import { createCompletionActivities } from './completion.js';
 import { createDocumentActivities } from './documents.js';
 import { createInboxActivities } from './inbox.js';
+import { createInputValidationActivities } from './input-validation.js';
 import { createTransactionActivities } from './transactions.js';
 import { UrlPolicy } from './url-policy.js';
 import type { ZipLimits } from './zip-verify.js';
@@ -25,6 +26,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const urlPolicy = new UrlPolicy(deps.allowedUrls ?? []);
   return {
+    ...createInputValidationActivities(),
     ...createDocumentActivities({
       client: deps.client,
       documentRoots: deps.documentRoots ?? [],

@@ -48,7 +48,8 @@ export interface EsignTransactionStatus {
   /** Participant ids and names: enough to ask for signing URLs. */
   participants: { id: string; name: string }[];
   providerStatus: string | null;
-  deadline: string;
+  /** Null only in the instant before the input is validated. */
+  deadline: string | null;
   lastReconciledAt: string | null;
   notificationsAccepted: number;
   notificationsRejected: number;

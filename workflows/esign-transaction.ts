@@ -5,6 +5,7 @@
  */
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import {
+  ActivityFailure,
   type ActivityOptions,
   allHandlersFinished,
   ApplicationFailure,
@@ -12,20 +13,16 @@ import {
   getExternalWorkflowHandle,
   log,
   metricMeter,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
-import {
-  describeIssues,
-  EsignCompletedWebhook,
-  type CreateTransactionRequest,
-  type Participant,
-  type UpdateTransactionRequest,
-} from '../src/esign/schemas.js';
+import type { CreateTransactionRequest, EsignCompletedWebhook, Participant, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import {
   cancelUpdate,
   esignCompletedSignal,
@@ -39,7 +36,8 @@ import {
   type EsignTransactionResult,
   type ReplaceTransactionRequest,
 } from './definitions.js';
-import { EsignTransactionInput, type ValidEsignTransactionInput } from './input.js';
+import type { EsignTransactionInput, ValidEsignTransactionInput } from './input.js';
+import { readCompletedNotification } from './notification.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';
 
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
@@ -58,16 +56,16 @@ const step = (options: ActivityOptions, summary: string) => proxyActivities<Esig
 
 const FINISHED: readonly EsignPhase[] = ['completed', 'expired', 'cancelled'];
 
+/** Input validation moved from the workflow sandbox to a local activity (workflows/notification.ts says why). */
+export const INPUT_VALIDATED_OUTSIDE_SANDBOX = 'input-validated-in-local-activity';
+const checks = proxyLocalActivities<EsignActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } });
+
 export async function esignTransaction(rawInput: EsignTransactionInput): Promise<EsignTransactionResult> {
-  const parsed = EsignTransactionInput.safeParse(rawInput);
-  if (!parsed.success) {
-    throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, 'InvalidInput');
-  }
-  const input: ValidEsignTransactionInput = parsed.data;
-  const deadlineAt = Date.now() + msToNumber(input.signingDeadline);
-  const reconcileMs = msToNumber(input.reconcileInterval);
-  // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
-  const participants: Participant[] = input.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
+  // Set in step 0. Handlers are registered before it, so that an update sent
+  // with the start (update-with-start) finds its handler.
+  let input: ValidEsignTransactionInput | undefined;
+  let participants: Participant[] = [];
+  let deadlineAt = 0;
 
   // ----------------------------------------------------------------- state
   let phase = 'uploading' as EsignPhase;
@@ -87,21 +85,15 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     phase = next;
     upsertSearchAttributes([{ key: EsignStatus, value: next }]);
   };
-  upsertSearchAttributes([
-    { key: EsignReferenceId, value: input.referenceId },
-    { key: EsignStatus, value: phase },
-  ]);
-  metricMeter.createCounter('esign_transactions_started', 'transactions', 'Transactions started').add(1);
-
   // -------------------------------------------------------------- messages
   setHandler(statusQuery, () => ({
     phase,
-    referenceId: input.referenceId,
+    referenceId: input?.referenceId ?? (typeof rawInput?.referenceId === 'string' ? rawInput.referenceId : ''),
     transactionId: created?.transactionId ?? null,
     esignId: created?.esignId ?? null,
     participants: participants.map((p) => ({ id: p.id, name: `${p.firstName} ${p.lastName}` })),
     providerStatus,
-    deadline: new Date(deadlineAt).toISOString(),
+    deadline: deadlineAt ? new Date(deadlineAt).toISOString() : null,
     lastReconciledAt,
     notificationsAccepted: accepted,
     notificationsRejected: rejected,
@@ -119,21 +111,23 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   };
 
   setHandler(esignCompletedSignal, (payload) => {
-    const notification = EsignCompletedWebhook.safeParse(payload);
-    if (!notification.success) {
+    const notification = readCompletedNotification(payload);
+    if (typeof notification === 'string') {
       rejected++;
-      log.warn('invalid esignCompleted signal ignored', { issues: describeIssues(notification.error) });
+      log.warn('invalid esignCompleted signal ignored', { issue: notification });
       return;
     }
-    const id = notification.data.data.notificationId;
+    const id = notification.data.notificationId;
     if (seenNotifications.has(id)) return; // redelivery: one effect per notification
     seenNotifications.add(id);
     // Before creation returns we cannot match the ids yet: keep the notification.
-    if (!created) earlyNotifications.push(notification.data);
-    else acceptNotification(notification.data);
+    if (!created) earlyNotifications.push(notification);
+    else acceptNotification(notification);
   });
 
   const isFinishing = () => FINISHED.includes(phase) || phase === 'archiving' || cancelReason !== undefined;
+
+  const unknownParticipants = (ids: string[]) => ids.filter((id) => !participants.some((p) => p.id === id));
 
   setHandler(
     issueSigningUrlUpdate,
@@ -141,7 +135,10 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
       await condition(() => created !== undefined || isFinishing());
       if (!created || isFinishing()) throw ApplicationFailure.nonRetryable(`transaction is ${phase}`, 'TransactionFinished');
       if (phase === 'draft') throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', 'TransactionIsDraft');
-      const iframeStyle = style ?? input.iframeStyle;
+      // Checked here too: an update that came with the start was validated before the participants were known.
+      const unknown = unknownParticipants(participantIds);
+      if (unknown.length > 0) throw ApplicationFailure.nonRetryable(`unknown participant(s): ${unknown.join(', ')}`, 'UnknownParticipant');
+      const iframeStyle = style ?? input!.iframeStyle;
       return step(PROVIDER, `Issue a signing URL for ${participantIds.length} participant(s)`).createSigningUrl({
         esignId: created.esignId,
         participantIds,
@@ -152,7 +149,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
       validator: ({ participantIds }) => {
         if (isFinishing()) throw new Error(`transaction is ${cancelReason ? 'being cancelled' : phase}`);
         if (!Array.isArray(participantIds) || participantIds.length === 0) throw new Error('participantIds must not be empty');
-        const unknown = participantIds.filter((id) => !participants.some((p) => p.id === id));
+        const unknown = input ? unknownParticipants(participantIds as string[]) : [];
         if (unknown.length > 0) throw new Error(`unknown participant(s): ${unknown.join(', ')}`);
       },
     },
@@ -165,7 +162,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
       const next: UpdateTransactionRequest = {
         documents: request!.documents,
         participants: request!.participants,
-        referenceId: input.referenceId,
+        referenceId: input!.referenceId,
         status: change.status,
         ...pick(request!, ['notifyParticipants', 'signingOrder', 'personalizedMessage', 'emailSubject']),
         ...pick(change, ['notifyParticipants', 'signingOrder', 'personalizedMessage', 'emailSubject']),
@@ -213,7 +210,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
         .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
     }
     try {
-      await step(REPORT, `Report: ${outcome.status}`).recordCompletion({ result: outcome, ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}) });
+      await step(REPORT, `Report: ${outcome.status}`).recordCompletion({ result: outcome, ...(input!.callbackUrl ? { callbackUrl: input!.callbackUrl } : {}) });
     } catch (err) {
       // The transaction's outcome stands; a callback that cannot be reached is reported, not fatal.
       log.error('completion could not be reported to the callback', { error: (err as Error).message });
@@ -225,22 +222,35 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     finish({
       status,
       reason,
-      referenceId: input.referenceId,
+      referenceId: input!.referenceId,
       transactionId: created?.transactionId ?? null,
       esignId: created?.esignId ?? null,
     });
 
+  // ---------------------------------------------- 0. validate the input
+  const valid = await validInput(rawInput);
+  input = valid;
+  deadlineAt = Date.now() + msToNumber(valid.signingDeadline);
+  const reconcileMs = msToNumber(valid.reconcileInterval);
+  // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
+  participants = valid.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
+  upsertSearchAttributes([
+    { key: EsignReferenceId, value: valid.referenceId },
+    { key: EsignStatus, value: phase },
+  ]);
+  metricMeter.createCounter('esign_transactions_started', 'transactions', 'Transactions started').add(1);
+
   // ------------------------------------------------------- 1. upload PDFs
-  const { storagePaths } = await step(UPLOAD, `Upload ${input.documents.length} document(s)`).uploadDocuments({
-    documents: input.documents.map((d) => ({ title: d.title, source: d.source })),
-    ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+  const { storagePaths } = await step(UPLOAD, `Upload ${valid.documents.length} document(s)`).uploadDocuments({
+    documents: valid.documents.map((d) => ({ title: d.title, source: d.source })),
+    ...(valid.callbackUrl ? { callbackUrl: valid.callbackUrl } : {}),
   });
   if (cancelReason) return ended('cancelled', cancelReason);
 
   // ------------------------------------------- 2. create the transaction
   setPhase('creating');
-  request = buildCreateRequest(input, participants, storagePaths);
-  const ref = await step(PROVIDER, `Create the transaction (${input.status})`).createTransaction(request);
+  request = buildCreateRequest(valid, participants, storagePaths);
+  const ref = await step(PROVIDER, `Create the transaction (${valid.status})`).createTransaction(request);
   created = { transactionId: ref.transactionId, esignId: ref.esignId };
   providerStatus = ref.status;
   upsertSearchAttributes([
@@ -252,7 +262,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     transactionId: ref.transactionId,
     ownerWorkflowId: workflowInfo().workflowId,
   });
-  setPhase(input.status === 'draft' ? 'draft' : 'awaiting_signatures');
+  setPhase(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
   for (const n of earlyNotifications.splice(0)) acceptNotification(n);
 
   // ------------------------------------- 3. wait for all signatures
@@ -295,17 +305,17 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   // ---------------------------------------------- 5. download and archive
   setPhase('archiving');
   const archive: ArchiveResult = await step(ARCHIVE, 'Download, verify and archive the signed ZIP').archiveCompletedDocuments({
-    referenceId: input.referenceId,
+    referenceId: valid.referenceId,
     transactionId: created.transactionId,
     esignId: created.esignId,
     documents: request.documents.map((d) => ({ title: d.title, StoragePath: d.StoragePath })),
-    ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+    ...(valid.archivePrefix ? { archivePrefix: valid.archivePrefix } : {}),
   });
 
   // ------------------------------------------------------- 6. report
   return finish({
     status: 'completed',
-    referenceId: input.referenceId,
+    referenceId: valid.referenceId,
     transactionId: created.transactionId,
     esignId: created.esignId,
     archive,
@@ -343,4 +353,28 @@ function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]):
   const out: Partial<Pick<T, K>> = {};
   for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
   return out;
+}
+
+async function validInput(raw: EsignTransactionInput): Promise<ValidEsignTransactionInput> {
+  // Histories recorded before validation left the sandbox have no marker here; their input was validated then.
+  if (!patched(INPUT_VALIDATED_OUTSIDE_SANDBOX)) return withInputDefaults(raw);
+  try {
+    return await checks.validateTransactionInput(raw);
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'InvalidInput') {
+      throw ApplicationFailure.nonRetryable(err.cause.message, 'InvalidInput');
+    }
+    throw err;
+  }
+}
+
+/** The schema's defaults, for replaying histories whose input was validated inside the workflow. */
+function withInputDefaults(raw: EsignTransactionInput): ValidEsignTransactionInput {
+  return {
+    ...raw,
+    status: raw.status ?? 'esign_pending',
+    signingDeadline: raw.signingDeadline ?? '30 days',
+    reconcileInterval: raw.reconcileInterval ?? '1 hour',
+    documents: raw.documents.map((d) => ({ ...d, tags: (d.tags ?? []).map((t) => ({ ...t, customData: t.customData ?? {} })) })),
+  };
 }

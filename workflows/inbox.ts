@@ -5,7 +5,7 @@
  */
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition, getExternalWorkflowHandle, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import { EsignCompletedWebhook } from '../src/esign/schemas.js';
+import type { EsignCompletedWebhook } from '../src/esign/schemas.js';
 import {
   esignCompletedSignal,
   inboxNotificationSignal,
@@ -15,6 +15,7 @@ import {
   type InboxInput,
   type InboxResult,
 } from './definitions.js';
+import { readCompletedNotification } from './notification.js';
 import { EsignStatus, EsignTransactionId } from './search-attributes.js';
 
 export async function esignInbox(input: InboxInput): Promise<InboxResult> {
@@ -40,19 +41,19 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
     ownerFinished = true;
   });
   setHandler(inboxNotificationSignal, (payload) => {
-    const parsed = EsignCompletedWebhook.safeParse(payload);
-    if (!parsed.success || parsed.data.data.transaction_id !== input.transactionId) {
+    const notification = readCompletedNotification(payload);
+    if (typeof notification === 'string' || notification.data.transaction_id !== input.transactionId) {
       log.warn('notification for another transaction or invalid; ignored');
       return;
     }
-    const id = parsed.data.data.notificationId;
+    const id = notification.data.notificationId;
     if (seen.has(id)) return; // redelivery
     seen.add(id);
     if (ownerFinished) {
       log.info('stale notification: the transaction workflow has finished', { notificationId: id });
       return;
     }
-    pending.push(parsed.data);
+    pending.push(notification);
   });
 
   // 1. Wait for the transaction workflow to register (it does so right after creating the transaction).

@@ -7,6 +7,7 @@
  * This module must stay free of Node APIs: workflow code imports it.
  */
 import { z } from 'zod';
+import { ESIGN_COMPLETED_EVENT } from './events.js';
 
 /** Spec UUIDs. Lenient about version/variant bits so a real provider's ids are never refused. */
 export const Uuid = z.guid();
@@ -330,7 +331,7 @@ export type IframeResponse = z.infer<typeof IframeResponse>;
 
 // ---------------------------------------------------------------- Webhook (6)
 
-export const ESIGN_COMPLETED_EVENT = 'esign-completed';
+export { ESIGN_COMPLETED_EVENT };
 
 /** Any provider event: enough to acknowledge and log one we do not act on. */
 export const WebhookEnvelope = z.object({

@@ -1,0 +1,19 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { describeIssues } from '../src/esign/schemas.js';
+import { EsignTransactionInput, type ValidEsignTransactionInput } from '../workflows/input.js';
+
+/**
+ * Validation of the workflow's input, run as a local activity: zod lives in
+ * the worker's main context once, not in every cached workflow's sandbox
+ * (workflows/notification.ts says why). The result, defaults applied, is
+ * recorded in history, so replays do not validate again.
+ */
+export function createInputValidationActivities() {
+  return {
+    async validateTransactionInput(raw: unknown): Promise<ValidEsignTransactionInput> {
+      const parsed = EsignTransactionInput.safeParse(raw);
+      if (!parsed.success) throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, 'InvalidInput');
+      return parsed.data;
+    },
+  };
+}
