@@ -3,12 +3,14 @@ import { archiveStreaming } from './archive-streaming.js';
 import { endToEnd } from './end-to-end.js';
 import { manyWaiting } from './many-waiting.js';
 import { webhookIngestion } from './webhook-ingestion.js';
+import { workflowMemory } from './workflow-memory.js';
 
 const scenarios: Record<string, (command: string) => Promise<void>> = {
   e2e: endToEnd,
   webhooks: webhookIngestion,
   archive: archiveStreaming,
   waiting: manyWaiting,
+  memory: workflowMemory,
 };
 
 const wanted = process.argv.slice(2);

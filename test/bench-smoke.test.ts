@@ -26,6 +26,7 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
           BENCH_CONNECTIONS: '4',
           BENCH_ARCHIVE_SIZES: '1,2',
           BENCH_WAITING_N: '5',
+          BENCH_MEMORY_N: '5',
         },
         timeout: 300_000,
         maxBuffer: 32 * 1024 * 1024,
@@ -35,7 +36,7 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
   );
   expect(result.code, result.output.slice(-3000)).toBe(0);
   const text = await readFile(report, 'utf8');
-  for (const scenario of ['end-to-end transactions', 'webhook ingestion', 'archive streaming', 'many waiting transactions']) {
+  for (const scenario of ['end-to-end transactions', 'webhook ingestion', 'archive streaming', 'many waiting transactions', 'memory per cached workflow']) {
     expect(text).toContain(`## ${scenario}:`);
   }
   expect(text).toContain('Command: `npm run bench -- ');

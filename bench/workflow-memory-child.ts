@@ -1,0 +1,77 @@
+// One variant of the "memory" scenario, in a process of its own so that its
+// RSS is its own: starts a worker, puts N workflows of one kind in its cache
+// (each waiting), and prints the memory and CPU they added, per workflow.
+import { Client, Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { createInputValidationActivities } from '../activities/input-validation.js';
+import { workflowsPath } from '../src/worker/create-worker.js';
+import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
+import { esignSearchAttributes } from '../workflows/search-attributes.js';
+
+const variant = process.argv[2] as 'baseline' | 'inbox' | 'transaction';
+const N = Number(process.argv[3] ?? 500);
+const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+const { cli } = await ensureTemporalBinaries('cli');
+const env = await TestWorkflowEnvironment.createLocal({
+  server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes], log: { format: 'pretty', level: 'never' } },
+});
+const { code } = await bundleWorkflowCode({ workflowsPath: variant === 'baseline' ? new URL('./baseline-workflows.ts', import.meta.url).pathname : workflowsPath, logger: quiet });
+const connection = await NativeConnection.connect({ address: env.address });
+// The transaction's steps before it waits, doing nothing: the scenario weighs the workflow, not its activities.
+const activities = {
+  ...createInputValidationActivities(),
+  async upload() {},
+  async create() {},
+  async register() {},
+  async uploadDocuments() {
+    return { storagePaths: ['bench'] };
+  },
+  async createTransaction() {
+    return { transactionId: crypto.randomUUID(), esignId: crypto.randomUUID(), status: 'esign_pending' };
+  },
+  async registerWithInbox() {},
+};
+const worker = await Worker.create({ connection, taskQueue: 'memory', workflowBundle: { code }, activities, maxCachedWorkflows: N + 100 });
+const running = worker.run();
+const client = new Client({ connection: await Connection.connect({ address: env.address }) });
+const gc = () => (globalThis as { gc?: () => void }).gc?.();
+const settle = () => new Promise((r) => setTimeout(r, 2000));
+
+await settle();
+gc();
+const rss0 = process.memoryUsage.rss();
+const cpu0 = process.cpuUsage();
+for (let i = 0; i < N; i += 50) {
+  await Promise.all(
+    Array.from({ length: Math.min(50, N - i) }, (_, k) => {
+      const n = i + k;
+      if (variant === 'baseline') return client.workflow.start('baselineTransaction', { taskQueue: 'memory', workflowId: `baseline-${n}` });
+      if (variant === 'inbox') return client.workflow.start('esignInbox', { taskQueue: 'memory', workflowId: `inbox-${n}`, args: [{ transactionId: crypto.randomUUID() }] });
+      return client.workflow.start('esignTransaction', {
+        taskQueue: 'memory',
+        workflowId: `transaction-${n}`,
+        args: [
+          {
+            referenceId: `memory-${n}`,
+            documents: [{ title: 'A', source: { storagePath: 'bench' }, tags: [{ type: 'SIGNATURETEMPLATE', x: 1, y: 1, width: 10, height: 10, page: 0, signerIndex: 0 }] }],
+            participants: [{ email: 'a@example.com', firstName: 'A', lastName: 'B', authenticationType: 'none', twoFactorContact: 'email' }],
+            reconcileInterval: '1 day',
+          },
+        ],
+      });
+    }),
+  );
+}
+for (let t = 0; t < 240 && worker.getStatus().numCachedWorkflows < N; t++) await new Promise((r) => setTimeout(r, 500));
+await settle();
+gc();
+const cpu = process.cpuUsage(cpu0);
+const cached = worker.getStatus().numCachedWorkflows;
+process.stdout.write(
+  `${JSON.stringify({ variant, N, cached, rssPerWorkflowKiB: (process.memoryUsage.rss() - rss0) / N / 1024, cpuMsPerWorkflow: (cpu.user + cpu.system) / 1000 / N })}\n`,
+);
+worker.shutdown();
+await running;
+await env.teardown();
+process.exit(0);
