@@ -1,8 +1,8 @@
 # One image for every service of the orchestrator (worker, bridge, sandbox,
 # codec endpoint); docker-compose.yml picks the command.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 builds from source when no prebuilt binary can be fetched.
+# better-sqlite3 13 is a Node-API addon; the toolchain is there in case it must build from source.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
@@ -15,7 +15,7 @@ COPY bin ./bin
 # Production workers load a prebuilt workflow bundle instead of bundling at start.
 RUN node --import tsx scripts/bundle-workflows.ts
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production ESIGN_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 WORKDIR /app
 COPY --from=build /app /app
