@@ -32,7 +32,10 @@ export default tseslint.config(
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
           patterns: [
-            { group: ['undici', 'fastify', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'], message: 'Workflows must not do I/O.' },
+            {
+              group: ['undici', 'fastify', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'],
+              message: 'Workflows must not do I/O.',
+            },
             { group: ['**/activities/*', '!**/activities/*.js'], message: 'Import activities as types only.' },
           ],
         },
@@ -42,7 +45,11 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['zod', '**/esign/schemas.js', '**/workflows/input.js', './input.js'], allowTypeImports: true, message: 'Keep zod out of the workflow sandbox: import types only (validation runs in activities).' },
+            {
+              group: ['zod', '**/esign/schemas.js', '**/workflows/input.js', './input.js'],
+              allowTypeImports: true,
+              message: 'Keep zod out of the workflow sandbox: import types only (validation runs in activities).',
+            },
           ],
         },
       ],

@@ -38,58 +38,71 @@ export function createArchiveActivities(deps: ArchiveDeps) {
 
       // Heartbeats cover the download, the verification and the commit: a killed worker is noticed in seconds.
       const progress = { bytes: 0 };
-      return heartbeating(async () => {
-        const scratch = join(await deps.archive.scratchDir(), `${input.transactionId}.${randomUUID()}.zip`);
-        try {
-          const download = await provider(() => deps.client.downloadCompletedDocuments(input.transactionId, { signal: ctx.cancellationSignal }));
-          const downloadedAt = new Date().toISOString();
-          let written;
+      return heartbeating(
+        async () => {
+          const scratch = join(await deps.archive.scratchDir(), `${input.transactionId}.${randomUUID()}.zip`);
           try {
-            written = await writeHashed(download.body, scratch, { signal: ctx.cancellationSignal, onProgress: (bytes) => (progress.bytes = bytes) });
-          } catch (err) {
-            throw ApplicationFailure.retryable(`download of the completed ZIP broke off: ${(err as Error).message}`, FailureType.ArchiveIncomplete);
-          }
-          if (download.contentLength !== undefined && written.bytes !== download.contentLength) {
-            throw ApplicationFailure.retryable(
-              `completed ZIP is ${written.bytes} bytes but the provider announced ${download.contentLength}`,
-              FailureType.ArchiveIncomplete,
+            const download = await provider(() =>
+              deps.client.downloadCompletedDocuments(input.transactionId, { signal: ctx.cancellationSignal }),
             );
-          }
-          let files;
-          try {
-            files = await verifyZip(scratch, deps.zipLimits ?? DEFAULT_ZIP_LIMITS);
-          } catch (err) {
-            if (err instanceof UnsafeZipError) {
-              // A truncated body without Content-Length shows up here as a corrupt ZIP: worth one more download.
-              const retryable = /corrupt|not a readable/i.test(err.message) && ctx.info.attempt < 3;
-              const message = `completed ZIP rejected: ${err.message}`;
-              throw retryable ? ApplicationFailure.retryable(message, FailureType.ArchiveIncomplete) : ApplicationFailure.nonRetryable(message, FailureType.ArchiveInvalid);
+            const downloadedAt = new Date().toISOString();
+            let written;
+            try {
+              written = await writeHashed(download.body, scratch, {
+                signal: ctx.cancellationSignal,
+                onProgress: (bytes) => (progress.bytes = bytes),
+              });
+            } catch (err) {
+              throw ApplicationFailure.retryable(
+                `download of the completed ZIP broke off: ${(err as Error).message}`,
+                FailureType.ArchiveIncomplete,
+              );
             }
-            throw err;
+            if (download.contentLength !== undefined && written.bytes !== download.contentLength) {
+              throw ApplicationFailure.retryable(
+                `completed ZIP is ${written.bytes} bytes but the provider announced ${download.contentLength}`,
+                FailureType.ArchiveIncomplete,
+              );
+            }
+            let files;
+            try {
+              files = await verifyZip(scratch, deps.zipLimits ?? DEFAULT_ZIP_LIMITS);
+            } catch (err) {
+              if (err instanceof UnsafeZipError) {
+                // A truncated body without Content-Length shows up here as a corrupt ZIP: worth one more download.
+                const retryable = /corrupt|not a readable/i.test(err.message) && ctx.info.attempt < 3;
+                const message = `completed ZIP rejected: ${err.message}`;
+                throw retryable
+                  ? ApplicationFailure.retryable(message, FailureType.ArchiveIncomplete)
+                  : ApplicationFailure.nonRetryable(message, FailureType.ArchiveInvalid);
+              }
+              throw err;
+            }
+            if (files.length !== input.documents.length) {
+              throw ApplicationFailure.nonRetryable(
+                `completed ZIP holds ${files.length} PDF(s) for ${input.documents.length} document(s)`,
+                FailureType.ArchiveInvalid,
+              );
+            }
+            const stored = await deps.archive.commit(key, scratch, {
+              referenceId: input.referenceId,
+              transactionId: input.transactionId,
+              esignId: input.esignId,
+              zip: { name: 'completed.zip', bytes: written.bytes, sha256: written.sha256 },
+              documents: input.documents,
+              files,
+              downloadedAt,
+              archivedAt: new Date().toISOString(),
+            });
+            log.info('completed documents archived', { transactionId: input.transactionId, uri: stored.uri, bytes: written.bytes });
+            ctx.metricMeter.createCounter('esign_archive_bytes', 'bytes', 'Bytes of completed ZIPs archived').add(written.bytes);
+            return toResult(stored.uri, stored.manifest);
+          } finally {
+            await rm(scratch, { force: true });
           }
-          if (files.length !== input.documents.length) {
-            throw ApplicationFailure.nonRetryable(
-              `completed ZIP holds ${files.length} PDF(s) for ${input.documents.length} document(s)`,
-              FailureType.ArchiveInvalid,
-            );
-          }
-          const stored = await deps.archive.commit(key, scratch, {
-            referenceId: input.referenceId,
-            transactionId: input.transactionId,
-            esignId: input.esignId,
-            zip: { name: 'completed.zip', bytes: written.bytes, sha256: written.sha256 },
-            documents: input.documents,
-            files,
-            downloadedAt,
-            archivedAt: new Date().toISOString(),
-          });
-          log.info('completed documents archived', { transactionId: input.transactionId, uri: stored.uri, bytes: written.bytes });
-          ctx.metricMeter.createCounter('esign_archive_bytes', 'bytes', 'Bytes of completed ZIPs archived').add(written.bytes);
-          return toResult(stored.uri, stored.manifest);
-        } finally {
-          await rm(scratch, { force: true });
-        }
-      }, () => progress);
+        },
+        () => progress,
+      );
     },
   };
 }

@@ -71,7 +71,9 @@ export function createDocumentActivities(deps: DocumentDeps) {
     async uploadDocuments(input: UploadDocumentsInput): Promise<UploadDocumentsResult> {
       const ctx = Context.current();
       if (input.callbackUrl) deps.urlPolicy.check(input.callbackUrl, 'callbackUrl');
-      const storagePaths: (string | undefined)[] = input.documents.map((d) => ('storagePath' in d.source ? d.source.storagePath : undefined));
+      const storagePaths: (string | undefined)[] = input.documents.map((d) =>
+        'storagePath' in d.source ? d.source.storagePath : undefined,
+      );
       const pending = input.documents.map((d, i) => ({ d, i })).filter(({ d }) => !('storagePath' in d.source));
       if (pending.length === 0) return { storagePaths: storagePaths as string[] };
 
@@ -122,7 +124,10 @@ async function download(url: URL, target: string, maxBytes: number, label: strin
   }
   if (res.statusCode >= 300 && res.statusCode < 400) {
     await res.body.dump();
-    throw ApplicationFailure.nonRetryable(`${label}: source URL redirects (${res.statusCode}); redirects are not followed`, FailureType.UrlNotAllowed);
+    throw ApplicationFailure.nonRetryable(
+      `${label}: source URL redirects (${res.statusCode}); redirects are not followed`,
+      FailureType.UrlNotAllowed,
+    );
   }
   if (res.statusCode !== 200) {
     await res.body.dump();

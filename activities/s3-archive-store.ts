@@ -66,7 +66,12 @@ export class S3ArchiveStore implements ArchiveStore {
     if (existing) return existing;
     await new Upload({
       client: this.#client,
-      params: { Bucket: this.#bucket, Key: this.#key(key, 'completed.zip'), Body: createReadStream(zipPath), ContentType: 'application/zip' },
+      params: {
+        Bucket: this.#bucket,
+        Key: this.#key(key, 'completed.zip'),
+        Body: createReadStream(zipPath),
+        ContentType: 'application/zip',
+      },
       partSize: 8 * 1024 * 1024,
       queueSize: 4,
     }).done();

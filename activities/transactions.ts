@@ -61,7 +61,8 @@ export function createTransactionActivities(deps: TransactionDeps) {
       if (record.id && record.esignId) return toRef(record, 'createTransaction');
       // Short response form: the ids come from the list.
       const listed = await findExisting(request, ctx.cancellationSignal);
-      if (!listed) throw ApplicationFailure.retryable('created transaction not yet visible in the provider list', FailureType.ProviderUnavailable);
+      if (!listed)
+        throw ApplicationFailure.retryable('created transaction not yet visible in the provider list', FailureType.ProviderUnavailable);
       return toRef(listed, 'createTransaction');
     },
 
@@ -80,7 +81,11 @@ export function createTransactionActivities(deps: TransactionDeps) {
     async createSigningUrl(input: { esignId: string; participantIds: string[]; style?: IframeStyle }): Promise<{ url: string }> {
       const url = await provider(() =>
         deps.client.createIframeUrl(
-          { type: 'esign', ...(input.style ? { style: input.style } : {}), data: { esignId: input.esignId, participantIds: input.participantIds } },
+          {
+            type: 'esign',
+            ...(input.style ? { style: input.style } : {}),
+            data: { esignId: input.esignId, participantIds: input.participantIds },
+          },
           { signal: Context.current().cancellationSignal },
         ),
       );

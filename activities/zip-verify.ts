@@ -72,7 +72,8 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
         entryContent(zip, path, entry).then(
           ({ bytes, sha256, head }) => {
             if (head !== '%PDF-') return fail(`entry "${name}" is not a PDF`);
-            if (bytes !== entry.uncompressedSize) return fail(`entry "${name}" holds ${bytes} bytes, its header says ${entry.uncompressedSize}`);
+            if (bytes !== entry.uncompressedSize)
+              return fail(`entry "${name}" holds ${bytes} bytes, its header says ${entry.uncompressedSize}`);
             entries.push({ name, bytes, sha256 });
             zip.readEntry();
           },
@@ -92,14 +93,20 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
  * entry is read straight from its byte range in 1 MiB chunks, which is about
  * three times faster than yauzl's stream; a compressed one is inflated by yauzl.
  */
-async function entryContent(zip: yauzl.ZipFile, path: string, entry: yauzl.Entry): Promise<{ bytes: number; sha256: string; head: string }> {
+async function entryContent(
+  zip: yauzl.ZipFile,
+  path: string,
+  entry: yauzl.Entry,
+): Promise<{ bytes: number; sha256: string; head: string }> {
   let stream: NodeJS.ReadableStream;
   if (entry.compressionMethod === 0) {
     const { fileDataStart } = await zip.readLocalFileHeaderPromise(entry, { minimal: true });
     if (entry.compressedSize === 0) return { bytes: 0, sha256: createHash('sha256').digest('hex'), head: '' };
     stream = createReadStream(path, { start: fileDataStart, end: fileDataStart + entry.compressedSize - 1, highWaterMark: 2 ** 20 });
   } else {
-    stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) => zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))));
+    stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
+      zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))),
+    );
   }
   const hash = createHash('sha256');
   let bytes = 0;

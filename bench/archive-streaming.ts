@@ -43,7 +43,9 @@ async function bigZip(path: string, size: number): Promise<void> {
 }
 
 export async function archiveStreaming(command: string): Promise<void> {
-  const sizes = process.env.BENCH_ARCHIVE_SIZES ? process.env.BENCH_ARCHIVE_SIZES.split(',').map((s) => Number(s) * 2 ** 20) : DEFAULT_SIZES;
+  const sizes = process.env.BENCH_ARCHIVE_SIZES
+    ? process.env.BENCH_ARCHIVE_SIZES.split(',').map((s) => Number(s) * 2 ** 20)
+    : DEFAULT_SIZES;
   const work = await mkdtemp(join(tmpdir(), 'bench-archive-'));
   const sandbox = await startSandboxProcess(join(work, 'sandbox'));
   const client = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token, bodyTimeoutMs: 120_000 });
@@ -65,7 +67,16 @@ export async function archiveStreaming(command: string): Promise<void> {
         status: 'esign_pending',
         referenceId: `bench-${size}`,
         documents: [{ title: 'Agreement', StoragePath: uploaded!.StoragePath, tags: [] }],
-        participants: [{ id: crypto.randomUUID(), email: 'b@example.com', firstName: 'B', lastName: 'C', authenticationType: 'none', twoFactorContact: 'email' }],
+        participants: [
+          {
+            id: crypto.randomUUID(),
+            email: 'b@example.com',
+            firstName: 'B',
+            lastName: 'C',
+            authenticationType: 'none',
+            twoFactorContact: 'email',
+          },
+        ],
       });
       const zipPath = join(work, 'source.zip');
       await bigZip(zipPath, size);
@@ -83,7 +94,9 @@ export async function archiveStreaming(command: string): Promise<void> {
       const rawBefore = process.memoryUsage.rss();
       const rawRss = rssSampler();
       let t0 = performance.now();
-      const res = await request(`${sandbox.url}/transactions/${created.id}/documents?type=completed`, { headers: { authorization: `Bearer ${sandbox.token}` } });
+      const res = await request(`${sandbox.url}/transactions/${created.id}/documents?type=completed`, {
+        headers: { authorization: `Bearer ${sandbox.token}` },
+      });
       const raw = await writeHashed(res.body, join(work, 'raw.zip'));
       const rawSeconds = (performance.now() - t0) / 1000;
       const rawPeak = rawRss.stop() - rawBefore;
@@ -126,6 +139,6 @@ export async function archiveStreaming(command: string): Promise<void> {
   await record('archive streaming', command, markdownTable(rows), [
     `Process peak RSS while archiving the largest ZIP minus while archiving the smallest: ${fmt(growth)} MiB (target: under 32 MiB).`,
     'The archive activity reads the file a second time to verify every entry (yauzl) before committing; the raw baseline only writes it.',
-    'The sandbox serves the ZIPs from its own process, so the RSS figures are the consumer\'s alone.',
+    "The sandbox serves the ZIPs from its own process, so the RSS figures are the consumer's alone.",
   ]);
 }

@@ -21,12 +21,14 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 export async function endToEnd(command: string): Promise<void> {
   const stack = await startBenchStack('e2e');
   const { client, provider, pdf, work, sign } = stack;
-  const baselineWorker = await startProcess('bench/baseline-worker.ts', { TEMPORAL_ADDRESS: stack.temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline' }, /worker polling/).catch(
-    async (err: unknown) => {
-      await stack.stop();
-      throw err;
-    },
-  );
+  const baselineWorker = await startProcess(
+    'bench/baseline-worker.ts',
+    { TEMPORAL_ADDRESS: stack.temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline' },
+    /worker polling/,
+  ).catch(async (err: unknown) => {
+    await stack.stop();
+    throw err;
+  });
 
   const ours = async (i: number, startToArchived: number[], webhookToArchived: number[]) => {
     const t0 = performance.now();
@@ -35,8 +37,23 @@ export async function endToEnd(command: string): Promise<void> {
       client,
       {
         referenceId: `bench-${process.pid}-${i}-${Date.now()}`,
-        documents: [{ title: 'Agreement', source: { path: pdf }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }],
-        participants: [{ id: participantId, email: 's@example.com', firstName: 'Sam', lastName: 'Signer', authenticationType: 'none', twoFactorContact: 'email' }],
+        documents: [
+          {
+            title: 'Agreement',
+            source: { path: pdf },
+            tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+          },
+        ],
+        participants: [
+          {
+            id: participantId,
+            email: 's@example.com',
+            firstName: 'Sam',
+            lastName: 'Signer',
+            authenticationType: 'none',
+            twoFactorContact: 'email',
+          },
+        ],
         notifyParticipants: { email: false },
         reconcileInterval: '1 hour',
       },
@@ -59,8 +76,23 @@ export async function endToEnd(command: string): Promise<void> {
     const created = await provider.createTransaction({
       status: 'esign_pending',
       referenceId: `plain-${i}-${Date.now()}`,
-      documents: [{ title: 'Agreement', StoragePath: uploaded!.StoragePath, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerId: participantId, customData: {} }] }],
-      participants: [{ id: participantId, email: 's@example.com', firstName: 'Sam', lastName: 'Signer', authenticationType: 'none', twoFactorContact: 'email' }],
+      documents: [
+        {
+          title: 'Agreement',
+          StoragePath: uploaded!.StoragePath,
+          tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerId: participantId, customData: {} }],
+        },
+      ],
+      participants: [
+        {
+          id: participantId,
+          email: 's@example.com',
+          firstName: 'Sam',
+          lastName: 'Signer',
+          authenticationType: 'none',
+          twoFactorContact: 'email',
+        },
+      ],
     });
     await provider.createIframeUrl({ type: 'esign', data: { esignId: created.esignId!, participantIds: [participantId] } });
     await sign(created.id!, participantId);
@@ -71,7 +103,10 @@ export async function endToEnd(command: string): Promise<void> {
   };
 
   const baseline = async (i: number) => {
-    const handle = await client.workflow.start<typeof baselineTransaction>('baselineTransaction', { taskQueue: 'bench-baseline', workflowId: `baseline-${Date.now()}-${i}` });
+    const handle = await client.workflow.start<typeof baselineTransaction>('baselineTransaction', {
+      taskQueue: 'bench-baseline',
+      workflowId: `baseline-${Date.now()}-${i}`,
+    });
     await handle.signal('done');
     await handle.result();
   };
@@ -114,10 +149,30 @@ export async function endToEnd(command: string): Promise<void> {
     const hs = sorted(halfStart);
     const hw = sorted(halfWebhook);
     const rows = [
-      { run: 'esign transactions (ours)', 'tx/s': fmt(N / oursSeconds, 2), 'start→archived p50/p95/p99 ms': `${fmt(percentile(s, 50), 0)} / ${fmt(percentile(s, 95), 0)} / ${fmt(percentile(s, 99), 0)}`, 'webhook→archived p50/p95/p99 ms': `${fmt(percentile(w, 50), 0)} / ${fmt(percentile(w, 95), 0)} / ${fmt(percentile(w, 99), 0)}` },
-      { run: `ours at half that rate (${fmt(halfRate, 2)} tx/s, open loop)`, 'tx/s': fmt(halfRate, 2), 'start→archived p50/p95/p99 ms': `${fmt(percentile(hs, 50), 0)} / ${fmt(percentile(hs, 95), 0)} / ${fmt(percentile(hs, 99), 0)}`, 'webhook→archived p50/p95/p99 ms': `${fmt(percentile(hw, 50), 0)} / ${fmt(percentile(hw, 95), 0)} / ${fmt(percentile(hw, 99), 0)}` },
-      { run: 'baseline T: same shape, no-op activities', 'tx/s': fmt(N / tSeconds, 2), 'start→archived p50/p95/p99 ms': '-', 'webhook→archived p50/p95/p99 ms': '-' },
-      { run: 'baseline P: same HTTP calls, no Temporal', 'tx/s': fmt(N / pSeconds, 2), 'start→archived p50/p95/p99 ms': '-', 'webhook→archived p50/p95/p99 ms': '-' },
+      {
+        run: 'esign transactions (ours)',
+        'tx/s': fmt(N / oursSeconds, 2),
+        'start→archived p50/p95/p99 ms': `${fmt(percentile(s, 50), 0)} / ${fmt(percentile(s, 95), 0)} / ${fmt(percentile(s, 99), 0)}`,
+        'webhook→archived p50/p95/p99 ms': `${fmt(percentile(w, 50), 0)} / ${fmt(percentile(w, 95), 0)} / ${fmt(percentile(w, 99), 0)}`,
+      },
+      {
+        run: `ours at half that rate (${fmt(halfRate, 2)} tx/s, open loop)`,
+        'tx/s': fmt(halfRate, 2),
+        'start→archived p50/p95/p99 ms': `${fmt(percentile(hs, 50), 0)} / ${fmt(percentile(hs, 95), 0)} / ${fmt(percentile(hs, 99), 0)}`,
+        'webhook→archived p50/p95/p99 ms': `${fmt(percentile(hw, 50), 0)} / ${fmt(percentile(hw, 95), 0)} / ${fmt(percentile(hw, 99), 0)}`,
+      },
+      {
+        run: 'baseline T: same shape, no-op activities',
+        'tx/s': fmt(N / tSeconds, 2),
+        'start→archived p50/p95/p99 ms': '-',
+        'webhook→archived p50/p95/p99 ms': '-',
+      },
+      {
+        run: 'baseline P: same HTTP calls, no Temporal',
+        'tx/s': fmt(N / pSeconds, 2),
+        'start→archived p50/p95/p99 ms': '-',
+        'webhook→archived p50/p95/p99 ms': '-',
+      },
     ];
     await record('end-to-end transactions', command, markdownTable(rows), [
       `${N} transactions at concurrency ${CONCURRENCY}, after a warm-up of 10 per path; then ${halfN} started at half the measured rate to read latency below saturation.`,

@@ -30,7 +30,11 @@ export const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
 export function markdownTable(rows: Record<string, string | number>[]): string {
   const cols = Object.keys(rows[0] ?? {});
-  return [`| ${cols.join(' | ')} |`, `| ${cols.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${cols.map((c) => String(r[c])).join(' | ')} |`)].join('\n');
+  return [
+    `| ${cols.join(' | ')} |`,
+    `| ${cols.map(() => '---').join(' | ')} |`,
+    ...rows.map((r) => `| ${cols.map((c) => String(r[c])).join(' | ')} |`),
+  ].join('\n');
 }
 
 /**
@@ -39,10 +43,21 @@ export function markdownTable(rows: Record<string, string | number>[]): string {
  */
 export async function record(scenario: string, command: string, table: string, notes: string[] = []): Promise<void> {
   const file = process.env.BENCH_REPORT_FILE ?? `${root}docs/benchmarks.md`;
-  const header = '# Benchmarks\n\nFigures appended by `npm run bench` (one scenario: `npm run bench -- <name>`). Each run compares against baselines measured in the same run on the same machine; targets are in the benchmarks issue and are reported, never asserted in tests.\n';
+  const header =
+    '# Benchmarks\n\nFigures appended by `npm run bench` (one scenario: `npm run bench -- <name>`). Each run compares against baselines measured in the same run on the same machine; targets are in the benchmarks issue and are reported, never asserted in tests.\n';
   const existing = await readFile(file, 'utf8').catch(() => '');
   if (!existing) await writeFile(file, header);
-  const section = [``, `## ${scenario}: ${new Date().toISOString()}`, ``, `Machine: ${machine()}  `, `Command: \`${command}\``, ``, table, ...(notes.length ? ['', ...notes.map((n) => `- ${n}`)] : []), ''].join('\n');
+  const section = [
+    ``,
+    `## ${scenario}: ${new Date().toISOString()}`,
+    ``,
+    `Machine: ${machine()}  `,
+    `Command: \`${command}\``,
+    ``,
+    table,
+    ...(notes.length ? ['', ...notes.map((n) => `- ${n}`)] : []),
+    '',
+  ].join('\n');
   await appendFile(file, section);
   process.stdout.write(`${table}\n${notes.map((n) => `- ${n}`).join('\n')}\n(appended to docs/benchmarks.md)\n`);
 }
@@ -51,7 +66,10 @@ export { freePort } from '../src/util/net.js';
 
 /** Starts a TypeScript entry point in its own process and resolves once its output matches `ready`. */
 export function startProcess(entry: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', `${root}${entry}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', `${root}${entry}`], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     proc.stdout.on('data', (c: Buffer) => {
@@ -130,7 +148,10 @@ export async function startSandboxProcess(
 export async function prebuiltBundle(dir: string): Promise<string> {
   const { bundleWorkflowCode } = await import('@temporalio/worker');
   const { workflowsPath } = await import('../src/worker/create-worker.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  });
   const path = `${dir}/workflow-bundle.js`;
   await writeFile(path, code);
   return path;

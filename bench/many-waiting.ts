@@ -38,8 +38,23 @@ export async function manyWaiting(command: string): Promise<void> {
         client,
         {
           referenceId,
-          documents: [{ title: 'Agreement', source: { storagePath: uploaded!.StoragePath }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }],
-          participants: [{ id: participantId, email: 's@example.com', firstName: 'Sam', lastName: 'Signer', authenticationType: 'none', twoFactorContact: 'email' }],
+          documents: [
+            {
+              title: 'Agreement',
+              source: { storagePath: uploaded!.StoragePath },
+              tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+            },
+          ],
+          participants: [
+            {
+              id: participantId,
+              email: 's@example.com',
+              firstName: 'Sam',
+              lastName: 'Signer',
+              authenticationType: 'none',
+              twoFactorContact: 'email',
+            },
+          ],
           reconcileInterval: '1 day',
         },
         { taskQueue: stack.taskQueue },
@@ -69,21 +84,26 @@ export async function manyWaiting(command: string): Promise<void> {
     const burstSeconds = (performance.now() - t0) / 1000;
     const after = await processUsage(stack.worker.pid!);
 
-    await record('many waiting transactions', command, markdownTable([
-      {
-        'waiting transactions': N,
-        'created and waiting after (s)': fmt(creationSeconds, 0),
-        'worker RSS while all wait (MiB)': fmt(mib(rssNow), 0),
-        'worker peak RSS (MiB)': fmt(mib(after.peakRssBytes), 0),
-        'all signed in (s)': fmt(signedSeconds, 1),
-        'all archived after the burst began (s)': fmt(burstSeconds, 1),
-        'completions/s': fmt(N / burstSeconds, 1),
-      },
-    ]), [
-      `Starts at concurrency ${CONCURRENCY}; completion counted through visibility (EsignStatus = 'completed'), which may lag by about a second.`,
-      `Worker CPU used until all were waiting (creating them): ${fmt(waiting.cpuSeconds, 1)} s.`,
-      `Worker RSS grows with the number of cached workflows (each transaction and its inbox; ESIGN_MAX_CACHED_WORKFLOWS bounds it).`,
-    ]);
+    await record(
+      'many waiting transactions',
+      command,
+      markdownTable([
+        {
+          'waiting transactions': N,
+          'created and waiting after (s)': fmt(creationSeconds, 0),
+          'worker RSS while all wait (MiB)': fmt(mib(rssNow), 0),
+          'worker peak RSS (MiB)': fmt(mib(after.peakRssBytes), 0),
+          'all signed in (s)': fmt(signedSeconds, 1),
+          'all archived after the burst began (s)': fmt(burstSeconds, 1),
+          'completions/s': fmt(N / burstSeconds, 1),
+        },
+      ]),
+      [
+        `Starts at concurrency ${CONCURRENCY}; completion counted through visibility (EsignStatus = 'completed'), which may lag by about a second.`,
+        `Worker CPU used until all were waiting (creating them): ${fmt(waiting.cpuSeconds, 1)} s.`,
+        `Worker RSS grows with the number of cached workflows (each transaction and its inbox; ESIGN_MAX_CACHED_WORKFLOWS bounds it).`,
+      ],
+    );
   } finally {
     await stack.stop();
   }

@@ -30,7 +30,12 @@ export interface BenchStack {
 export async function startBenchStack(name: string): Promise<BenchStack> {
   const { cli } = await ensureTemporalBinaries('cli');
   const temporal = await TestWorkflowEnvironment.createLocal({
-    server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes], log: { format: 'pretty', level: 'error' } },
+    server: {
+      executable: executableFor(cli),
+      ip: '127.0.0.1',
+      searchAttributes: [...esignSearchAttributes],
+      log: { format: 'pretty', level: 'error' },
+    },
   });
   const work = await mkdtemp(join(tmpdir(), `bench-${name}-`));
   const docs = join(work, 'docs');
@@ -39,9 +44,15 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
   await writeFile(pdf, await samplePdf('Agreement'));
   const taskQueue = `bench-${name}`;
   const bridgePort = await freePort();
-  const sandbox = await startSandboxProcess(join(work, 'sandbox'), { SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign` });
+  const sandbox = await startSandboxProcess(join(work, 'sandbox'), {
+    SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign`,
+  });
   const common = { TEMPORAL_ADDRESS: temporal.address, ESIGN_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn', ESIGN_METRICS_ADDRESS: '' };
-  const bridge = await startProcess('src/bridge/main.ts', { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' }, /listening/);
+  const bridge = await startProcess(
+    'src/bridge/main.ts',
+    { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' },
+    /listening/,
+  );
   const worker = await startProcess(
     'src/worker/main.ts',
     {

@@ -25,7 +25,12 @@ async function cannon(url: string, options: Partial<autocannon.Options>): Promis
 export async function webhookIngestion(command: string): Promise<void> {
   const { cli } = await ensureTemporalBinaries('cli');
   const temporal = await TestWorkflowEnvironment.createLocal({
-    server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes], log: { format: 'pretty', level: 'error' } },
+    server: {
+      executable: executableFor(cli),
+      ip: '127.0.0.1',
+      searchAttributes: [...esignSearchAttributes],
+      log: { format: 'pretty', level: 'error' },
+    },
   });
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const bridgePort = await freePort();
@@ -37,7 +42,11 @@ export async function webhookIngestion(command: string): Promise<void> {
     const body = JSON.stringify({
       event: 'esign-completed',
       entity: 'esign',
-      data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: transactions[Math.floor(Math.random() * transactions.length)] },
+      data: {
+        notificationId: randomUUID(),
+        entity_id: randomUUID(),
+        transaction_id: transactions[Math.floor(Math.random() * transactions.length)],
+      },
     });
     const id = `msg_${randomUUID()}`;
     const at = new Date();
@@ -45,18 +54,34 @@ export async function webhookIngestion(command: string): Promise<void> {
       method: 'POST',
       path: '/webhooks/esign',
       body,
-      headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signer.sign(id, at, body) },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signer.sign(id, at, body),
+      },
     };
   };
 
-  const bridge = await startProcess('src/bridge/main.ts', {
-    TEMPORAL_ADDRESS: temporal.address,
-    BRIDGE_PORT: String(bridgePort),
-    ESIGN_WEBHOOK_SECRETS: secret,
-    ESIGN_TASK_QUEUE: taskQueue,
-    BRIDGE_LOG: 'false',
-  }, /listening/);
-  const bare = spawn(process.execPath, ['-e', `require('node:http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.statusCode=204;s.end()})}).listen(${barePort},'127.0.0.1')`], { stdio: 'inherit' });
+  const bridge = await startProcess(
+    'src/bridge/main.ts',
+    {
+      TEMPORAL_ADDRESS: temporal.address,
+      BRIDGE_PORT: String(bridgePort),
+      ESIGN_WEBHOOK_SECRETS: secret,
+      ESIGN_TASK_QUEUE: taskQueue,
+      BRIDGE_LOG: 'false',
+    },
+    /listening/,
+  );
+  const bare = spawn(
+    process.execPath,
+    [
+      '-e',
+      `require('node:http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.statusCode=204;s.end()})}).listen(${barePort},'127.0.0.1')`,
+    ],
+    { stdio: 'inherit' },
+  );
   await new Promise((r) => setTimeout(r, 500));
   const rows: Record<string, string | number>[] = [];
   try {
@@ -64,7 +89,11 @@ export async function webhookIngestion(command: string): Promise<void> {
     const connection = await Connection.connect({ address: temporal.address });
     const client = new Client({ connection });
     for (const t of transactions) {
-      await deliverNotification(client, { event: 'esign-completed', entity: 'esign', data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: t } }, { taskQueue });
+      await deliverNotification(
+        client,
+        { event: 'esign-completed', entity: 'esign', data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: t } },
+        { taskQueue },
+      );
     }
     // Warm-up, then measure.
     await cannon(`http://127.0.0.1:${bridgePort}`, { duration: 3, requests: [{ setupRequest: () => signedRequest() }] });
@@ -78,7 +107,19 @@ export async function webhookIngestion(command: string): Promise<void> {
       Array.from({ length: CONNECTIONS }, async () => {
         while (performance.now() < deadline) {
           const t0 = performance.now();
-          await deliverNotification(client, { event: 'esign-completed', entity: 'esign', data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: transactions[Math.floor(Math.random() * transactions.length)]! } }, { taskQueue });
+          await deliverNotification(
+            client,
+            {
+              event: 'esign-completed',
+              entity: 'esign',
+              data: {
+                notificationId: randomUUID(),
+                entity_id: randomUUID(),
+                transaction_id: transactions[Math.floor(Math.random() * transactions.length)]!,
+              },
+            },
+            { taskQueue },
+          );
           latencies.push(performance.now() - t0);
         }
       }),
@@ -90,9 +131,27 @@ export async function webhookIngestion(command: string): Promise<void> {
 
     const bridgeOk = bridgeRun.non2xx === 0 && bridgeRun.errors === 0;
     rows.push(
-      { target: 'bridge /webhooks/esign', 'req/s': fmt(bridgeRun.requests.average, 0), 'p50 ms': bridgeRun.latency.p50, 'p99 ms': bridgeRun.latency.p99, 'non-2xx + errors': bridgeRun.non2xx + bridgeRun.errors },
-      { target: 'baseline: bare node:http 204', 'req/s': fmt(bareRun.requests.average, 0), 'p50 ms': bareRun.latency.p50, 'p99 ms': bareRun.latency.p99, 'non-2xx + errors': bareRun.non2xx + bareRun.errors },
-      { target: 'baseline: raw signal-with-start loop', 'req/s': fmt(signalRate, 0), 'p50 ms': fmt(pct(50)), 'p99 ms': fmt(pct(99)), 'non-2xx + errors': 0 },
+      {
+        target: 'bridge /webhooks/esign',
+        'req/s': fmt(bridgeRun.requests.average, 0),
+        'p50 ms': bridgeRun.latency.p50,
+        'p99 ms': bridgeRun.latency.p99,
+        'non-2xx + errors': bridgeRun.non2xx + bridgeRun.errors,
+      },
+      {
+        target: 'baseline: bare node:http 204',
+        'req/s': fmt(bareRun.requests.average, 0),
+        'p50 ms': bareRun.latency.p50,
+        'p99 ms': bareRun.latency.p99,
+        'non-2xx + errors': bareRun.non2xx + bareRun.errors,
+      },
+      {
+        target: 'baseline: raw signal-with-start loop',
+        'req/s': fmt(signalRate, 0),
+        'p50 ms': fmt(pct(50)),
+        'p99 ms': fmt(pct(99)),
+        'non-2xx + errors': 0,
+      },
     );
     await record('webhook ingestion', command, markdownTable(rows), [
       `${CONNECTIONS} connections, ${SECONDS} s per target, ${TRANSACTIONS} running inbox workflows; every request a distinct, validly signed notification.`,

@@ -14,9 +14,17 @@ const N = Number(process.argv[3] ?? 500);
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const { cli } = await ensureTemporalBinaries('cli');
 const env = await TestWorkflowEnvironment.createLocal({
-  server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes], log: { format: 'pretty', level: 'never' } },
+  server: {
+    executable: executableFor(cli),
+    ip: '127.0.0.1',
+    searchAttributes: [...esignSearchAttributes],
+    log: { format: 'pretty', level: 'never' },
+  },
 });
-const { code } = await bundleWorkflowCode({ workflowsPath: variant === 'baseline' ? new URL('./baseline-workflows.ts', import.meta.url).pathname : workflowsPath, logger: quiet });
+const { code } = await bundleWorkflowCode({
+  workflowsPath: variant === 'baseline' ? new URL('./baseline-workflows.ts', import.meta.url).pathname : workflowsPath,
+  logger: quiet,
+});
 const connection = await NativeConnection.connect({ address: env.address });
 // The transaction's steps before it waits, doing nothing: the scenario weighs the workflow, not its activities.
 const activities = {
@@ -47,15 +55,28 @@ for (let i = 0; i < N; i += 50) {
     Array.from({ length: Math.min(50, N - i) }, (_, k) => {
       const n = i + k;
       if (variant === 'baseline') return client.workflow.start('baselineTransaction', { taskQueue: 'memory', workflowId: `baseline-${n}` });
-      if (variant === 'inbox') return client.workflow.start('esignInbox', { taskQueue: 'memory', workflowId: `inbox-${n}`, args: [{ transactionId: crypto.randomUUID() }] });
+      if (variant === 'inbox')
+        return client.workflow.start('esignInbox', {
+          taskQueue: 'memory',
+          workflowId: `inbox-${n}`,
+          args: [{ transactionId: crypto.randomUUID() }],
+        });
       return client.workflow.start('esignTransaction', {
         taskQueue: 'memory',
         workflowId: `transaction-${n}`,
         args: [
           {
             referenceId: `memory-${n}`,
-            documents: [{ title: 'A', source: { storagePath: 'bench' }, tags: [{ type: 'SIGNATURETEMPLATE', x: 1, y: 1, width: 10, height: 10, page: 0, signerIndex: 0 }] }],
-            participants: [{ email: 'a@example.com', firstName: 'A', lastName: 'B', authenticationType: 'none', twoFactorContact: 'email' }],
+            documents: [
+              {
+                title: 'A',
+                source: { storagePath: 'bench' },
+                tags: [{ type: 'SIGNATURETEMPLATE', x: 1, y: 1, width: 10, height: 10, page: 0, signerIndex: 0 }],
+              },
+            ],
+            participants: [
+              { email: 'a@example.com', firstName: 'A', lastName: 'B', authenticationType: 'none', twoFactorContact: 'email' },
+            ],
             reconcileInterval: '1 day',
           },
         ],

@@ -9,11 +9,16 @@ const N = Number(process.env.BENCH_MEMORY_N ?? 500);
 
 function measure(variant: string): Promise<{ cached: number; rssPerWorkflowKiB: number; cpuMsPerWorkflow: number }> {
   return new Promise((resolve, reject) =>
-    execFile(process.execPath, ['--expose-gc', '--import', 'tsx', `${root}bench/workflow-memory-child.ts`, variant, String(N)], { timeout: 300_000 }, (err, stdout) => {
-      const line = stdout.split('\n').find((l) => l.startsWith('{'));
-      if (err || !line) return reject(err ?? new Error(`no result from ${variant}: ${stdout}`));
-      resolve(JSON.parse(line) as { cached: number; rssPerWorkflowKiB: number; cpuMsPerWorkflow: number });
-    }),
+    execFile(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', `${root}bench/workflow-memory-child.ts`, variant, String(N)],
+      { timeout: 300_000 },
+      (err, stdout) => {
+        const line = stdout.split('\n').find((l) => l.startsWith('{'));
+        if (err || !line) return reject(err ?? new Error(`no result from ${variant}: ${stdout}`));
+        resolve(JSON.parse(line) as { cached: number; rssPerWorkflowKiB: number; cpuMsPerWorkflow: number });
+      },
+    ),
   );
 }
 
@@ -25,7 +30,12 @@ export async function workflowMemory(command: string): Promise<void> {
     ['transaction', 'esignTransaction (waiting for signatures)'],
   ] as const) {
     const m = await measure(variant);
-    rows.push({ workflow: what, 'cached workflows': m.cached, 'RSS per cached workflow (KiB)': fmt(m.rssPerWorkflowKiB, 0), 'CPU per workflow started (ms)': fmt(m.cpuMsPerWorkflow, 1) });
+    rows.push({
+      workflow: what,
+      'cached workflows': m.cached,
+      'RSS per cached workflow (KiB)': fmt(m.rssPerWorkflowKiB, 0),
+      'CPU per workflow started (ms)': fmt(m.cpuMsPerWorkflow, 1),
+    });
   }
   await record('memory per cached workflow', command, markdownTable(rows), [
     `${N} workflows of each kind put in one worker's cache, each waiting; RSS after a forced GC, minus before, divided by ${N}.`,

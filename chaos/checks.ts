@@ -59,7 +59,8 @@ export async function checkRun({ client, provider, sandboxUrl, archiveDir, resul
   const completed: EsignTransactionResult[] = [];
   for (const [referenceId, result] of results) {
     if (result instanceof Error) problems.push(`${referenceId}: ${result.message}`);
-    else if (result.status !== 'completed' || !result.transactionId || !result.archive) problems.push(`${referenceId}: ended ${result.status} (${result.reason ?? 'no reason'})`);
+    else if (result.status !== 'completed' || !result.transactionId || !result.archive)
+      problems.push(`${referenceId}: ended ${result.status} (${result.reason ?? 'no reason'})`);
     else completed.push(result);
   }
   checks.completed = completed.length;
@@ -80,8 +81,10 @@ export async function checkRun({ client, provider, sandboxUrl, archiveDir, resul
     const onDisk = await hashFile(join(dir, 'completed.zip'));
     const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as ArchiveManifest;
     const fromProvider = await hashStream((await provider.downloadCompletedDocuments(r.transactionId!)).body);
-    if (onDisk.sha256 !== fromProvider.sha256) problems.push(`${r.referenceId}: archived ZIP ${onDisk.sha256} differs from the provider's ${fromProvider.sha256}`);
-    if (manifest.zip.sha256 !== onDisk.sha256 || r.archive!.sha256 !== onDisk.sha256) problems.push(`${r.referenceId}: manifest or result hash does not match the archived file`);
+    if (onDisk.sha256 !== fromProvider.sha256)
+      problems.push(`${r.referenceId}: archived ZIP ${onDisk.sha256} differs from the provider's ${fromProvider.sha256}`);
+    if (manifest.zip.sha256 !== onDisk.sha256 || r.archive!.sha256 !== onDisk.sha256)
+      problems.push(`${r.referenceId}: manifest or result hash does not match the archived file`);
     if (manifest.referenceId !== r.referenceId) problems.push(`${r.referenceId}: archive manifest names ${manifest.referenceId}`);
   }
 
@@ -138,12 +141,14 @@ export async function checkRun({ client, provider, sandboxUrl, archiveDir, resul
           checks.activityRetries[type] = (checks.activityRetries[type] ?? 0) + startedAttempt - 1;
         }
         const wtf = e.workflowTaskFailedEventAttributes;
-        if (wtf) problems.push(`${workflowId}: workflow task failed (${WorkflowTaskFailedCause[wtf.cause ?? 0]}): ${wtf.failure?.message ?? ''}`);
+        if (wtf)
+          problems.push(`${workflowId}: workflow task failed (${WorkflowTaskFailedCause[wtf.cause ?? 0]}): ${wtf.failure?.message ?? ''}`);
         const failed = e.activityTaskFailedEventAttributes?.failure;
-        if (failed?.applicationFailureInfo?.nonRetryable) problems.push(`${workflowId}: non-retryable activity failure: ${failed.message ?? ''}`);
+        if (failed?.applicationFailureInfo?.nonRetryable)
+          problems.push(`${workflowId}: non-retryable activity failure: ${failed.message ?? ''}`);
         const signaled = e.workflowExecutionSignaledEventAttributes;
         if (signaled?.signalName === inboxNotificationSignal.name) {
-          const [notification] = (await decode((signaled.input?.payloads ?? []))) as { data?: { notificationId?: string } }[];
+          const [notification] = (await decode(signaled.input?.payloads ?? [])) as { data?: { notificationId?: string } }[];
           const notificationId = notification?.data?.notificationId;
           if (notificationId && acked.delete(notificationId)) checks.webhooks.ackedAndFoundInTemporal++;
         }

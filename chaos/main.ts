@@ -26,7 +26,10 @@ const report = await runChaos({
   ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
   keep: values.keep,
 });
-const markdown = formatReport(report, `npm run chaos -- --seed ${seed} --transactions ${transactions}${values.concurrency ? ` --concurrency ${values.concurrency}` : ''}`);
+const markdown = formatReport(
+  report,
+  `npm run chaos -- --seed ${seed} --transactions ${transactions}${values.concurrency ? ` --concurrency ${values.concurrency}` : ''}`,
+);
 process.stdout.write(`\n${markdown}\n`);
 if (!values['no-record']) {
   await writeLastReport(`${root}docs/reliability.md`, markdown);

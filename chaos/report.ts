@@ -27,7 +27,9 @@ export function formatReport(r: ChaosReport, command: string): string {
     `| webhooks | ${r.webhooks.delivered} acknowledged by the bridge (${r.webhooks.ackedAndFoundInTemporal} found as signals in Temporal), ${r.webhooks.dropped} dropped, ${r.webhooks.pending} still pending, ${r.webhooks.failed} failed |`,
     `| faults injected by the sandbox | ${list(r.injected)} |`,
     `| chaos events | ${r.events.length}: ${r.events.map((e) => `${e.description} at ${e.at.toFixed(1)} s`).join('; ')} |`,
-    `| processes killed / exited on their own | ${Object.entries(r.serviceRestarts).map(([name, s]) => `${name} ${s.kills}/${s.unexpectedExits}`).join(', ')} |`,
+    `| processes killed / exited on their own | ${Object.entries(r.serviceRestarts)
+      .map(([name, s]) => `${name} ${s.kills}/${s.unexpectedExits}`)
+      .join(', ')} |`,
     `| activity retries (absorbed) | ${list(r.activityRetries)} |`,
     `| client retries (absorbed) | ${list(r.clientRetries)} |`,
     `| partial downloads left in scratch | ${r.stagingLeftovers} |`,

@@ -232,7 +232,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           {
             title: 'Agreement',
             source: { path: pdf },
-            tags: participants.map((_, p) => ({ type: 'SIGNATURETEMPLATE' as const, x: 72, y: 120 + 60 * p, width: 200, height: 30, page: 0, signerIndex: p })),
+            tags: participants.map((_, p) => ({
+              type: 'SIGNATURETEMPLATE' as const,
+              x: 72,
+              y: 120 + 60 * p,
+              width: 200,
+              height: 30,
+              page: 0,
+              signerIndex: p,
+            })),
           },
         ],
         participants,
@@ -246,12 +254,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const handle = getEsignTransaction(client, referenceId);
         const status = await retrying('query', async () => {
           const s = await within(10_000, () => handle.query(statusQuery));
-          if (s.phase === 'completed' || s.phase === 'expired' || s.phase === 'cancelled') throw new Final(`ended ${s.phase} before signing`);
+          if (s.phase === 'completed' || s.phase === 'expired' || s.phase === 'cancelled')
+            throw new Final(`ended ${s.phase} before signing`);
           if (!s.transactionId) throw new Error('not created yet');
           return s;
         });
         const participantIds = participants.map((p) => p.id);
-        await retrying('signing URL', () => within(15_000, () => handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds }] })));
+        await retrying('signing URL', () =>
+          within(15_000, () => handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds }] })),
+        );
         for (const id of participantIds) await retrying('sign', () => sign(status.transactionId!, id));
         const result = await retrying('result', async () => {
           try {
@@ -280,7 +291,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log(`chaos: all ${M} transactions returned after ${seconds.toFixed(1)} s; checking`);
 
     // ---------------------------------------------------------- checking
-    await request(`${sandbox.url}/_sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' }).then((r) => r.body.dump());
+    await request(`${sandbox.url}/_sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' }).then(
+      (r) => r.body.dump(),
+    );
     const injected = (await (await request(`${sandbox.url}/_sandbox/faults/injected`)).body.json()) as Record<string, number>;
     const checks = await checkRun({ client, provider, sandboxUrl: sandbox.url, archiveDir, results, referencePrefix: `chaos-${seed}-` });
     if (chaosError) checks.problems.unshift(`the chaos schedule itself failed: ${chaosError.message}`);

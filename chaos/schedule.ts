@@ -31,7 +31,10 @@ export function chaosSchedule({ seed, transactions, workers }: ScheduleOptions):
   const events: ChaosEvent[] = [];
   const workerKills = Math.max(4, Math.round(transactions / 15));
   for (let i = 0; i < workerKills; i++) {
-    events.push({ afterStarted: between(first, last), action: { kind: 'kill-worker', worker: between(0, workers - 1), downMs: between(500, 4000) } });
+    events.push({
+      afterStarted: between(first, last),
+      action: { kind: 'kill-worker', worker: between(0, workers - 1), downMs: between(500, 4000) },
+    });
   }
   const bridgeRestarts = Math.max(2, Math.round(transactions / 50));
   for (let i = 0; i < bridgeRestarts; i++) {

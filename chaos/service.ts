@@ -48,7 +48,8 @@ export class Service {
         return;
       } catch (err) {
         if (!this.#wanted) return;
-        if (attempt >= 30) throw new Error(`${this.name} did not become ready after ${attempt} attempts: ${(err as Error).message}`, { cause: err });
+        if (attempt >= 30)
+          throw new Error(`${this.name} did not become ready after ${attempt} attempts: ${(err as Error).message}`, { cause: err });
         await new Promise((r) => setTimeout(r, 1000));
       }
     }

@@ -16,7 +16,13 @@ import { sandboxConfig, startSandbox } from '../src/sandbox/index.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
-import { cancelUpdate, esignCompletedSignal, issueSigningUrlUpdate, replaceTransactionUpdate, statusQuery } from '../workflows/definitions.js';
+import {
+  cancelUpdate,
+  esignCompletedSignal,
+  issueSigningUrlUpdate,
+  replaceTransactionUpdate,
+  statusQuery,
+} from '../workflows/definitions.js';
 import type { EsignTransactionInput } from '../workflows/input.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
 
@@ -42,8 +48,16 @@ async function main(): Promise<void> {
 
   const input = (overrides: Partial<EsignTransactionInput> = {}): EsignTransactionInput => ({
     referenceId: `replay-${randomUUID()}`,
-    documents: [{ title: 'Contract', source: { path: pdf }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }],
-    participants: [{ email: 'signer@example.com', firstName: 'Sam', lastName: 'Signer', authenticationType: 'none', twoFactorContact: 'email' }],
+    documents: [
+      {
+        title: 'Contract',
+        source: { path: pdf },
+        tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+      },
+    ],
+    participants: [
+      { email: 'signer@example.com', firstName: 'Sam', lastName: 'Signer', authenticationType: 'none', twoFactorContact: 'email' },
+    ],
     notifyParticipants: { email: false },
     ...overrides,
   });

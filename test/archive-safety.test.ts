@@ -33,7 +33,10 @@ const hostile: [string, () => Promise<Buffer>, RegExp][] = [
   [
     'a ../ path',
     async () => {
-      const path = await writeZip(join(scratch, 'dotdot.zip'), [{ name: 'a.pdf', data: pdf }, { name: 'xx/evil.pdf', data: pdf }]);
+      const path = await writeZip(join(scratch, 'dotdot.zip'), [
+        { name: 'a.pdf', data: pdf },
+        { name: 'xx/evil.pdf', data: pdf },
+      ]);
       await renameZipEntry(path, 'xx/evil.pdf', '../evil.pdf');
       return readFile(path);
     },
@@ -42,23 +45,57 @@ const hostile: [string, () => Promise<Buffer>, RegExp][] = [
   [
     'an absolute path',
     async () => {
-      const path = await writeZip(join(scratch, 'absolute.zip'), [{ name: 'a.pdf', data: pdf }, { name: 'tmp/evil.pdf', data: pdf }]);
+      const path = await writeZip(join(scratch, 'absolute.zip'), [
+        { name: 'a.pdf', data: pdf },
+        { name: 'tmp/evil.pdf', data: pdf },
+      ]);
       await renameZipEntry(path, 'tmp/evil.pdf', '/tm/evil.pdf');
       return readFile(path);
     },
     /absolute path|unsafe entry name/,
   ],
-  ['a symbolic link', async () => readFile(await writeZip(join(scratch, 'link.zip'), [{ name: 'a.pdf', data: pdf }, { name: 'b.pdf', data: Buffer.from('/etc/passwd'), mode: 0o120777 }])), /symbolic link/],
-  ['duplicate names', async () => readFile(await writeZip(join(scratch, 'dupes.zip'), [{ name: 'a.pdf', data: pdf }, { name: 'A.pdf', data: pdf }])), /duplicate entry name/],
+  [
+    'a symbolic link',
+    async () =>
+      readFile(
+        await writeZip(join(scratch, 'link.zip'), [
+          { name: 'a.pdf', data: pdf },
+          { name: 'b.pdf', data: Buffer.from('/etc/passwd'), mode: 0o120777 },
+        ]),
+      ),
+    /symbolic link/,
+  ],
+  [
+    'duplicate names',
+    async () =>
+      readFile(
+        await writeZip(join(scratch, 'dupes.zip'), [
+          { name: 'a.pdf', data: pdf },
+          { name: 'A.pdf', data: pdf },
+        ]),
+      ),
+    /duplicate entry name/,
+  ],
   [
     'a compression bomb',
-    async () => readFile(await writeZip(join(scratch, 'bomb.zip'), [{ name: 'a.pdf', data: pdf }, { name: 'b.pdf', data: Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(64 * 1024 * 1024)]), compress: true }])),
+    async () =>
+      readFile(
+        await writeZip(join(scratch, 'bomb.zip'), [
+          { name: 'a.pdf', data: pdf },
+          { name: 'b.pdf', data: Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(64 * 1024 * 1024)]), compress: true },
+        ]),
+      ),
     /compression bomb/,
   ],
   [
     'a corrupt central directory',
     async () => {
-      const good = await readFile(await writeZip(join(scratch, 'corrupt.zip'), [{ name: 'a.pdf', data: pdf }, { name: 'b.pdf', data: pdf }]));
+      const good = await readFile(
+        await writeZip(join(scratch, 'corrupt.zip'), [
+          { name: 'a.pdf', data: pdf },
+          { name: 'b.pdf', data: pdf },
+        ]),
+      );
       good.writeUInt32LE(0xdeadbeef, good.lastIndexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])));
       return good;
     },
@@ -75,7 +112,11 @@ describe('archive safety, end to end', () => {
     await expect.poll(async () => (transactionId = (await handle.query(statusQuery)).transactionId), { timeout: 20_000 }).not.toBeNull();
 
     // The provider completes the transaction with the hostile ZIP; the workflow finds out by reconciliation.
-    const put = await request(`${env.sandbox.running.url}/_sandbox/transactions/${transactionId}/completed-zip`, { method: 'PUT', headers: { 'content-type': 'application/zip' }, body: zip });
+    const put = await request(`${env.sandbox.running.url}/_sandbox/transactions/${transactionId}/completed-zip`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/zip' },
+      body: zip,
+    });
     expect(put.statusCode, await put.body.text()).toBe(200);
 
     const err = await handle.result().catch((e: unknown) => e);
@@ -89,6 +130,7 @@ describe('archive safety, end to end', () => {
     // No archive for it, no scratch left behind, and nothing where the hostile names point.
     expect(await filesUnder(env.archiveDir)).toEqual(before);
     expect(await filesUnder(join(env.archiveDir, '.staging'))).toEqual([]);
-    for (const target of [join(dirname(env.archiveDir), 'evil.pdf'), '/tm/evil.pdf', join(env.archiveDir, 'evil.pdf')]) expect(existsSync(target)).toBe(false);
+    for (const target of [join(dirname(env.archiveDir), 'evil.pdf'), '/tm/evil.pdf', join(env.archiveDir, 'evil.pdf')])
+      expect(existsSync(target)).toBe(false);
   });
 });

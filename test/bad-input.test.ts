@@ -45,28 +45,53 @@ describe('invalid workflow input', () => {
     ['referenceId with personal data', (i) => ({ ...i, referenceId: 'jane.doe@example.com' }), /referenceId/],
     ['no documents', (i) => ({ ...i, documents: [] }), /documents: at least one document/],
     ['no participants', (i) => ({ ...i, participants: [] }), /participants: at least one participant/],
-    ['participant without e-mail', (i) => ({ ...i, participants: [{ ...i.participants[0], email: 'not-an-email' }] }), /participants\[0\]\.email/],
-    ['duplicate participant ids', (i) => ({ ...i, participants: [{ ...i.participants[0], id: 'p' }, { ...i.participants[0], id: 'p' }] }), /participants\[1\]\.id: duplicate/],
-    ['tag for a participant that does not exist', (i) => ({ ...i, documents: [{ ...i.documents[0], tags: [{ ...i.documents[0]!.tags![0], signerIndex: 7 }] }] }), /documents\[0\]\.tags\[0\]\.signerIndex/],
-    ['document source of two kinds', (i) => ({ ...i, documents: [{ ...i.documents[0], source: { path: '/x.pdf', url: 'https://docs.example.com/x.pdf' } }] }), /documents\[0\]\.source/],
+    [
+      'participant without e-mail',
+      (i) => ({ ...i, participants: [{ ...i.participants[0], email: 'not-an-email' }] }),
+      /participants\[0\]\.email/,
+    ],
+    [
+      'duplicate participant ids',
+      (i) => ({
+        ...i,
+        participants: [
+          { ...i.participants[0], id: 'p' },
+          { ...i.participants[0], id: 'p' },
+        ],
+      }),
+      /participants\[1\]\.id: duplicate/,
+    ],
+    [
+      'tag for a participant that does not exist',
+      (i) => ({ ...i, documents: [{ ...i.documents[0], tags: [{ ...i.documents[0]!.tags![0], signerIndex: 7 }] }] }),
+      /documents\[0\]\.tags\[0\]\.signerIndex/,
+    ],
+    [
+      'document source of two kinds',
+      (i) => ({ ...i, documents: [{ ...i.documents[0], source: { path: '/x.pdf', url: 'https://docs.example.com/x.pdf' } }] }),
+      /documents\[0\]\.source/,
+    ],
     ['callback URL that is not http(s)', (i) => ({ ...i, callbackUrl: 'file:///etc/passwd' }), /callbackUrl/],
     ['signing deadline that is not a duration', (i) => ({ ...i, signingDeadline: 'next tuesday' }), /signingDeadline/],
     ['e-mail subject over 255 characters', (i) => ({ ...i, emailSubject: 'x'.repeat(300) }), /emailSubject/],
     ['not an object at all', () => 'hello', /expected object/],
   ];
 
-  it.each(cases)('refuses %s in the client and in the workflow, naming the field, before any provider call', async (_name, mutate, names) => {
-    const before = await providerState();
-    const input = mutate(env.input());
-    await expect(env.start(input as EsignTransactionInput)).rejects.toThrow(InvalidTransactionInput);
-    await expect(env.start(input as EsignTransactionInput)).rejects.toThrow(names);
+  it.each(cases)(
+    'refuses %s in the client and in the workflow, naming the field, before any provider call',
+    async (_name, mutate, names) => {
+      const before = await providerState();
+      const input = mutate(env.input());
+      await expect(env.start(input as EsignTransactionInput)).rejects.toThrow(InvalidTransactionInput);
+      await expect(env.start(input as EsignTransactionInput)).rejects.toThrow(names);
 
-    const handle = await startRaw(input);
-    const err = await handle.result().catch((e: unknown) => e);
-    expect(failureMessage(err)).toMatch(names);
-    expect(failureMessage(err)).toMatch(/invalid input/);
-    expect(await providerState()).toEqual(before);
-  });
+      const handle = await startRaw(input);
+      const err = await handle.result().catch((e: unknown) => e);
+      expect(failureMessage(err)).toMatch(names);
+      expect(failureMessage(err)).toMatch(/invalid input/);
+      expect(await providerState()).toEqual(before);
+    },
+  );
 });
 
 describe('documents that are not acceptable PDFs', () => {
@@ -76,21 +101,24 @@ describe('documents that are not acceptable PDFs', () => {
     ['oversized', Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(MAX_DOCUMENT_BYTES)]), /is \d+ bytes, over the 262144-byte limit/],
   ];
 
-  it.each(files)('fails a %s document non-retryably, with a clear message, no upload and no provider transaction', async (name, content, message) => {
-    const path = join(dirname(env.pdfs[0]!), `${name.replace(/\W+/g, '-')}-${crypto.randomUUID()}.pdf`);
-    await writeFile(path, content);
-    const before = await providerState();
-    const input = env.input();
-    input.documents[0]!.source = { path };
-    const { handle } = await env.start(input);
-    const err = await handle.result().catch((e: unknown) => e);
-    expect(failureMessage(err)).toMatch(message);
-    // One attempt: a bad document is not retried.
-    const history = await handle.fetchHistory();
-    const started = history.events!.filter((e) => e.activityTaskStartedEventAttributes);
-    expect(started.map((e) => e.activityTaskStartedEventAttributes!.attempt)).toEqual([1]);
-    expect(await providerState()).toEqual(before);
-  });
+  it.each(files)(
+    'fails a %s document non-retryably, with a clear message, no upload and no provider transaction',
+    async (name, content, message) => {
+      const path = join(dirname(env.pdfs[0]!), `${name.replace(/\W+/g, '-')}-${crypto.randomUUID()}.pdf`);
+      await writeFile(path, content);
+      const before = await providerState();
+      const input = env.input();
+      input.documents[0]!.source = { path };
+      const { handle } = await env.start(input);
+      const err = await handle.result().catch((e: unknown) => e);
+      expect(failureMessage(err)).toMatch(message);
+      // One attempt: a bad document is not retried.
+      const history = await handle.fetchHistory();
+      const started = history.events!.filter((e) => e.activityTaskStartedEventAttributes);
+      expect(started.map((e) => e.activityTaskStartedEventAttributes!.attempt)).toEqual([1]);
+      expect(await providerState()).toEqual(before);
+    },
+  );
 
   it('fails a callback URL off the allow-list in the first step, before anything is uploaded', async () => {
     const before = await providerState();

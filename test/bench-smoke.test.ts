@@ -36,7 +36,13 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
   );
   expect(result.code, result.output.slice(-3000)).toBe(0);
   const text = await readFile(report, 'utf8');
-  for (const scenario of ['end-to-end transactions', 'webhook ingestion', 'archive streaming', 'many waiting transactions', 'memory per cached workflow']) {
+  for (const scenario of [
+    'end-to-end transactions',
+    'webhook ingestion',
+    'archive streaming',
+    'many waiting transactions',
+    'memory per cached workflow',
+  ]) {
     expect(text).toContain(`## ${scenario}:`);
   }
   expect(text).toContain('Command: `npm run bench -- ');

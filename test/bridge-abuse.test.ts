@@ -24,7 +24,14 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}`;
   bridge = await startProcess(
     'src/bridge/main.ts',
-    { TEMPORAL_ADDRESS: inject('temporalAddress'), ESIGN_TASK_QUEUE: uniqueTaskQueue('abuse'), BRIDGE_PORT: String(port), ESIGN_WEBHOOK_SECRETS: secret, BRIDGE_LOG: 'false', ESIGN_METRICS_ADDRESS: '' },
+    {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      ESIGN_TASK_QUEUE: uniqueTaskQueue('abuse'),
+      BRIDGE_PORT: String(port),
+      ESIGN_WEBHOOK_SECRETS: secret,
+      BRIDGE_LOG: 'false',
+      ESIGN_METRICS_ADDRESS: '',
+    },
     /listening/,
   );
 });
@@ -64,13 +71,22 @@ const attacks: fc.Arbitrary<Attack> = fc.oneof(
       data: fc.oneof(
         fc.constant(null),
         fc.string(),
-        fc.record({ notificationId: fc.oneof(fc.integer(), fc.string({ maxLength: 10 })), entity_id: fc.oneof(fc.constant(null), fc.double()), transaction_id: fc.constant(randomUUID()) }),
+        fc.record({
+          notificationId: fc.oneof(fc.integer(), fc.string({ maxLength: 10 })),
+          entity_id: fc.oneof(fc.constant(null), fc.double()),
+          transaction_id: fc.constant(randomUUID()),
+        }),
       ),
     })
     .map((o) => {
       const body = JSON.stringify(o);
       const data = o.data as { transaction_id?: string } | null;
-      return { kind: 'wrong-types' as const, body, headers: signedHeaders(secret, body), ...(typeof data === 'object' && data?.transaction_id ? { transactionId: data.transaction_id } : {}) };
+      return {
+        kind: 'wrong-types' as const,
+        body,
+        headers: signedHeaders(secret, body),
+        ...(typeof data === 'object' && data?.transaction_id ? { transactionId: data.transaction_id } : {}),
+      };
     }),
   fc.constant(null).map(() => {
     const transactionId = randomUUID();
@@ -80,7 +96,12 @@ const attacks: fc.Arbitrary<Attack> = fc.oneof(
   fc.integer({ min: 6, max: 60 * 24 * 30 }).map((minutesAgo) => {
     const transactionId = randomUUID();
     const body = JSON.stringify(completedWebhook({ transactionId, esignId: randomUUID() }));
-    return { kind: 'stale' as const, body, headers: signedHeaders(secret, body, { at: new Date(Date.now() - minutesAgo * 60_000) }), transactionId };
+    return {
+      kind: 'stale' as const,
+      body,
+      headers: signedHeaders(secret, body, { at: new Date(Date.now() - minutesAgo * 60_000) }),
+      transactionId,
+    };
   }),
   fc.constant(null).map(() => {
     const transactionId = randomUUID();
@@ -91,7 +112,17 @@ const attacks: fc.Arbitrary<Attack> = fc.oneof(
   fc.tuple(fc.string({ maxLength: 60 }), fc.string({ maxLength: 20 }), fc.string({ maxLength: 120 })).map(([id, ts, sig]) => {
     const transactionId = randomUUID();
     const body = JSON.stringify(completedWebhook({ transactionId, esignId: randomUUID() }));
-    return { kind: 'unsigned' as const, body, headers: { 'content-type': 'application/json', 'webhook-id': printable(id), 'webhook-timestamp': printable(ts), 'webhook-signature': printable(sig) }, transactionId };
+    return {
+      kind: 'unsigned' as const,
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': printable(id),
+        'webhook-timestamp': printable(ts),
+        'webhook-signature': printable(sig),
+      },
+      transactionId,
+    };
   }),
   fc.constantFrom(...unknownIds).map((transactionId) => {
     const body = JSON.stringify(completedWebhook({ transactionId, esignId: randomUUID() }));
@@ -144,11 +175,19 @@ it('answers thousands of hostile requests with 4xx, never 5xx, signals nothing i
   const head = (extra: string) =>
     `POST /webhooks/esign HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
   const rawCases = [
-    head(`webhook-id: ${h['webhook-id']}\rX-Injected: 1\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: ${h['webhook-signature']}\r\n`),
+    head(
+      `webhook-id: ${h['webhook-id']}\rX-Injected: 1\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: ${h['webhook-signature']}\r\n`,
+    ),
     head(`webhook-id: a\0b\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: ${h['webhook-signature']}\r\n`),
-    head(`webhook-id: ${'i'.repeat(20_000)}\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: ${h['webhook-signature']}\r\n`),
-    head(`webhook-id: ${h['webhook-id']}\r\nwebhook-id: other\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: v1,forged\r\nwebhook-signature: v1,forged-too\r\n`),
-    head(`webhook-id: ${h['webhook-id']}\r\n folded-continuation\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: ${h['webhook-signature']}\r\n`),
+    head(
+      `webhook-id: ${'i'.repeat(20_000)}\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: ${h['webhook-signature']}\r\n`,
+    ),
+    head(
+      `webhook-id: ${h['webhook-id']}\r\nwebhook-id: other\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: v1,forged\r\nwebhook-signature: v1,forged-too\r\n`,
+    ),
+    head(
+      `webhook-id: ${h['webhook-id']}\r\n folded-continuation\r\nwebhook-timestamp: ${h['webhook-timestamp']}\r\nwebhook-signature: ${h['webhook-signature']}\r\n`,
+    ),
     `POST /webhooks/esign HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
   ];
   for (const c of rawCases) {

@@ -35,7 +35,11 @@ describe('webhook bridge resilience', () => {
       }),
     });
     cleanups.push(() => env.close());
-    const bridge = await startTestBridge({ address: inject('temporalAddress'), taskQueue: env.taskQueue, secrets: [env.sandbox.running.webhookSecret] });
+    const bridge = await startTestBridge({
+      address: inject('temporalAddress'),
+      taskQueue: env.taskQueue,
+      secrets: [env.sandbox.running.webhookSecret],
+    });
     cleanups.push(() => bridge.stop());
     env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
 
@@ -45,7 +49,9 @@ describe('webhook bridge resilience', () => {
       await env.sandbox.running.sandbox.signAs(ref.transactionId, p.id);
     }
     const inbox = env.temporal.client.workflow.getHandle(inboxIdFor(ref.transactionId));
-    await expect.poll(() => inbox.query(inboxStatusQuery).catch(() => undefined), { timeout: 20_000 }).toMatchObject({ owner: null, pending: 1 });
+    await expect
+      .poll(() => inbox.query(inboxStatusQuery).catch(() => undefined), { timeout: 20_000 })
+      .toMatchObject({ owner: null, pending: 1 });
     expect((await handle.query(statusQuery)).phase).toBe('creating');
 
     release();
@@ -59,12 +65,22 @@ describe('webhook bridge resilience', () => {
     const dbFilename = join(await mkdtemp(join(tmpdir(), 'temporal-restart-')), 'temporal.sqlite');
     const startServer = () =>
       TestWorkflowEnvironment.createLocal({
-        server: { executable: executableFor(inject('temporalCliPath')), ip: '127.0.0.1', port, dbFilename, searchAttributes: [...esignSearchAttributes] },
+        server: {
+          executable: executableFor(inject('temporalCliPath')),
+          ip: '127.0.0.1',
+          port,
+          dbFilename,
+          searchAttributes: [...esignSearchAttributes],
+        },
       });
     let temporal = await startServer();
     const sandbox = await startTestSandbox();
     cleanups.push(() => sandbox.close());
-    const bridge = await startTestBridge({ address: `127.0.0.1:${port}`, taskQueue: 'no-worker-needed', secrets: [sandbox.running.webhookSecret] });
+    const bridge = await startTestBridge({
+      address: `127.0.0.1:${port}`,
+      taskQueue: 'no-worker-needed',
+      secrets: [sandbox.running.webhookSecret],
+    });
     cleanups.push(() => bridge.stop());
     sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
     expect((await fetch(`${bridge.url}/readyz`)).status).toBe(200);

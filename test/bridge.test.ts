@@ -71,7 +71,11 @@ describe('webhook bridge', () => {
     }
     const malformed = '{"event": "esign-completed",';
     expect((await postWebhook(bridge.url, malformed, signedHeaders(secret, malformed))).status).toBe(400);
-    const invalid = JSON.stringify({ event: 'esign-completed', entity: 'esign', data: { notificationId: 'nope', entity_id: status.esignId, transaction_id: status.transactionId } });
+    const invalid = JSON.stringify({
+      event: 'esign-completed',
+      entity: 'esign',
+      data: { notificationId: 'nope', entity_id: status.esignId, transaction_id: status.transactionId },
+    });
     const res = await postWebhook(bridge.url, invalid, signedHeaders(secret, invalid));
     expect(res.status).toBe(422);
     expect(JSON.stringify(res.json)).toContain('/data/notificationId');
@@ -109,7 +113,12 @@ describe('webhook bridge', () => {
   });
 
   it('keeps a notification nobody owns, then closes it as orphaned', async () => {
-    const orphanBridge = await startTestBridge({ address: inject('temporalAddress'), taskQueue: env.taskQueue, secrets: [secret], orphanAfter: '2 seconds' });
+    const orphanBridge = await startTestBridge({
+      address: inject('temporalAddress'),
+      taskQueue: env.taskQueue,
+      secrets: [secret],
+      orphanAfter: '2 seconds',
+    });
     try {
       const notification = completedWebhook({ transactionId: randomUUID(), esignId: randomUUID() });
       const body = JSON.stringify(notification);
@@ -129,24 +138,34 @@ describe('webhook bridge', () => {
     const json = fc.oneof(
       fc.json({ maxDepth: 6 }),
       fc.string({ maxLength: 2000 }),
-      fc.record({ event: fc.string(), entity: fc.string(), data: fc.dictionary(fc.string(), fc.jsonValue()) }).map((o) => JSON.stringify(o)),
-      fc.record({ notificationId: fc.uuid(), entity_id: fc.uuid(), transaction_id: fc.string({ minLength: 1, maxLength: 64 }) }).map((data) =>
-        JSON.stringify({ event: 'esign-completed', entity: 'esign', data }),
-      ),
+      fc
+        .record({ event: fc.string(), entity: fc.string(), data: fc.dictionary(fc.string(), fc.jsonValue()) })
+        .map((o) => JSON.stringify(o)),
+      fc
+        .record({ notificationId: fc.uuid(), entity_id: fc.uuid(), transaction_id: fc.string({ minLength: 1, maxLength: 64 }) })
+        .map((data) => JSON.stringify({ event: 'esign-completed', entity: 'esign', data })),
     );
     await fc.assert(
-      fc.asyncProperty(json, header, header, header, fc.boolean(), fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', ''), async (body, id, ts, sig, sign, type) => {
-        const headers: Record<string, string> = sign ? signedHeaders(secret, body) : {};
-        if (!sign) {
-          if (id !== undefined) headers['webhook-id'] = id.replace(/[^\x20-\x7e]/g, '');
-          if (ts !== undefined) headers['webhook-timestamp'] = ts.replace(/[^\x20-\x7e]/g, '');
-          if (sig !== undefined) headers['webhook-signature'] = sig.replace(/[^\x20-\x7e]/g, '');
-        }
-        if (type) headers['content-type'] = type;
-        else delete headers['content-type'];
-        const res = await postWebhook(bridge.url, body, headers);
-        return res.status < 500;
-      }),
+      fc.asyncProperty(
+        json,
+        header,
+        header,
+        header,
+        fc.boolean(),
+        fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', ''),
+        async (body, id, ts, sig, sign, type) => {
+          const headers: Record<string, string> = sign ? signedHeaders(secret, body) : {};
+          if (!sign) {
+            if (id !== undefined) headers['webhook-id'] = id.replace(/[^\x20-\x7e]/g, '');
+            if (ts !== undefined) headers['webhook-timestamp'] = ts.replace(/[^\x20-\x7e]/g, '');
+            if (sig !== undefined) headers['webhook-signature'] = sig.replace(/[^\x20-\x7e]/g, '');
+          }
+          if (type) headers['content-type'] = type;
+          else delete headers['content-type'];
+          const res = await postWebhook(bridge.url, body, headers);
+          return res.status < 500;
+        },
+      ),
       { numRuns: 300, seed: 4242 },
     );
     expect((await fetch(`${bridge.url}/healthz`)).status).toBe(200);

@@ -16,7 +16,11 @@ let dataDir: string;
 beforeAll(async () => {
   // The whole system, as in the dev stack: webhooks reach the workflows through a bridge.
   env = await startEsignTestEnv();
-  bridge = await startTestBridge({ address: inject('temporalAddress'), taskQueue: env.taskQueue, secrets: [env.sandbox.running.webhookSecret] });
+  bridge = await startTestBridge({
+    address: inject('temporalAddress'),
+    taskQueue: env.taskQueue,
+    secrets: [env.sandbox.running.webhookSecret],
+  });
   env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
   dataDir = await mkdtemp(join(tmpdir(), 'esign-cli-'));
 });
@@ -68,12 +72,21 @@ describe('esign CLI', () => {
   });
 
   it('starts from flags, issues URLs, cancels, and uses exit codes that mean something', async () => {
-    const started = await esign('--json', 'start', '--file', env.pdfs[0]!, '--signer', 'Grace Hopper <grace@example.com>', '--reference-id', `cli-${Date.now()}`);
+    const started = await esign(
+      '--json',
+      'start',
+      '--file',
+      env.pdfs[0]!,
+      '--signer',
+      'Grace Hopper <grace@example.com>',
+      '--reference-id',
+      `cli-${Date.now()}`,
+    );
     expect(started.code).toBe(0);
     const { referenceId, participants } = JSON.parse(started.stdout) as { referenceId: string; participants: { id: string }[] };
-    await expect.poll(async () => (JSON.parse((await esign('--json', 'status', referenceId)).stdout) as { phase: string }).phase, { timeout: 30_000 }).toBe(
-      'awaiting_signatures',
-    );
+    await expect
+      .poll(async () => (JSON.parse((await esign('--json', 'status', referenceId)).stdout) as { phase: string }).phase, { timeout: 30_000 })
+      .toBe('awaiting_signatures');
     const url = await esign('url', referenceId, participants[0]!.id);
     expect(url.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sign\//);
     expect((await esign('url', referenceId, 'stranger')).code).toBe(1);

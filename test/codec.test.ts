@@ -38,7 +38,12 @@ it('keeps participant data out of the raw history, and the codec endpoint decode
 
   const started = raw.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
   const body = {
-    payloads: [{ metadata: Object.fromEntries(Object.entries(started.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(started.data!).toString('base64') }],
+    payloads: [
+      {
+        metadata: Object.fromEntries(Object.entries(started.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        data: Buffer.from(started.data!).toString('base64'),
+      },
+    ],
   };
   const decode = (headers: Record<string, string>) =>
     fetch(`${url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -56,7 +61,9 @@ it('keeps participant data out of the raw history, and the codec endpoint decode
 
 it('decrypts payloads written with an older key after a rotation, and refuses an unknown key', async () => {
   const before = new AesGcmCodec(parseCodecKeys(oldKeys));
-  const [payload] = await before.encode([{ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode('"x"') }]);
+  const [payload] = await before.encode([
+    { metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode('"x"') },
+  ]);
   const [back] = await codec.decode([payload!]);
   expect(new TextDecoder().decode(back!.data)).toBe('"x"');
   await expect(new AesGcmCodec(parseCodecKeys(newCodecKeys('other'))).decode([payload!])).rejects.toThrow(/no codec key with id "2025-01"/);

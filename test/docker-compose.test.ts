@@ -22,7 +22,17 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   expect(valid.stderr).toBe('');
   expect(valid.code).toBe(0);
   const services = (await compose(['config', '--services'], secrets)).stdout.split('\n').filter(Boolean).sort();
-  expect(services).toEqual(['bridge', 'codec', 'postgresql', 'sandbox', 'sandbox-token', 'temporal', 'temporal-admin-tools', 'temporal-ui', 'worker']);
+  expect(services).toEqual([
+    'bridge',
+    'codec',
+    'postgresql',
+    'sandbox',
+    'sandbox-token',
+    'temporal',
+    'temporal-admin-tools',
+    'temporal-ui',
+    'worker',
+  ]);
   const resolved = (await compose(['config'], secrets)).stdout;
   for (const sa of ['EsignReferenceId', 'EsignTransactionId', 'EsignId', 'EsignStatus']) expect(resolved).toContain(sa);
   expect(resolved.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(6);

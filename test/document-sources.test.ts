@@ -43,13 +43,21 @@ afterAll(async () => {
 });
 
 function upload(input: UploadDocumentsInput) {
-  const activities = createDocumentActivities({ client: sandbox.client, documentRoots: [root], urlPolicy: new UrlPolicy([origin.url]), maxDocumentBytes: 1_000_000 });
+  const activities = createDocumentActivities({
+    client: sandbox.client,
+    documentRoots: [root],
+    urlPolicy: new UrlPolicy([origin.url]),
+    maxDocumentBytes: 1_000_000,
+  });
   const run = (i: UploadDocumentsInput) => activities.uploadDocuments(i);
   return new MockActivityEnvironment().run<[UploadDocumentsInput], UploadDocumentsResult, typeof run>(run, input);
 }
 
 async function failure(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApplicationFailure);
   return err as ApplicationFailure;
 }

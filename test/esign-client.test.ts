@@ -334,7 +334,11 @@ describe('downloadCompletedDocuments', () => {
     const chunk = 64 * 1024;
     const expected = createHash('sha256');
     // Deterministic, non-repeating content generated on the fly on both sides.
-    const block = (i: number) => createHash('sha512').update(String(i)).digest('hex').repeat(chunk / 128);
+    const block = (i: number) =>
+      createHash('sha512')
+        .update(String(i))
+        .digest('hex')
+        .repeat(chunk / 128);
     for (let i = 0; i < size / chunk; i++) expected.update(block(i));
     stub.handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/zip', 'content-length': String(size) });

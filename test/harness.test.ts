@@ -63,7 +63,11 @@ describe('Temporal test harness', () => {
     });
     const workflowId = `harness-${taskQueue}`;
     await worker.runUntil(async () => {
-      const handle = await temporal.client.workflow.start<typeof harnessWorkflow>('harnessWorkflow', { taskQueue, workflowId, args: ['Bo'] });
+      const handle = await temporal.client.workflow.start<typeof harnessWorkflow>('harnessWorkflow', {
+        taskQueue,
+        workflowId,
+        args: ['Bo'],
+      });
       await handle.signal('proceed', '.');
       await handle.result();
     });

@@ -6,7 +6,13 @@ import { workflowsPath } from '../src/worker/create-worker.js';
 
 const dir = fileURLToPath(new URL('./replay/histories/', import.meta.url));
 
-const PATHS = ['cancelled.json', 'completed-by-reconciliation.json', 'completed-by-webhook.json', 'draft-sent-then-completed.json', 'expired.json'];
+const PATHS = [
+  'cancelled.json',
+  'completed-by-reconciliation.json',
+  'completed-by-webhook.json',
+  'draft-sent-then-completed.json',
+  'expired.json',
+];
 
 // Committed histories of the workflow's main paths (npm run replay:regenerate writes
 // the top level). Histories of earlier workflow versions stay in sub-folders, so
@@ -20,7 +26,10 @@ it('replays every committed history, of this version and earlier ones, with the 
   );
   const outcomes: { workflowId: string; error?: unknown }[] = [];
   for await (const result of Worker.runReplayHistories({ workflowsPath }, histories)) outcomes.push(result);
-  expect(outcomes.map((o) => ({ workflowId: o.workflowId, error: o.error instanceof Error ? o.error.message : o.error === undefined ? undefined : JSON.stringify(o.error) }))).toEqual(
-    files.map((workflowId) => ({ workflowId, error: undefined })),
-  );
+  expect(
+    outcomes.map((o) => ({
+      workflowId: o.workflowId,
+      error: o.error instanceof Error ? o.error.message : o.error === undefined ? undefined : JSON.stringify(o.error),
+    })),
+  ).toEqual(files.map((workflowId) => ({ workflowId, error: undefined })));
 });

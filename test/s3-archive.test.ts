@@ -10,7 +10,9 @@ let s3: Awaited<ReturnType<typeof startS3>>;
 let env: EsignTestEnv;
 beforeAll(async () => {
   s3 = await startS3('signed-documents');
-  env = await startEsignTestEnv({ deps: { archive: new S3ArchiveStore({ client: s3.client, bucket: 'signed-documents', prefix: 'esign' }) } });
+  env = await startEsignTestEnv({
+    deps: { archive: new S3ArchiveStore({ client: s3.client, bucket: 'signed-documents', prefix: 'esign' }) },
+  });
 });
 afterAll(async () => {
   await env?.close();
@@ -30,8 +32,13 @@ it('archives the completed ZIP and its manifest to S3-compatible storage', async
   const object = await s3.client.send(new GetObjectCommand({ Bucket: 'signed-documents', Key: key }));
   const bytes = Buffer.from(await object.Body!.transformToByteArray());
   expect(createHash('sha256').update(bytes).digest('hex')).toBe(env.sandbox.running.sandbox.inspect(status.transactionId!)?.zip?.sha256);
-  const manifest = await s3.client.send(new GetObjectCommand({ Bucket: 'signed-documents', Key: key.replace('completed.zip', 'manifest.json') }));
-  expect(JSON.parse(await manifest.Body!.transformToString())).toMatchObject({ transactionId: status.transactionId, zip: { sha256: result.archive?.sha256 } });
+  const manifest = await s3.client.send(
+    new GetObjectCommand({ Bucket: 'signed-documents', Key: key.replace('completed.zip', 'manifest.json') }),
+  );
+  expect(JSON.parse(await manifest.Body!.transformToString())).toMatchObject({
+    transactionId: status.transactionId,
+    zip: { sha256: result.archive?.sha256 },
+  });
 
   // Committing again (a retry, a replay) returns the archive that exists.
   const store = new S3ArchiveStore({ client: s3.client, bucket: 'signed-documents', prefix: 'esign' });

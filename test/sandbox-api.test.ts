@@ -41,7 +41,10 @@ function problem(res: { headers: Record<string, unknown>; json: unknown }) {
 }
 
 async function apiError(promise: Promise<unknown>): Promise<EsignApiError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(EsignApiError);
   return err as EsignApiError;
 }
@@ -52,7 +55,9 @@ describe('authentication', () => {
     expect(missing.status).toBe(401);
     expect(problem(missing).detail).toContain('missing bearer token');
 
-    const forged = await new SignJWT({ org: 'dev-org' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-secret-another-secret-another'));
+    const forged = await new SignJWT({ org: 'dev-org' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode('another-secret-another-secret-another'));
     expect((await raw('GET', '/transactions', undefined, { authorization: `Bearer ${forged}` })).status).toBe(401);
 
     const expired = await new SignJWT({ org: 'dev-org' })
@@ -67,7 +72,9 @@ describe('authentication', () => {
   it('accepts a token minted elsewhere with the shared secret, and scopes data to its organization', async () => {
     const request = await uploadedRequest(sb.client);
     const created = await sb.client.createTransaction(request);
-    const otherToken = await new SignJWT({ org: 'other-org' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(JWT_SECRET));
+    const otherToken = await new SignJWT({ org: 'other-org' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode(JWT_SECRET));
     const other = new EsignClient({ baseUrl: sb.running.url, token: otherToken });
     try {
       const err = await apiError(other.getTransaction(created.id!));
@@ -155,7 +162,11 @@ describe('transactions', () => {
     ['a subject over 255 characters', (r) => (r.emailSubject = 'x'.repeat(256)), '/emailSubject'],
     ['a tag whose signer is no participant', (r) => (r.documents[0]!.tags[0]!.signerId = randomUUID()), '/documents/0/tags/0/signerId'],
     ['an unknown tag type', (r) => (r.documents[0]!.tags[0]!.type = 'STAMP' as never), '/documents/0/tags/0/type'],
-    ['an unknown authentication type', (r) => (r.participants[0]!.authenticationType = 'sms' as never), '/participants/0/authenticationType'],
+    [
+      'an unknown authentication type',
+      (r) => (r.participants[0]!.authenticationType = 'sms' as never),
+      '/participants/0/authenticationType',
+    ],
     ['a StoragePath never uploaded', (r) => (r.documents[0]!.StoragePath = `${randomUUID()}/nope.pdf`), '/documents/0/StoragePath'],
     ['a tag on a page the PDF does not have', (r) => (r.documents[0]!.tags[0]!.page = 3), '/documents/0/tags/0/page'],
     ['no participants', (r) => (r.participants = []), '/participants'],
@@ -195,7 +206,12 @@ describe('transactions', () => {
     expect(missingRef.status).toBe(422);
     expect(problem(missingRef).errors?.map((e) => e.pointer)).toContain('/referenceId');
 
-    const res = await raw('PUT', `/transactions/${created.id}`, { ...update, referenceId: request.referenceId, status: 'esign_pending', emailSubject: 'Please sign' });
+    const res = await raw('PUT', `/transactions/${created.id}`, {
+      ...update,
+      referenceId: request.referenceId,
+      status: 'esign_pending',
+      emailSubject: 'Please sign',
+    });
     expect(res.status).toBe(201);
     const updated = await sb.client.getTransaction(created.id!);
     expect(updated).toMatchObject({ status: 'esign_pending', emailSubject: 'Please sign', evault: '<vault_provider_B>' });
@@ -262,7 +278,9 @@ describe('signing, completion and download', () => {
     expect(outOfTurn.status).toBe(409);
     expect(problem(outOfTurn).detail).toContain("Signer1 Tester's turn");
     expect((await raw('POST', `/_sandbox/transactions/${created.id}/participants/${first!.id}/sign`, {})).status).toBe(200);
-    expect((await raw('POST', `/_sandbox/transactions/${created.id}/participants/${second!.id}/sign`, {})).json).toEqual({ completed: true });
+    expect((await raw('POST', `/_sandbox/transactions/${created.id}/participants/${second!.id}/sign`, {})).json).toEqual({
+      completed: true,
+    });
   });
 
   it('does not sign drafts or cancelled transactions', async () => {
@@ -282,11 +300,17 @@ describe('test control: completing with a supplied ZIP', () => {
     const request = await uploadedRequest(sb.client);
     const created = await sb.client.createTransaction(request);
     const zip = Buffer.concat([Buffer.from('PK\u0003\u0004'), Buffer.alloc(300_000, 7)]);
-    const put = await raw('PUT', `/_sandbox/transactions/${created.id}/completed-zip`, zip.toString('latin1'), { 'content-type': 'application/zip' });
+    const put = await raw('PUT', `/_sandbox/transactions/${created.id}/completed-zip`, zip.toString('latin1'), {
+      'content-type': 'application/zip',
+    });
     expect(put.status).toBe(200);
     const download = await sb.client.downloadCompletedDocuments(created.id!);
     const written = await writeHashed(download.body, join(work, 'supplied.zip'));
-    expect(written.sha256).toBe(createHash('sha256').update(Buffer.from(zip.toString('latin1'), 'latin1')).digest('hex'));
+    expect(written.sha256).toBe(
+      createHash('sha256')
+        .update(Buffer.from(zip.toString('latin1'), 'latin1'))
+        .digest('hex'),
+    );
     const again = await raw('PUT', `/_sandbox/transactions/${created.id}/completed-zip`, 'x', { 'content-type': 'application/zip' });
     expect(again.status).toBe(409);
   });
@@ -306,7 +330,10 @@ describe('POST /iframe-request', () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('Agreement 1');
 
-    const stranger = await raw('POST', '/iframe-request', { type: 'esign', data: { esignId: created.esignId, participantIds: [randomUUID()] } });
+    const stranger = await raw('POST', '/iframe-request', {
+      type: 'esign',
+      data: { esignId: created.esignId, participantIds: [randomUUID()] },
+    });
     expect(stranger.status).toBe(422);
     expect(problem(stranger).errors?.[0]?.pointer).toBe('/data/participantIds/0');
     const unknown = await raw('POST', '/iframe-request', { type: 'esign', data: { esignId: randomUUID(), participantIds: ['x'] } });

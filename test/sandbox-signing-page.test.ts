@@ -73,7 +73,13 @@ describe('signing page', () => {
 
     await finish.click();
     await expect.poll(() => events(page)).toContainEqual(expect.objectContaining({ type: 'esign:completed', transactionId: created.id }));
-    expect((await events(page)).map((e) => e.type)).toEqual(['esign:loaded', 'esign:tag-applied', 'esign:tag-applied', 'esign:participant-signed', 'esign:completed']);
+    expect((await events(page)).map((e) => e.type)).toEqual([
+      'esign:loaded',
+      'esign:tag-applied',
+      'esign:tag-applied',
+      'esign:participant-signed',
+      'esign:completed',
+    ]);
     await expect.poll(() => frame.locator('#status').textContent()).toContain('Thank you');
     await page.screenshot({ path: `${ARTIFACTS}/signing-page-completed.png`, fullPage: true });
     expect((await sb.client.getTransaction(created.id!)).status).toBe('completed');
@@ -100,7 +106,11 @@ describe('signing page', () => {
     const page = await browser.newPage();
     const refusalOf = async (url: string) => {
       const res = await page.goto(url);
-      return { status: res?.status(), refusal: await page.locator('main').getAttribute('data-refusal'), text: await page.locator('h1').textContent() };
+      return {
+        status: res?.status(),
+        refusal: await page.locator('main').getAttribute('data-refusal'),
+        text: await page.locator('h1').textContent(),
+      };
     };
     expect(await refusalOf(`${sb.running.url}/sign/not-a-token`)).toMatchObject({ status: 401, refusal: 'link_invalid' });
 
@@ -108,7 +118,10 @@ describe('signing page', () => {
     try {
       const r = await uploadedRequest(short.client);
       const c = await short.client.createTransaction(r);
-      const url = await short.client.createIframeUrl({ type: 'esign', data: { esignId: c.esignId!, participantIds: [r.participants[0]!.id] } });
+      const url = await short.client.createIframeUrl({
+        type: 'esign',
+        data: { esignId: c.esignId!, participantIds: [r.participants[0]!.id] },
+      });
       await new Promise((resolve) => setTimeout(resolve, 2100));
       expect(await refusalOf(url)).toMatchObject({ status: 401, refusal: 'link_expired', text: 'This signing link has expired' });
     } finally {
@@ -117,7 +130,10 @@ describe('signing page', () => {
 
     const request = await uploadedRequest(sb.client, { signers: 2, status: 'draft' });
     const created = await sb.client.createTransaction(request);
-    const url = await sb.client.createIframeUrl({ type: 'esign', data: { esignId: created.esignId!, participantIds: [request.participants[1]!.id] } });
+    const url = await sb.client.createIframeUrl({
+      type: 'esign',
+      data: { esignId: created.esignId!, participantIds: [request.participants[1]!.id] },
+    });
     expect(await refusalOf(url)).toMatchObject({ refusal: 'not_sent' });
     // The transaction is replaced without the second participant: their address no longer matches.
     const kept = request.participants[0]!;

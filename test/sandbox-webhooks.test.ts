@@ -80,7 +80,10 @@ describe('completion webhooks', () => {
   it('retries a failing receiver with backoff and stops after the first 2xx', async () => {
     sb = await startTestSandbox();
     const secret = sb.running.webhookSecret;
-    const r = await receiver(() => secret, (n) => (n <= 2 ? 500 : 200));
+    const r = await receiver(
+      () => secret,
+      (n) => (n <= 2 ? 500 : 200),
+    );
     servers.push(r.server);
     sb.running.webhookUrls.push(r.server.url);
     const created = await completeOne(sb);
@@ -98,7 +101,10 @@ describe('completion webhooks', () => {
     sb = await startTestSandbox();
     const secret = sb.running.webhookSecret;
     let up = false;
-    const r = await receiver(() => secret, () => (up ? 204 : 503));
+    const r = await receiver(
+      () => secret,
+      () => (up ? 204 : 503),
+    );
     servers.push(r.server);
     sb.running.webhookUrls.push(r.server.url);
     const created = await completeOne(sb);

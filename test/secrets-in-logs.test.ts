@@ -24,7 +24,10 @@ let temporal: TemporalTestContext;
 let sandbox: TestSandbox;
 
 function start(entry: string, env: Record<string, string>, ready: RegExp): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', `${root}${entry}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', `${root}${entry}`], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let seen = '';
@@ -62,37 +65,77 @@ it('prints no bearer token, webhook secret, codec key or signer password in any 
   const [pdf] = await samplePdfFiles(['Confidential']);
   const taskQueue = uniqueTaskQueue('secrets');
   const bridgePort = String(await freePort());
-  const common = { TEMPORAL_ADDRESS: inject('temporalAddress'), ESIGN_TASK_QUEUE: taskQueue, ESIGN_CODEC_KEYS: `k:${codecKey}`, LOG_LEVEL: 'debug', ESIGN_METRICS_ADDRESS: '' };
-  await start('src/bridge/main.ts', { ...common, BRIDGE_PORT: bridgePort, ESIGN_WEBHOOK_SECRETS: webhookSecret, BRIDGE_LOG: 'true' }, /listening/);
+  const common = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    ESIGN_TASK_QUEUE: taskQueue,
+    ESIGN_CODEC_KEYS: `k:${codecKey}`,
+    LOG_LEVEL: 'debug',
+    ESIGN_METRICS_ADDRESS: '',
+  };
+  await start(
+    'src/bridge/main.ts',
+    { ...common, BRIDGE_PORT: bridgePort, ESIGN_WEBHOOK_SECRETS: webhookSecret, BRIDGE_LOG: 'true' },
+    /listening/,
+  );
   await start(
     'src/worker/main.ts',
-    { ...common, ESIGN_PROVIDER_URL: sandbox.running.url, ESIGN_PROVIDER_TOKEN: sandbox.token, ESIGN_DOCUMENT_ROOTS: dirname(pdf!), ESIGN_ARCHIVE_DIR: `${dirname(pdf!)}/archive` },
+    {
+      ...common,
+      ESIGN_PROVIDER_URL: sandbox.running.url,
+      ESIGN_PROVIDER_TOKEN: sandbox.token,
+      ESIGN_DOCUMENT_ROOTS: dirname(pdf!),
+      ESIGN_ARCHIVE_DIR: `${dirname(pdf!)}/archive`,
+    },
     /worker polling/,
   );
   const bridgeUrl = `http://127.0.0.1:${bridgePort}`;
   sandbox.running.webhookUrls.push(`${bridgeUrl}/webhooks/esign`);
 
   // Failures on the way: rejected webhooks, and a provider answering 429 and 5xx for a while.
-  const body = JSON.stringify({ event: 'esign-completed', entity: 'esign', data: { notificationId: crypto.randomUUID(), entity_id: crypto.randomUUID(), transaction_id: 'x' } });
+  const body = JSON.stringify({
+    event: 'esign-completed',
+    entity: 'esign',
+    data: { notificationId: crypto.randomUUID(), entity_id: crypto.randomUUID(), transaction_id: 'x' },
+  });
   expect((await postWebhook(bridgeUrl, body, signedHeaders(`whsec_${randomBytes(32).toString('base64')}`, body))).status).toBe(401);
-  expect((await postWebhook(bridgeUrl, body, { ...signedHeaders(webhookSecret, body), 'webhook-signature': 'v1,forged' })).status).toBe(401);
+  expect((await postWebhook(bridgeUrl, body, { ...signedHeaders(webhookSecret, body), 'webhook-signature': 'v1,forged' })).status).toBe(
+    401,
+  );
   sandbox.running.faults.configure({ rateLimitRate: 0.5, error5xxRate: 0.3, retryAfterSeconds: 1, seed: 3 });
 
-  const client = new Client({ connection: temporal.client.connection, dataConverter: { payloadCodecs: [new AesGcmCodec(parseCodecKeys(`k:${codecKey}`))] } });
+  const client = new Client({
+    connection: temporal.client.connection,
+    dataConverter: { payloadCodecs: [new AesGcmCodec(parseCodecKeys(`k:${codecKey}`))] },
+  });
   const { handle } = await startEsignTransaction(
     client,
     {
       referenceId: `secrets-${Date.now()}`,
-      documents: [{ title: 'Confidential', source: { path: pdf! }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }],
+      documents: [
+        {
+          title: 'Confidential',
+          source: { path: pdf! },
+          tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+        },
+      ],
       participants: [
-        { email: 'pat@example.com', firstName: 'Pat', lastName: 'Secret', authenticationType: 'personal-password', personalPassword: signerPassword, twoFactorContact: 'email' },
+        {
+          email: 'pat@example.com',
+          firstName: 'Pat',
+          lastName: 'Secret',
+          authenticationType: 'personal-password',
+          personalPassword: signerPassword,
+          twoFactorContact: 'email',
+        },
       ],
       reconcileInterval: '1 day',
     },
     { taskQueue },
   );
   let status = await handle.query(statusQuery);
-  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 60_000, interval: 250 }).toBe('awaiting_signatures');
+  await expect
+    .poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 60_000, interval: 250 })
+    .toBe('awaiting_signatures');
   sandbox.running.faults.configure({});
   await sandbox.running.sandbox.signAs(status.transactionId!, status.participants[0]!.id);
   expect((await handle.result()).status).toBe('completed');

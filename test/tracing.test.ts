@@ -21,7 +21,14 @@ it('traces a transaction from the client start through the workflow to its activ
   await handle.result();
   await expect
     .poll(() => exporter.getFinishedSpans().map((s) => s.name), { timeout: 15_000 })
-    .toEqual(expect.arrayContaining(['StartWorkflow:esignTransaction', 'RunWorkflow:esignTransaction', 'RunActivity:uploadDocuments', 'RunActivity:createTransaction']));
+    .toEqual(
+      expect.arrayContaining([
+        'StartWorkflow:esignTransaction',
+        'RunWorkflow:esignTransaction',
+        'RunActivity:uploadDocuments',
+        'RunActivity:createTransaction',
+      ]),
+    );
   const spans = exporter.getFinishedSpans();
   const start = spans.find((s) => s.name === 'StartWorkflow:esignTransaction')!;
   const upload = spans.find((s) => s.name === 'RunActivity:uploadDocuments')!;

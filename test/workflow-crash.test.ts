@@ -23,9 +23,16 @@ afterAll(async () => {
   await temporal?.close();
 });
 
-function startChild(env: Record<string, string>): { child: ChildProcess; ready: Promise<void>; exited: Promise<NodeJS.Signals | number | null> } {
+function startChild(env: Record<string, string>): {
+  child: ChildProcess;
+  ready: Promise<void>;
+  exited: Promise<NodeJS.Signals | number | null>;
+} {
   // node itself (with tsx's loader), so the signal that ends the worker is seen as such.
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', childScript], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   const ready = new Promise<void>((resolve, reject) => {
@@ -59,8 +66,16 @@ it('a worker killed right after the provider created the transaction leaves exac
     {
       referenceId,
       reconcileInterval: '1 second',
-      documents: [{ title: 'Crash test', source: { path: pdf! }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }],
-      participants: [{ email: 'c@example.com', firstName: 'Cara', lastName: 'Crash', authenticationType: 'none', twoFactorContact: 'email' }],
+      documents: [
+        {
+          title: 'Crash test',
+          source: { path: pdf! },
+          tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+        },
+      ],
+      participants: [
+        { email: 'c@example.com', firstName: 'Cara', lastName: 'Crash', authenticationType: 'none', twoFactorContact: 'email' },
+      ],
     },
     { taskQueue },
   );
@@ -71,7 +86,9 @@ it('a worker killed right after the provider created the transaction leaves exac
   const second = startChild(env);
   await second.ready;
   let status = await handle.query(statusQuery);
-  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 60_000, interval: 250 }).toBe('awaiting_signatures');
+  await expect
+    .poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 60_000, interval: 250 })
+    .toBe('awaiting_signatures');
   for (const p of status.participants) await sandbox.running.sandbox.signAs(status.transactionId!, p.id);
   const result = await handle.result();
   expect(result.status).toBe('completed');

@@ -31,8 +31,16 @@ it('ends as expired at a deadline of days, polling the provider daily meanwhile'
       env.client,
       {
         referenceId: 'deadline-1',
-        documents: [{ title: 'Lease', source: { path: pdf! }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }],
-        participants: [{ email: 'tenant@example.com', firstName: 'Tia', lastName: 'Tenant', authenticationType: 'none', twoFactorContact: 'email' }],
+        documents: [
+          {
+            title: 'Lease',
+            source: { path: pdf! },
+            tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+          },
+        ],
+        participants: [
+          { email: 'tenant@example.com', firstName: 'Tia', lastName: 'Tenant', authenticationType: 'none', twoFactorContact: 'email' },
+        ],
         signingDeadline: '14 days',
         reconcileInterval: '1 day',
       },

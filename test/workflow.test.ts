@@ -29,9 +29,7 @@ type Handle = Awaited<ReturnType<EsignTestEnv['start']>>['handle'];
 
 async function waitForPhase(handle: Handle, phase: EsignTransactionStatus['phase']): Promise<EsignTransactionStatus> {
   let status: EsignTransactionStatus | undefined;
-  await expect
-    .poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000, interval: 100 })
-    .toBe(phase);
+  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000, interval: 100 }).toBe(phase);
   return status!;
 }
 
@@ -73,7 +71,10 @@ describe('esignTransaction workflow', () => {
     const bytes = await readFile(zipPath);
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(result.archive!.sha256);
     expect([...(await readZipEntries(zipPath)).keys()].sort()).toEqual(['Annex A.pdf', 'Employment contract.pdf']);
-    const manifest = JSON.parse(await readFile(zipPath.replace(/completed\.zip$/, 'manifest.json'), 'utf8')) as { referenceId: string; files: unknown[] };
+    const manifest = JSON.parse(await readFile(zipPath.replace(/completed\.zip$/, 'manifest.json'), 'utf8')) as {
+      referenceId: string;
+      files: unknown[];
+    };
     expect(manifest.referenceId).toBe(status.referenceId);
     expect(manifest.files).toHaveLength(2);
 
@@ -135,12 +136,17 @@ describe('esignTransaction workflow', () => {
     const { handle } = await env.start(env.input({ status: 'draft', emailSubject: 'Draft subject', reconcileInterval: '1 second' }));
     const status = await waitForPhase(handle, 'draft');
     expect((await env.sandbox.client.getTransaction(status.transactionId!)).status).toBe('draft');
-    const early = await rejection(handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [status.participants[0]!.id] }] }));
+    const early = await rejection(
+      handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [status.participants[0]!.id] }] }),
+    );
     expect(early).toMatch(/draft: send it first/);
 
     const sent = await handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'esign_pending', emailSubject: 'Please sign' }] });
     expect(sent.status).toBe('esign_pending');
-    expect(await env.sandbox.client.getTransaction(status.transactionId!)).toMatchObject({ status: 'esign_pending', emailSubject: 'Please sign' });
+    expect(await env.sandbox.client.getTransaction(status.transactionId!)).toMatchObject({
+      status: 'esign_pending',
+      emailSubject: 'Please sign',
+    });
     await waitForPhase(handle, 'awaiting_signatures');
     await signEveryone(status); // no webhook: the sent draft must be polled, not left waiting as a draft
     expect((await handle.result()).status).toBe('completed');
@@ -176,8 +182,25 @@ describe('esignTransaction workflow', () => {
   });
 
   it('returns the first signing URL in the same call as the start (update-with-start)', async () => {
-    const input = env.input({ participants: [{ id: crypto.randomUUID(), email: 'x@example.com', firstName: 'X', lastName: 'Y', authenticationType: 'none', twoFactorContact: 'email' }] });
-    input.documents = [{ title: 'One', source: { path: env.pdfs[0]! }, tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }] }];
+    const input = env.input({
+      participants: [
+        {
+          id: crypto.randomUUID(),
+          email: 'x@example.com',
+          firstName: 'X',
+          lastName: 'Y',
+          authenticationType: 'none',
+          twoFactorContact: 'email',
+        },
+      ],
+    });
+    input.documents = [
+      {
+        title: 'One',
+        source: { path: env.pdfs[0]! },
+        tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+      },
+    ];
     const started = await env.start(input, { signingUrlFor: { participantIds: [input.participants[0]!.id!] } });
     expect(started.signingUrl).toMatch(/\/sign\//);
     await started.handle.executeUpdate(cancelUpdate, { args: [{}] });
@@ -216,7 +239,14 @@ describe('esignTransaction workflow', () => {
 describe('esignTransaction under provider faults', () => {
   it('completes despite 5xx, 429 and connection resets on every call, and a truncated ZIP', async () => {
     // Faults from the first call on: upload, create, polls, confirmation and download all meet them.
-    env.sandbox.running.faults.configure({ error5xxRate: 0.3, rateLimitRate: 0.2, retryAfterSeconds: 1, resetRate: 0.1, truncateZipRate: 0.5, seed: 11 });
+    env.sandbox.running.faults.configure({
+      error5xxRate: 0.3,
+      rateLimitRate: 0.2,
+      retryAfterSeconds: 1,
+      resetRate: 0.1,
+      truncateZipRate: 0.5,
+      seed: 11,
+    });
     const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
     const status = await waitForPhase(handle, 'awaiting_signatures');
     await signEveryone(status);

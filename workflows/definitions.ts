@@ -14,15 +14,7 @@ export function workflowIdFor(referenceId: string): string {
 }
 
 /** Phases, also the values of the `EsignStatus` search attribute. */
-export type EsignPhase =
-  | 'uploading'
-  | 'creating'
-  | 'draft'
-  | 'awaiting_signatures'
-  | 'archiving'
-  | 'completed'
-  | 'expired'
-  | 'cancelled';
+export type EsignPhase = 'uploading' | 'creating' | 'draft' | 'awaiting_signatures' | 'archiving' | 'completed' | 'expired' | 'cancelled';
 
 export interface ArchiveResult {
   uri: string;
@@ -114,4 +106,6 @@ export interface InboxResult {
 export const inboxNotificationSignal = defineSignal<[EsignCompletedWebhook]>('inboxNotification');
 export const inboxRegisterSignal = defineSignal<[{ ownerWorkflowId: string }]>('inboxRegister');
 export const inboxOwnerFinishedSignal = defineSignal('inboxOwnerFinished');
-export const inboxStatusQuery = defineQuery<{ owner: string | null; pending: number; forwarded: number; ownerFinished: boolean }>('inboxStatus');
+export const inboxStatusQuery = defineQuery<{ owner: string | null; pending: number; forwarded: number; ownerFinished: boolean }>(
+  'inboxStatus',
+);

@@ -180,7 +180,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
       validator: (change: ReplaceTransactionRequest) => {
         if (isFinishing()) throw new Error(`transaction is ${phase}; it can no longer be replaced`);
         if (change?.status !== 'draft' && change?.status !== 'esign_pending') throw new Error('status must be draft or esign_pending');
-        if (change.emailSubject !== undefined && change.emailSubject.length > 255) throw new Error('emailSubject must be at most 255 characters');
+        if (change.emailSubject !== undefined && change.emailSubject.length > 255)
+          throw new Error('emailSubject must be at most 255 characters');
       },
     },
   );
@@ -202,7 +203,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   const finish = async (outcome: EsignTransactionResult): Promise<EsignTransactionResult> => {
     result = outcome;
     setPhase(outcome.status);
-    metricMeter.createCounter('esign_transactions_finished', 'transactions', 'Transactions finished, by outcome').add(1, { status: outcome.status });
+    metricMeter
+      .createCounter('esign_transactions_finished', 'transactions', 'Transactions finished, by outcome')
+      .add(1, { status: outcome.status });
     if (created) {
       // Late redeliveries are then acknowledged by the inbox as stale instead of forwarded.
       await getExternalWorkflowHandle(inboxIdFor(created.transactionId))
@@ -210,7 +213,10 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
         .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
     }
     try {
-      await step(REPORT, `Report: ${outcome.status}`).recordCompletion({ result: outcome, ...(input!.callbackUrl ? { callbackUrl: input!.callbackUrl } : {}) });
+      await step(REPORT, `Report: ${outcome.status}`).recordCompletion({
+        result: outcome,
+        ...(input!.callbackUrl ? { callbackUrl: input!.callbackUrl } : {}),
+      });
     } catch (err) {
       // The transaction's outcome stands; a callback that cannot be reached is reported, not fatal.
       log.error('completion could not be reported to the callback', { error: (err as Error).message });
@@ -287,7 +293,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
         lastReconciledAt = new Date().toISOString();
         if (polled.status === 'completed') completionNotified = true;
         else if (polled.status === 'cancelled') return ended('cancelled', 'the provider reports the transaction cancelled');
-        else if (polled.status === 'expired' || polled.status === 'deleted') return ended('expired', `the provider reports the transaction ${polled.status}`);
+        else if (polled.status === 'expired' || polled.status === 'deleted')
+          return ended('expired', `the provider reports the transaction ${polled.status}`);
       } catch (err) {
         log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
       }
@@ -322,7 +329,11 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   });
 }
 
-function buildCreateRequest(input: ValidEsignTransactionInput, participants: Participant[], storagePaths: string[]): CreateTransactionRequest {
+function buildCreateRequest(
+  input: ValidEsignTransactionInput,
+  participants: Participant[],
+  storagePaths: string[],
+): CreateTransactionRequest {
   return {
     status: input.status,
     referenceId: input.referenceId,

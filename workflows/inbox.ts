@@ -35,7 +35,8 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
   setHandler(inboxStatusQuery, () => ({ owner, pending: pending.length, forwarded, ownerFinished }));
   setHandler(inboxRegisterSignal, ({ ownerWorkflowId }) => {
     if (owner === null) owner = ownerWorkflowId;
-    else if (owner !== ownerWorkflowId) log.warn('a second workflow claimed this transaction; kept the first', { owner, claimant: ownerWorkflowId });
+    else if (owner !== ownerWorkflowId)
+      log.warn('a second workflow claimed this transaction; kept the first', { owner, claimant: ownerWorkflowId });
   });
   setHandler(inboxOwnerFinishedSignal, () => {
     ownerFinished = true;

@@ -4,19 +4,17 @@
  * SDK skips the helper). PDF bytes never travel here: documents are references.
  */
 import { z } from 'zod';
-import {
-  EmailSubject,
-  IframeStyle,
-  NotifyParticipants,
-  Participant,
-  RequestStatus,
-  Tag,
-} from '../src/esign/schemas.js';
+import { EmailSubject, IframeStyle, NotifyParticipants, Participant, RequestStatus, Tag } from '../src/esign/schemas.js';
 
 /** Temporal duration: milliseconds or a string such as '30 days', '1 hour', '90s'. */
 export const DurationInput = z.union([
   z.number().int().positive(),
-  z.string().regex(/^\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$/i, 'must be a duration such as "30 days" or "1 hour"'),
+  z
+    .string()
+    .regex(
+      /^\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$/i,
+      'must be a duration such as "30 days" or "1 hour"',
+    ),
 ]);
 export type DurationInput = z.infer<typeof DurationInput>;
 
@@ -83,7 +81,10 @@ export const EsignTransactionInput = z
     /** How often the provider is polled while waiting, in case a webhook is lost. */
     reconcileInterval: DurationInput.default('1 hour'),
     /** Sub-folder (local) or key prefix (S3) of the archive store. */
-    archivePrefix: z.string().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/).optional(),
+    archivePrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/)
+      .optional(),
     /** POSTed the result on completion, expiry or cancellation (must be on the worker's allow-list). */
     callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
   })
@@ -97,10 +98,18 @@ export const EsignTransactionInput = z
     input.documents.forEach((d, di) =>
       d.tags.forEach((t, ti) => {
         if (t.signerId !== undefined && !ids.has(t.signerId)) {
-          ctx.addIssue({ code: 'custom', path: ['documents', di, 'tags', ti, 'signerId'], message: `"${t.signerId}" is not the id of a participant` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['documents', di, 'tags', ti, 'signerId'],
+            message: `"${t.signerId}" is not the id of a participant`,
+          });
         }
         if (t.signerIndex !== undefined && t.signerIndex >= input.participants.length) {
-          ctx.addIssue({ code: 'custom', path: ['documents', di, 'tags', ti, 'signerIndex'], message: `there is no participant ${t.signerIndex}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['documents', di, 'tags', ti, 'signerIndex'],
+            message: `there is no participant ${t.signerIndex}`,
+          });
         }
       }),
     );

@@ -22,6 +22,10 @@ export function readCompletedNotification(payload: unknown): EsignCompletedWebho
   return {
     event: ESIGN_COMPLETED_EVENT,
     entity: 'esign',
-    data: { notificationId: fields.notificationId as string, entity_id: fields.entity_id as string, transaction_id: fields.transaction_id as string },
+    data: {
+      notificationId: fields.notificationId as string,
+      entity_id: fields.entity_id as string,
+      transaction_id: fields.transaction_id as string,
+    },
   };
 }

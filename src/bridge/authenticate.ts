@@ -29,7 +29,12 @@ const header = (headers: Record<string, string | string[] | undefined>, name: st
  * within the tolerance, against replays. Error messages never echo a secret
  * or a signature.
  */
-export function authenticate(mode: AuthMode, headers: Record<string, string | string[] | undefined>, rawBody: Buffer, now = Date.now()): void {
+export function authenticate(
+  mode: AuthMode,
+  headers: Record<string, string | string[] | undefined>,
+  rawBody: Buffer,
+  now = Date.now(),
+): void {
   if (mode.kind === 'insecure-dev') return;
   if (mode.kind === 'shared-secret') {
     const given = header(headers, mode.header);
@@ -42,7 +47,8 @@ export function authenticate(mode: AuthMode, headers: Record<string, string | st
   if (!id || !timestamp || !signatures) throw new AuthenticationError('missing webhook-id, webhook-timestamp or webhook-signature header');
   if (!/^\d{1,12}$/.test(timestamp)) throw new AuthenticationError('webhook-timestamp is not a Unix time in seconds');
   const seconds = Number(timestamp);
-  if (Math.abs(now / 1000 - seconds) > mode.toleranceSeconds) throw new AuthenticationError('webhook-timestamp is outside the tolerance (stale or replayed)');
+  if (Math.abs(now / 1000 - seconds) > mode.toleranceSeconds)
+    throw new AuthenticationError('webhook-timestamp is outside the tolerance (stale or replayed)');
   const offered = signatures
     .split(' ')
     .filter((s) => s.startsWith('v1,'))

@@ -16,7 +16,11 @@ export const BridgeEnv = z.object({
   ESIGN_WEBHOOK_SHARED_SECRET_HEADER: z.string().default('x-webhook-token'),
   /** Accept unauthenticated webhooks. Local development only. */
   ESIGN_WEBHOOK_INSECURE_DEV: bool.default(false),
-  BRIDGE_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+  BRIDGE_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024),
   BRIDGE_RETRY_AFTER_SECONDS: z.coerce.number().int().positive().default(5),
   /** How long Temporal may take to accept a signal before the bridge answers 503 (well under the provider's own timeout). */
   BRIDGE_SIGNAL_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
@@ -46,13 +50,18 @@ export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  for (const s of secrets) if (!/^whsec_[A-Za-z0-9+/=]+$/.test(s)) throw new Error('invalid bridge configuration: ESIGN_WEBHOOK_SECRETS must be whsec_ secrets');
+  for (const s of secrets)
+    if (!/^whsec_[A-Za-z0-9+/=]+$/.test(s)) throw new Error('invalid bridge configuration: ESIGN_WEBHOOK_SECRETS must be whsec_ secrets');
   let auth: AuthMode;
   if (secrets.length > 0) auth = { kind: 'standard-webhooks', secrets, toleranceSeconds: e.ESIGN_WEBHOOK_TOLERANCE_SECONDS };
-  else if (e.ESIGN_WEBHOOK_SHARED_SECRET) auth = { kind: 'shared-secret', header: e.ESIGN_WEBHOOK_SHARED_SECRET_HEADER.toLowerCase(), secret: e.ESIGN_WEBHOOK_SHARED_SECRET };
+  else if (e.ESIGN_WEBHOOK_SHARED_SECRET)
+    auth = { kind: 'shared-secret', header: e.ESIGN_WEBHOOK_SHARED_SECRET_HEADER.toLowerCase(), secret: e.ESIGN_WEBHOOK_SHARED_SECRET };
   else if (e.ESIGN_WEBHOOK_INSECURE_DEV) auth = { kind: 'insecure-dev' };
   else if (fallbackAuth) auth = fallbackAuth;
-  else throw new Error('invalid bridge configuration: set ESIGN_WEBHOOK_SECRETS (or ESIGN_WEBHOOK_SHARED_SECRET); unauthenticated webhooks need ESIGN_WEBHOOK_INSECURE_DEV=true');
+  else
+    throw new Error(
+      'invalid bridge configuration: set ESIGN_WEBHOOK_SECRETS (or ESIGN_WEBHOOK_SHARED_SECRET); unauthenticated webhooks need ESIGN_WEBHOOK_INSECURE_DEV=true',
+    );
   return {
     host: e.BRIDGE_HOST,
     port: e.BRIDGE_PORT,

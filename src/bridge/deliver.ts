@@ -22,7 +22,10 @@ export async function deliverNotification(
   options: { taskQueue: string; orphanAfter?: string; timeoutMs?: number },
 ): Promise<Delivery> {
   const workflowId = inboxIdFor(notification.data.transaction_id);
-  const args: InboxInput = { transactionId: notification.data.transaction_id, ...(options.orphanAfter ? { orphanAfter: options.orphanAfter } : {}) };
+  const args: InboxInput = {
+    transactionId: notification.data.transaction_id,
+    ...(options.orphanAfter ? { orphanAfter: options.orphanAfter } : {}),
+  };
   try {
     await client.withDeadline(Date.now() + (options.timeoutMs ?? 10_000), () =>
       client.workflow.signalWithStart<typeof esignInbox, [EsignCompletedWebhook]>(INBOX_WORKFLOW_TYPE, {

@@ -22,7 +22,7 @@ export async function startBridge(
   temporal: { connection?: ConnectionOptions; namespace?: string } = {},
 ): Promise<RunningBridge> {
   const fromEnv = temporal.connection ? undefined : loadClientConnectConfig();
-  const connection = Connection.lazy((temporal.connection ?? fromEnv?.connectionOptions));
+  const connection = Connection.lazy(temporal.connection ?? fromEnv?.connectionOptions);
   const dataConverter = dataConverterFromEnv();
   const tracing = tracingPluginFromEnv('esign-bridge');
   const client = new Client({

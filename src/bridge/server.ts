@@ -58,7 +58,12 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
     bodyLimit: deps.bodyLimitBytes,
   });
   const registry = new Registry();
-  const requests = new Counter({ name: 'esign_bridge_webhooks_total', help: 'Webhook requests by outcome', labelNames: ['outcome'], registers: [registry] });
+  const requests = new Counter({
+    name: 'esign_bridge_webhooks_total',
+    help: 'Webhook requests by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const signalLatency = new Histogram({
     name: 'esign_bridge_signal_seconds',
     help: 'Time for Temporal to accept a notification signal',

@@ -73,7 +73,10 @@ export async function buildInput(ctx: CliContext, options: StartOptions): Promis
   }
   const signers = (options.signer ?? []).map(parseSigner);
   if (signers.length === 0) throw new CliError('give at least one --signer (or --input file.json)', Exit.usage);
-  const sources: { title: string; storagePath: string }[] = (options.storagePath ?? []).map((sp) => ({ title: basename(sp, '.pdf'), storagePath: sp }));
+  const sources: { title: string; storagePath: string }[] = (options.storagePath ?? []).map((sp) => ({
+    title: basename(sp, '.pdf'),
+    storagePath: sp,
+  }));
   if (options.file?.length) {
     // The CLI uploads local files itself, so they need not be on the worker's machine.
     const provider = await ctx.provider();
@@ -84,7 +87,15 @@ export async function buildInput(ctx: CliContext, options: StartOptions): Promis
   const documents: DocumentInput[] = sources.map((s) => ({
     title: s.title,
     source: { storagePath: s.storagePath },
-    tags: signers.map((_, i) => ({ type: 'SIGNATURETEMPLATE' as const, x: 72 + (i % 2) * 260, y: 100 + Math.floor(i / 2) * 60, width: 200, height: 36, page: 0, signerIndex: i })),
+    tags: signers.map((_, i) => ({
+      type: 'SIGNATURETEMPLATE' as const,
+      x: 72 + (i % 2) * 260,
+      y: 100 + Math.floor(i / 2) * 60,
+      width: 200,
+      height: 36,
+      page: 0,
+      signerIndex: i,
+    })),
   }));
   return {
     referenceId: options.referenceId ?? `cli-${Date.now().toString(36)}`,
@@ -125,7 +136,13 @@ export async function list(ctx: CliContext, options: { status?: string; provider
     const page = await provider.listTransactions({ limit, ...(options.status ? { status: options.status } : {}) });
     return {
       total: page.total,
-      rows: page.data.map((t) => ({ transactionId: t.id, referenceId: t.referenceId ?? null, status: t.status, documents: t.documents.length, updatedAt: t.updatedAt ?? null })),
+      rows: page.data.map((t) => ({
+        transactionId: t.id,
+        referenceId: t.referenceId ?? null,
+        status: t.status,
+        documents: t.documents.length,
+        updatedAt: t.updatedAt ?? null,
+      })),
     };
   }
   // Visibility is eventually consistent: fine for operators, never used for routing.
@@ -157,18 +174,23 @@ function row(wf: WorkflowExecutionInfo): Record<string, unknown> {
 }
 
 export async function url(ctx: CliContext, referenceId: string, participantId: string) {
-  return found(referenceId, () => getEsignTransaction(ctx.client, referenceId).executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [participantId] }] }));
+  return found(referenceId, () =>
+    getEsignTransaction(ctx.client, referenceId).executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [participantId] }] }),
+  );
 }
 
 export async function cancel(ctx: CliContext, referenceId: string, reason?: string) {
-  return found(referenceId, () => getEsignTransaction(ctx.client, referenceId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }));
+  return found(referenceId, () =>
+    getEsignTransaction(ctx.client, referenceId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }),
+  );
 }
 
 /** Copies the archived ZIP of a completed transaction into `dir`, checking its SHA-256 against the manifest. */
 export async function download(ctx: CliContext, referenceId: string, dir: string) {
   const handle = getEsignTransaction(ctx.client, referenceId);
   const described = await found(referenceId, () => handle.describe());
-  if (described.status.name !== 'COMPLETED') throw new CliError(`transaction "${referenceId}" is ${described.status.name.toLowerCase()}, not completed`, Exit.notCompleted);
+  if (described.status.name !== 'COMPLETED')
+    throw new CliError(`transaction "${referenceId}" is ${described.status.name.toLowerCase()}, not completed`, Exit.notCompleted);
   const result: EsignTransactionResult = await handle.result();
   if (!result.archive) throw new CliError(`transaction "${referenceId}" ended ${result.status}: nothing archived`, Exit.notCompleted);
   await mkdir(dir, { recursive: true });

@@ -33,7 +33,10 @@ export async function createContext(env: NodeJS.ProcessEnv = process.env): Promi
   try {
     connection = await Connection.connect(connectionOptions);
   } catch (err) {
-    throw new CliError(`cannot reach Temporal at ${connectionOptions.address ?? 'localhost:7233'}: ${(err as Error).message} (is \`npm run dev\` running?)`, Exit.unavailable);
+    throw new CliError(
+      `cannot reach Temporal at ${connectionOptions.address ?? 'localhost:7233'}: ${(err as Error).message} (is \`npm run dev\` running?)`,
+      Exit.unavailable,
+    );
   }
   const dataConverter = dataConverterFromEnv(env, { devFallback: true });
   const client = new Client({ connection, namespace: namespace ?? 'default', ...(dataConverter ? { dataConverter } : {}) });
@@ -59,7 +62,11 @@ export async function createContext(env: NodeJS.ProcessEnv = process.env): Promi
 /** The sandbox hands out dev tokens; a real provider needs ESIGN_PROVIDER_TOKEN. */
 async function sandboxDevToken(baseUrl: string): Promise<string> {
   try {
-    const res = await request(`${baseUrl}/_sandbox/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await request(`${baseUrl}/_sandbox/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
     return ((await res.body.json()) as { token: string }).token;
   } catch (err) {

@@ -25,7 +25,9 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   await mkdir(dir, { recursive: true });
   const files = ['Service agreement', 'Data processing annex'];
   for (const [i, title] of files.entries()) await writeFile(join(dir, `${i + 1}.pdf`), await samplePdf(title, i + 1));
-  const uploaded = await provider.uploadDocuments(files.map((_, i) => ({ path: join(dir, `${i + 1}.pdf`), fileName: `${files[i]!.replace(/\s+/g, '-').toLowerCase()}.pdf` })));
+  const uploaded = await provider.uploadDocuments(
+    files.map((_, i) => ({ path: join(dir, `${i + 1}.pdf`), fileName: `${files[i]!.replace(/\s+/g, '-').toLowerCase()}.pdf` })),
+  );
   const referenceId = `demo-${Date.now().toString(36)}`;
   const { handle } = await startEsignTransaction(
     ctx.client,
@@ -43,8 +45,22 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
         ],
       })),
       participants: [
-        { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', authenticationType: 'none', twoFactorContact: 'email', order: 1 },
-        { firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com', authenticationType: 'none', twoFactorContact: 'email', order: 2 },
+        {
+          firstName: 'Ada',
+          lastName: 'Lovelace',
+          email: 'ada@example.com',
+          authenticationType: 'none',
+          twoFactorContact: 'email',
+          order: 1,
+        },
+        {
+          firstName: 'Alan',
+          lastName: 'Turing',
+          email: 'alan@example.com',
+          authenticationType: 'none',
+          twoFactorContact: 'email',
+          order: 2,
+        },
       ],
       notifyParticipants: { email: false },
       reconcileInterval: '1 minute',
@@ -61,7 +77,9 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
     for (;;) {
       status = await handle.query(statusQuery);
       if (status.phase !== lastPhase) {
-        say(`  [${new Date().toISOString().slice(11, 19)}] ${status.phase}${status.transactionId ? `  (transaction ${status.transactionId})` : ''}`);
+        say(
+          `  [${new Date().toISOString().slice(11, 19)}] ${status.phase}${status.transactionId ? `  (transaction ${status.transactionId})` : ''}`,
+        );
         lastPhase = status.phase;
       }
       if (until(status.phase)) return;
@@ -83,7 +101,8 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
         body: '{}',
       });
       await res.body.dump();
-      if (res.statusCode !== 200) throw new CliError(`auto-sign as ${p.name} failed: HTTP ${res.statusCode} (is the provider the sandbox?)`);
+      if (res.statusCode !== 200)
+        throw new CliError(`auto-sign as ${p.name} failed: HTTP ${res.statusCode} (is the provider the sandbox?)`);
       say(`  signed as ${p.name} (sandbox)`);
     }
   } else {
@@ -96,7 +115,9 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   if (uri.protocol === 'file:') {
     const { sha256: sha } = await hashFile(fileURLToPath(uri));
     if (sha !== result.archive.sha256) throw new CliError(`archive ${result.archive.uri} does not match its SHA-256`);
-    say(`Archive verified: ${fileURLToPath(uri)} (${result.archive.bytes} bytes, sha256 ${sha.slice(0, 16)}…, ${result.archive.files.length} PDFs)`);
+    say(
+      `Archive verified: ${fileURLToPath(uri)} (${result.archive.bytes} bytes, sha256 ${sha.slice(0, 16)}…, ${result.archive.files.length} PDFs)`,
+    );
   } else {
     say(`Archived to ${result.archive.uri} (sha256 ${result.archive.sha256.slice(0, 16)}…)`);
   }

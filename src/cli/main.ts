@@ -39,15 +39,19 @@ program
   .option('--draft', 'create as a draft; send later')
   .option('--deadline <duration>', 'signing deadline, e.g. "14 days"')
   .option('--reconcile <duration>', 'provider poll interval, e.g. "1 hour"')
-  .option('--signing-url', 'return the first signer\'s URL in the same call')
+  .option('--signing-url', "return the first signer's URL in the same call")
   .action(async (options: commands.StartOptions) => {
     const started = await withContext((ctx) => commands.start(ctx, options));
-    print(started, () => `${fields({ referenceId: started.referenceId, workflowId: started.workflowId, ...(started.signingUrl ? { signingUrl: started.signingUrl } : {}) })}\n\n${table(started.participants)}`);
+    print(
+      started,
+      () =>
+        `${fields({ referenceId: started.referenceId, workflowId: started.workflowId, ...(started.signingUrl ? { signingUrl: started.signingUrl } : {}) })}\n\n${table(started.participants)}`,
+    );
   });
 
 program
   .command('status <referenceId>')
-  .description('the transaction\'s phase, provider ids, participants and result')
+  .description("the transaction's phase, provider ids, participants and result")
   .action(async (referenceId: string) => {
     const s = await withContext((ctx) => commands.status(ctx, referenceId));
     print(s, () => {
@@ -99,7 +103,11 @@ program
   .option('--timeout <seconds>', 'give up after this long', (v) => Number.parseInt(v, 10), 600)
   .action(async (options: { autoSign?: boolean; timeout: number }) => {
     const result = await withContext((ctx) =>
-      demo(ctx, { autoSign: options.autoSign ?? false, timeoutSeconds: options.timeout, ...(json() ? { say: (line: string) => process.stderr.write(`${line}\n`) } : {}) }),
+      demo(ctx, {
+        autoSign: options.autoSign ?? false,
+        timeoutSeconds: options.timeout,
+        ...(json() ? { say: (line: string) => process.stderr.write(`${line}\n`) } : {}),
+      }),
     );
     if (json()) print(result, () => '');
   });
@@ -108,7 +116,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
-    process.exitCode = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? Exit.ok : Exit.usage;
+    process.exitCode =
+      err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? Exit.ok : Exit.usage;
   } else if (err instanceof CliError) {
     process.stderr.write(`esign: ${err.message}\n`);
     process.exitCode = err.exitCode;

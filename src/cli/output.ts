@@ -11,8 +11,16 @@ export function table(rows: Record<string, unknown>[], columns?: string[]): stri
   const cols = columns ?? Object.keys(rows[0]!);
   const cell = text;
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
-  return [line(cols.map((c) => c.toUpperCase())), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n');
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [
+    line(cols.map((c) => c.toUpperCase())),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map((r) => line(cols.map((c) => cell(r[c])))),
+  ].join('\n');
 }
 
 /** Key/value lines for one record. */

@@ -32,7 +32,11 @@ export interface StartedTransaction {
  * already running for it: a backend that starts the same referenceId twice
  * never gets a second transaction. Input is validated before anything is sent.
  */
-export async function startEsignTransaction(client: Client, input: EsignTransactionInput, options: StartOptions = {}): Promise<StartedTransaction> {
+export async function startEsignTransaction(
+  client: Client,
+  input: EsignTransactionInput,
+  options: StartOptions = {},
+): Promise<StartedTransaction> {
   const parsed = EsignTransactionInput.safeParse(input);
   if (!parsed.success) throw new InvalidTransactionInput(`invalid transaction input: ${describeIssues(parsed.error)}`);
   const workflowId = workflowIdFor(parsed.data.referenceId);
@@ -41,7 +45,10 @@ export async function startEsignTransaction(client: Client, input: EsignTransact
     workflowId,
     args: [input] as [EsignTransactionInput],
     workflowIdConflictPolicy: 'USE_EXISTING' as const,
-    memo: { title: parsed.data.title ?? parsed.data.documents.map((d) => d.title).join(', '), participantCount: parsed.data.participants.length },
+    memo: {
+      title: parsed.data.title ?? parsed.data.documents.map((d) => d.title).join(', '),
+      participantCount: parsed.data.participants.length,
+    },
     typedSearchAttributes: [
       { key: EsignReferenceId, value: parsed.data.referenceId },
       { key: EsignStatus, value: 'uploading' },

@@ -22,7 +22,10 @@ export function codecKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string |
  * encrypting when keys are configured, plain otherwise. `devFallback` also
  * looks for the dev stack's key file, so local tools work with no setup.
  */
-export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env, options: { devFallback?: boolean } = {}): DataConverter | undefined {
+export function dataConverterFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { devFallback?: boolean } = {},
+): DataConverter | undefined {
   let keys = codecKeysFromEnv(env);
   if (!keys && options.devFallback && existsSync(devCodecKeysFile(env))) keys = readFileSync(devCodecKeysFile(env), 'utf8').trim();
   if (!keys) return undefined;

@@ -15,7 +15,9 @@ const fromJson = (p: JsonPayload): Payload => ({
   data: Buffer.from(p.data ?? '', 'base64'),
 });
 const toJson = (p: Payload): JsonPayload => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')]),
+  ),
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
@@ -49,7 +51,8 @@ export async function buildCodecServer(options: CodecServerOptions): Promise<Fas
     if (options.authToken) {
       const given = Buffer.from(request.headers.authorization ?? '');
       const expected = Buffer.from(`Bearer ${options.authToken}`);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return sendProblem(reply, 401, 'missing or wrong bearer token');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected))
+        return sendProblem(reply, 401, 'missing or wrong bearer token');
     }
   });
 

@@ -37,7 +37,9 @@ async function assertPortFree(host: string, port: number, setting: string): Prom
   await new Promise<void>((ok, fail) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
-      fail(new Error(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use: set ${setting} to another port` : err.message)),
+      fail(
+        new Error(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use: set ${setting} to another port` : err.message),
+      ),
     );
     probe.listen(port, host, () => probe.close(() => ok()));
   });
@@ -93,7 +95,11 @@ async function main(): Promise<void> {
   }
   const codec = new AesGcmCodec(parseCodecKeys(codecKeysFromEnv()!));
   const uiOrigins = [`http://localhost:${env.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${env.TEMPORAL_UI_PORT}`];
-  const codecServer = await buildCodecServer({ codec, corsOrigins: uiOrigins, ...(codecEnv.ESIGN_CODEC_AUTH_TOKEN ? { authToken: codecEnv.ESIGN_CODEC_AUTH_TOKEN } : {}) });
+  const codecServer = await buildCodecServer({
+    codec,
+    corsOrigins: uiOrigins,
+    ...(codecEnv.ESIGN_CODEC_AUTH_TOKEN ? { authToken: codecEnv.ESIGN_CODEC_AUTH_TOKEN } : {}),
+  });
   const codecUrl = await codecServer.listen({ host: codecEnv.ESIGN_CODEC_HOST, port: codecEnv.ESIGN_CODEC_PORT });
   await assertPortFree(sandboxConfig.host, sandboxConfig.port, 'SANDBOX_PORT');
   const bridgeAddress = BridgeEnv.pick({ BRIDGE_HOST: true, BRIDGE_PORT: true }).parse(process.env);
@@ -128,12 +134,18 @@ async function main(): Promise<void> {
     [
       'server',
       'start-dev',
-      '--ip', env.TEMPORAL_DEV_HOST,
-      '--port', String(env.TEMPORAL_DEV_PORT),
-      '--ui-port', String(env.TEMPORAL_UI_PORT),
-      '--db-filename', join(dataDir, 'temporal.sqlite'),
-      '--log-level', 'warn',
-      '--ui-codec-endpoint', codecUrl,
+      '--ip',
+      env.TEMPORAL_DEV_HOST,
+      '--port',
+      String(env.TEMPORAL_DEV_PORT),
+      '--ui-port',
+      String(env.TEMPORAL_UI_PORT),
+      '--db-filename',
+      join(dataDir, 'temporal.sqlite'),
+      '--log-level',
+      'warn',
+      '--ui-codec-endpoint',
+      codecUrl,
       ...esignSearchAttributes.flatMap((sa) => ['--search-attribute', `${sa.name}=Keyword`]),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -156,7 +168,10 @@ async function main(): Promise<void> {
 
   process.env.TEMPORAL_ADDRESS ??= `${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`;
   const bridge = await startBridge(
-    bridgeConfigFromEnv({ BRIDGE_LOG: 'false', ...process.env }, { kind: 'standard-webhooks', secrets: [sandbox.webhookSecret], toleranceSeconds: 300 }),
+    bridgeConfigFromEnv(
+      { BRIDGE_LOG: 'false', ...process.env },
+      { kind: 'standard-webhooks', secrets: [sandbox.webhookSecret], toleranceSeconds: 300 },
+    ),
   );
   started.bridge = bridge;
   say('bridge', `listening on ${bridge.url}/webhooks/esign`);

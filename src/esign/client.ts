@@ -130,11 +130,7 @@ export class EsignClient {
   }
 
   /** `PUT /transactions/{id}` (4.4, method chosen): replaces the transaction's data. */
-  async updateTransaction(
-    id: string,
-    request: UpdateTransactionRequest,
-    options: CallOptions = {},
-  ): Promise<TransactionRecord> {
+  async updateTransaction(id: string, request: UpdateTransactionRequest, options: CallOptions = {}): Promise<TransactionRecord> {
     const body = validateRequest('updateTransaction', UpdateTransactionRequest, request);
     return this.#json(
       'updateTransaction',
@@ -149,12 +145,7 @@ export class EsignClient {
     const q = validateRequest('listTransactions', ListTransactionsQuery, query);
     const params = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
     if (q.status !== undefined) params.set('status', q.status);
-    return this.#json(
-      'listTransactions',
-      { method: 'GET', path: `/transactions?${params.toString()}` },
-      ListTransactionsResponse,
-      options,
-    );
+    return this.#json('listTransactions', { method: 'GET', path: `/transactions?${params.toString()}` }, ListTransactionsResponse, options);
   }
 
   /** `GET /transactions/{id}/documents?type=completed` (4.6): the ZIP as a stream, never buffered. */
@@ -177,21 +168,11 @@ export class EsignClient {
   /** `POST /iframe-request` (4.7): the address to load in the signing iframe. */
   async createIframeUrl(request: IframeRequest, options: CallOptions = {}): Promise<string> {
     const body = validateRequest('createIframeUrl', IframeRequest, request);
-    const { url } = await this.#json(
-      'createIframeUrl',
-      { method: 'POST', path: '/iframe-request', json: body },
-      IframeResponse,
-      options,
-    );
+    const { url } = await this.#json('createIframeUrl', { method: 'POST', path: '/iframe-request', json: body }, IframeResponse, options);
     return url;
   }
 
-  async #json<S extends z.ZodType>(
-    operation: string,
-    request: RequestSpec,
-    schema: S,
-    options: CallOptions,
-  ): Promise<z.output<S>> {
+  async #json<S extends z.ZodType>(operation: string, request: RequestSpec, schema: S, options: CallOptions): Promise<z.output<S>> {
     const response = await this.#send(operation, { ...request, accept: 'application/json' }, options);
     let payload: unknown;
     try {
@@ -280,12 +261,8 @@ async function httpError(
   } catch {
     // Not JSON: keep the start of the text as the detail.
   }
-  const summary = problem
-    ? [problem.title, problem.detail].filter(Boolean).join(': ')
-    : text.replace(/\s+/g, ' ').trim().slice(0, 300);
-  const message = scrub(
-    `${request.method} ${request.path} returned HTTP ${response.statusCode}${summary ? `: ${summary}` : ''}`,
-  );
+  const summary = problem ? [problem.title, problem.detail].filter(Boolean).join(': ') : text.replace(/\s+/g, ' ').trim().slice(0, 300);
+  const message = scrub(`${request.method} ${request.path} returned HTTP ${response.statusCode}${summary ? `: ${summary}` : ''}`);
   return new EsignApiError({
     kind: 'http',
     operation,

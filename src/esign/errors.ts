@@ -86,12 +86,7 @@ const NETWORK_CODES = new Set([
   'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH',
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
 ]);
-const TIMEOUT_CODES = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'ETIMEDOUT',
-]);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
 /** Classifies a transport failure; anything unknown is treated as a network error (retryable). */
 export function classifyTransportError(err: unknown): 'network' | 'timeout' {

@@ -36,7 +36,18 @@ export const TagType = z.enum(TAG_TYPES);
 export type TagType = z.infer<typeof TagType>;
 
 /** Spec 2.4, in the interface's order; `MMMM do, yyyy` is read as one item (docs/spec-gaps.md). */
-export const DATE_FORMATS = ['MM/DD/YYYY', 'DD/MM/YYYY', 'MM/DD/YY', 'DD/MM/YY', 'MMMM do, yyyy', 'full', 'MMMM', 'do', 'yyyy', 'YYYY'] as const;
+export const DATE_FORMATS = [
+  'MM/DD/YYYY',
+  'DD/MM/YYYY',
+  'MM/DD/YY',
+  'DD/MM/YY',
+  'MMMM do, yyyy',
+  'full',
+  'MMMM',
+  'do',
+  'yyyy',
+  'YYYY',
+] as const;
 export const DateFormat = z.enum(DATE_FORMATS);
 export type DateFormat = z.infer<typeof DateFormat>;
 
@@ -267,9 +278,7 @@ export type ListTransactionsQuery = z.input<typeof ListTransactionsQuery>;
 export const UploadEnvelope = z.object({
   data: z.array(z.object({ StoragePath: z.string().min(1), docId: Uuid })),
 });
-export const UploadPlainArray = z.array(
-  z.object({ file: z.string(), status: z.literal('uploaded'), StoragePath: z.string().min(1) }),
-);
+export const UploadPlainArray = z.array(z.object({ file: z.string(), status: z.literal('uploaded'), StoragePath: z.string().min(1) }));
 export const UploadResponse = z.union([UploadEnvelope, UploadPlainArray]);
 export type UploadResponse = z.infer<typeof UploadResponse>;
 
@@ -375,9 +384,7 @@ export function describeIssues(error: z.ZodError, limit = 5): string {
 
 export function formatPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(root)';
-  return path
-    .map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`))
-    .join('');
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('');
 }
 
 /** Issues as RFC 9457 `errors` entries with RFC 6901 pointers. */

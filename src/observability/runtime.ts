@@ -15,11 +15,23 @@ const SDK_LEVEL: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', in
  * SDK) logs routed into it, and the runtime's Prometheus exporter. Call once,
  * before any worker or native connection is created.
  */
-export function installObservability(component: string, env: NodeJS.ProcessEnv = process.env): { logger: Logger; metricsAddress: string | undefined } {
+export function installObservability(
+  component: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { logger: Logger; metricsAddress: string | undefined } {
   const config = ObservabilityEnv.parse(env);
   const logger = pino({ level: config.LOG_LEVEL, base: { component } });
   const sdkLogger = new DefaultLogger(SDK_LEVEL[config.LOG_LEVEL], (entry) => {
-    const level = entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'WARN' ? 'warn' : entry.level === 'ERROR' ? 'error' : 'info';
+    const level =
+      entry.level === 'TRACE'
+        ? 'trace'
+        : entry.level === 'DEBUG'
+          ? 'debug'
+          : entry.level === 'WARN'
+            ? 'warn'
+            : entry.level === 'ERROR'
+              ? 'error'
+              : 'info';
     logger[level]({ ...(entry.meta ?? {}) }, entry.message);
   });
   const metricsAddress = config.ESIGN_METRICS_ADDRESS || undefined;

@@ -20,7 +20,9 @@ export function createTracingPlugin(serviceName: string, spanProcessor: SpanProc
 
 /** On when OTEL_EXPORTER_OTLP_ENDPOINT (or ESIGN_OTLP_TRACES_URL) is set; spans go over OTLP/HTTP. */
 export function tracingPluginFromEnv(serviceName: string, env: NodeJS.ProcessEnv = process.env): OpenTelemetryPlugin | undefined {
-  const url = env.ESIGN_OTLP_TRACES_URL ?? (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined);
+  const url =
+    env.ESIGN_OTLP_TRACES_URL ??
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined);
   if (!url) return undefined;
   return createTracingPlugin(env.OTEL_SERVICE_NAME ?? serviceName, new BatchSpanProcessor(new OTLPTraceExporter({ url })));
 }

@@ -3,9 +3,7 @@ import { z } from 'zod';
 import { describeIssues } from '../esign/schemas.js';
 import { FaultConfig } from './faults.js';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const csv = z
   .string()
@@ -34,8 +32,16 @@ export const SandboxEnv = z.object({
     .regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be a whsec_ secret (base64 after the prefix)')
     .optional(),
   /** How long a webhook delivery is retried before it is marked failed. */
-  SANDBOX_WEBHOOK_MAX_AGE_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
-  SANDBOX_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  SANDBOX_WEBHOOK_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(24 * 3600),
+  SANDBOX_MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(25 * 1024 * 1024),
   SANDBOX_UPLOAD_SHAPE: z.enum(['envelope', 'array']).default('envelope'),
   SANDBOX_TLS_CERT: z.string().optional(),
   SANDBOX_TLS_KEY: z.string().optional(),

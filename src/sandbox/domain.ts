@@ -24,14 +24,7 @@ import { defaultTagValue, isRequired } from './tag-values.js';
 import { TokenError, type SandboxTokens } from './tokens.js';
 import { writeZip, zipEntryName } from './zip.js';
 
-export type SandboxErrorKind =
-  | 'bad_request'
-  | 'validation'
-  | 'not_found'
-  | 'conflict'
-  | 'too_large'
-  | 'unauthorized'
-  | 'forbidden';
+export type SandboxErrorKind = 'bad_request' | 'validation' | 'not_found' | 'conflict' | 'too_large' | 'unauthorized' | 'forbidden';
 
 /** A typed domain failure; the HTTP layer maps `kind` to a status. */
 export class SandboxError extends Error {
@@ -72,7 +65,8 @@ export interface SandboxOptions {
 }
 
 /** Why a signing page cannot be shown (spec section 7). */
-export type SigningRefusal = 'link_invalid' | 'link_expired' | 'not_found' | 'participant_mismatch' | 'completed' | 'cancelled' | 'expired' | 'not_sent';
+export type SigningRefusal =
+  'link_invalid' | 'link_expired' | 'not_found' | 'participant_mismatch' | 'completed' | 'cancelled' | 'expired' | 'not_sent';
 
 export interface SigningTagView {
   docIndex: number;
@@ -124,7 +118,9 @@ export class Sandbox {
   /** Validates every file as a PDF, then stores all of them or none. */
   async upload(org: string, files: readonly IncomingFile[]): Promise<UploadResponse> {
     if (files.length === 0) {
-      throw new SandboxError('validation', 'no file in form field "files"', [{ pointer: '/files', detail: 'files: at least one PDF is required' }]);
+      throw new SandboxError('validation', 'no file in form field "files"', [
+        { pointer: '/files', detail: 'files: at least one PDF is required' },
+      ]);
     }
     const accepted: { file: IncomingFile; pageSizes: [number, number][]; folder: string; name: string; docId: string }[] = [];
     try {
@@ -238,7 +234,10 @@ export class Sandbox {
     const errors = request.data.participantIds
       .map((pid, i) => ({ pid, i }))
       .filter(({ pid }) => !known.has(pid))
-      .map(({ pid, i }) => ({ pointer: `/data/participantIds/${i}`, detail: `data.participantIds[${i}]: "${pid}" is not a participant of this transaction` }));
+      .map(({ pid, i }) => ({
+        pointer: `/data/participantIds/${i}`,
+        detail: `data.participantIds[${i}]: "${pid}" is not a participant of this transaction`,
+      }));
     if (errors.length > 0) throw new SandboxError('validation', errors.map((e) => e.detail).join('; '), errors);
     const token = await this.#tokens.issueSigningToken(
       { esignId: t.esignId, participantIds: [...new Set(request.data.participantIds)], style: request.style },
@@ -323,11 +322,15 @@ export class Sandbox {
               height: tag.height,
               required: isRequired(tag),
               participantId: tag.signerId,
-              suggested: defaultTagValue(tag, t.body.participants.find((p) => p.id === tag.signerId)!, {
-                now,
-                documentId: d.id ?? '',
-                esignId: t.esignId,
-              }),
+              suggested: defaultTagValue(
+                tag,
+                t.body.participants.find((p) => p.id === tag.signerId)!,
+                {
+                  now,
+                  documentId: d.id ?? '',
+                  esignId: t.esignId,
+                },
+              ),
               applied: applied.get(`${docIndex}:${tagIndex}`) ?? null,
             })),
         };
@@ -373,7 +376,8 @@ export class Sandbox {
       const expiredOrInvalid = opened.refusal === 'link_invalid' || opened.refusal === 'link_expired';
       throw new SandboxError(expiredOrInvalid ? 'unauthorized' : 'conflict', `signing address unusable: ${opened.refusal}`);
     }
-    if (!opened.participantIds.includes(participantId)) throw new SandboxError('forbidden', 'this address was not issued for that participant');
+    if (!opened.participantIds.includes(participantId))
+      throw new SandboxError('forbidden', 'this address was not issued for that participant');
     this.#checkSignable(opened.t, participantId);
     return opened.t;
   }
@@ -393,7 +397,12 @@ export class Sandbox {
     }
   }
 
-  async #finish(t: TransactionRow, participantId: string, values: Record<string, string>, fillDefaults = false): Promise<{ completed: boolean }> {
+  async #finish(
+    t: TransactionRow,
+    participantId: string,
+    values: Record<string, string>,
+    fillDefaults = false,
+  ): Promise<{ completed: boolean }> {
     const now = this.#now();
     const signer = t.body.participants.find((p) => p.id === participantId)!;
     const applied = new Map(this.#store.appliedTags(t.id).map((a) => [`${a.docIndex}:${a.tagIndex}`, a.value]));
@@ -404,7 +413,9 @@ export class Sandbox {
           if (tag.signerId !== participantId) return;
           const key = `${docIndex}:${tagIndex}`;
           const value =
-            values[key] ?? applied.get(key) ?? (fillDefaults ? defaultTagValue(tag, signer, { now, documentId: d.id ?? '', esignId: t.esignId }) : undefined);
+            values[key] ??
+            applied.get(key) ??
+            (fillDefaults ? defaultTagValue(tag, signer, { now, documentId: d.id ?? '', esignId: t.esignId }) : undefined);
           if (value === undefined) {
             if (isRequired(tag)) missing.push(`documents[${docIndex}].tags[${tagIndex}]`);
             return;
@@ -489,9 +500,7 @@ export class Sandbox {
 
   /** After a crash between the last signature and completion, finish the job. */
   async recoverCompletions(): Promise<number> {
-    const pending = this.#store.db
-      .prepare(`SELECT id FROM transactions WHERE status = 'esign_pending'`)
-      .all() as { id: string }[];
+    const pending = this.#store.db.prepare(`SELECT id FROM transactions WHERE status = 'esign_pending'`).all() as { id: string }[];
     let n = 0;
     for (const { id } of pending) {
       const t = this.#store.getTransaction(id)!;
@@ -550,7 +559,10 @@ export class Sandbox {
     const documents = body.documents.map((d, i) => {
       const upload = this.#store.getUpload(d.StoragePath, org);
       if (!upload) {
-        errors.push({ pointer: `/documents/${i}/StoragePath`, detail: `documents[${i}].StoragePath: "${d.StoragePath}" was never uploaded` });
+        errors.push({
+          pointer: `/documents/${i}/StoragePath`,
+          detail: `documents[${i}].StoragePath: "${d.StoragePath}" was never uploaded`,
+        });
         return d;
       }
       const pages = upload.pageSizes.length;

@@ -57,7 +57,9 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
   const tokens = new SandboxTokens(jwtSecret);
   const faults = new FaultInjector(config.faults ?? {});
   const webhookUrls = [...config.webhookUrls];
-  const log = config.log ? (line: Record<string, unknown>) => console.log(JSON.stringify({ component: 'sandbox-webhooks', ...line })) : undefined;
+  const log = config.log
+    ? (line: Record<string, unknown>) => console.log(JSON.stringify({ component: 'sandbox-webhooks', ...line }))
+    : undefined;
   const dispatcher = new WebhookDispatcher(store, {
     secret: webhookSecret,
     maxAgeMs: config.webhookMaxAgeSeconds * 1000,
@@ -100,7 +102,10 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  baseUrl = (config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(/\/+$/, '');
+  baseUrl = (config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(
+    /\/+$/,
+    '',
+  );
 
   await sandbox.recoverCompletions();
   dispatcher.start();

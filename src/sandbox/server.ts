@@ -54,7 +54,12 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
   const { sandbox, tokens, faults } = deps;
   const app = Fastify({
     // Signing URLs carry tokens in their path and API calls in a header: neither is logged.
-    logger: deps.logger ? { redact: ['req.headers.authorization'], serializers: { req: (r: FastifyRequest) => ({ method: r.method, route: r.routeOptions.url }) } } : false,
+    logger: deps.logger
+      ? {
+          redact: ['req.headers.authorization'],
+          serializers: { req: (r: FastifyRequest) => ({ method: r.method, route: r.routeOptions.url }) },
+        }
+      : false,
     bodyLimit: 1024 * 1024,
     ...(deps.https ? { https: deps.https } : {}),
     routerOptions: { maxParamLength: 2048 },

@@ -185,7 +185,16 @@ export class SandboxStore {
 
   getUpload(storagePath: string, org: string): UploadRow | undefined {
     const r = this.db.prepare('SELECT * FROM uploads WHERE storage_path = ? AND org = ?').get(storagePath, org) as
-      | { storage_path: string; doc_id: string; org: string; file_name: string; bytes: number; sha256: string; page_sizes: string; created_at: string }
+      | {
+          storage_path: string;
+          doc_id: string;
+          org: string;
+          file_name: string;
+          bytes: number;
+          sha256: string;
+          page_sizes: string;
+          created_at: string;
+        }
       | undefined;
     if (!r) return undefined;
     return {
@@ -229,9 +238,7 @@ export class SandboxStore {
 
   completeTransaction(id: string, completedAt: string, zip: { bytes: number; sha256: string }): void {
     this.db
-      .prepare(
-        `UPDATE transactions SET status = 'completed', completed_at = ?, updated_at = ?, zip_bytes = ?, zip_sha256 = ? WHERE id = ?`,
-      )
+      .prepare(`UPDATE transactions SET status = 'completed', completed_at = ?, updated_at = ?, zip_bytes = ?, zip_sha256 = ? WHERE id = ?`)
       .run(completedAt, completedAt, zip.bytes, zip.sha256, id);
   }
 
@@ -280,9 +287,9 @@ export class SandboxStore {
   }
 
   finishedParticipants(transactionId: string): Set<string> {
-    const rows = this.db
-      .prepare('SELECT participant_id FROM finished_participants WHERE transaction_id = ?')
-      .all(transactionId) as { participant_id: string }[];
+    const rows = this.db.prepare('SELECT participant_id FROM finished_participants WHERE transaction_id = ?').all(transactionId) as {
+      participant_id: string;
+    }[];
     return new Set(rows.map((r) => r.participant_id));
   }
 
@@ -337,7 +344,9 @@ export class SandboxStore {
   listDeliveries(filter: { notificationId?: string; transactionId?: string } = {}): DeliveryRow[] {
     let rows: DeliveryRaw[];
     if (filter.notificationId) {
-      rows = this.db.prepare('SELECT * FROM webhook_deliveries WHERE notification_id = ? ORDER BY id').all(filter.notificationId) as DeliveryRaw[];
+      rows = this.db
+        .prepare('SELECT * FROM webhook_deliveries WHERE notification_id = ? ORDER BY id')
+        .all(filter.notificationId) as DeliveryRaw[];
     } else if (filter.transactionId) {
       rows = this.db
         .prepare(`SELECT * FROM webhook_deliveries WHERE json_extract(payload, '$.data.transaction_id') = ? ORDER BY id`)

@@ -30,7 +30,11 @@ export const WorkerEnv = z.object({
   ESIGN_ARCHIVE_S3_REGION: z.string().default('us-east-1'),
   ESIGN_DOCUMENT_ROOTS: list,
   ESIGN_ALLOWED_URLS: list,
-  ESIGN_MAX_DOCUMENT_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  ESIGN_MAX_DOCUMENT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(25 * 1024 * 1024),
   ESIGN_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(100),
   ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().positive().default(40),
   ESIGN_MAX_CACHED_WORKFLOWS: z.coerce.number().int().nonnegative().default(1000),
@@ -50,7 +54,12 @@ export interface WorkerConfig {
   documentRoots: string[];
   allowedUrls: string[];
   maxDocumentBytes: number;
-  tuning: { maxConcurrentActivityTaskExecutions: number; maxConcurrentWorkflowTaskExecutions: number; maxCachedWorkflows: number; shutdownGraceTime: string };
+  tuning: {
+    maxConcurrentActivityTaskExecutions: number;
+    maxConcurrentWorkflowTaskExecutions: number;
+    maxCachedWorkflows: number;
+    shutdownGraceTime: string;
+  };
   workflowBundlePath: string | undefined;
 }
 
@@ -77,7 +86,12 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     providerCa: e.ESIGN_PROVIDER_CA_FILE ? readFileSync(e.ESIGN_PROVIDER_CA_FILE, 'utf8') : undefined,
     archiveDir: resolve(e.ESIGN_ARCHIVE_DIR),
     s3: e.ESIGN_ARCHIVE_S3_BUCKET
-      ? { bucket: e.ESIGN_ARCHIVE_S3_BUCKET, prefix: e.ESIGN_ARCHIVE_S3_PREFIX, endpoint: e.ESIGN_ARCHIVE_S3_ENDPOINT, region: e.ESIGN_ARCHIVE_S3_REGION }
+      ? {
+          bucket: e.ESIGN_ARCHIVE_S3_BUCKET,
+          prefix: e.ESIGN_ARCHIVE_S3_PREFIX,
+          endpoint: e.ESIGN_ARCHIVE_S3_ENDPOINT,
+          region: e.ESIGN_ARCHIVE_S3_REGION,
+        }
       : undefined,
     documentRoots: e.ESIGN_DOCUMENT_ROOTS.map((r) => resolve(r)),
     allowedUrls: e.ESIGN_ALLOWED_URLS,

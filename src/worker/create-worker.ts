@@ -18,7 +18,10 @@ export interface EsignWorkerOptions {
   plugins?: WorkerOptions['plugins'];
   /** Encrypting data converter (src/codec); plain when absent. */
   dataConverter?: WorkerOptions['dataConverter'];
-  tuning?: Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'shutdownGraceTime'>;
+  tuning?: Pick<
+    WorkerOptions,
+    'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'shutdownGraceTime'
+  >;
 }
 
 /** The worker of the transaction workflow, with its activities bound to their dependencies. */

@@ -12,7 +12,15 @@ async function main(): Promise<void> {
     logger.warn('ESIGN_CODEC_KEYS is not set: participant data is stored in plaintext in workflow history');
   }
   const started = await startWorker(config);
-  logger.info({ taskQueue: config.taskQueue, provider: config.providerUrl, archive: config.s3 ? `s3://${config.s3.bucket}` : config.archiveDir, metrics: metricsAddress }, 'worker polling');
+  logger.info(
+    {
+      taskQueue: config.taskQueue,
+      provider: config.providerUrl,
+      archive: config.s3 ? `s3://${config.s3.bucket}` : config.archiveDir,
+      metrics: metricsAddress,
+    },
+    'worker polling',
+  );
   // The SDK installs its own SIGINT/SIGTERM handlers that call shutdown().
   await started.done;
 }

@@ -31,7 +31,11 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
   const dataConverter = dataConverterFromEnv();
   const tracing = tracingPluginFromEnv('esign-worker');
   const connection = await NativeConnection.connect(connectionOptions);
-  const client = new EsignClient({ baseUrl: config.providerUrl, token: config.providerToken, ...(config.providerCa ? { ca: config.providerCa } : {}) });
+  const client = new EsignClient({
+    baseUrl: config.providerUrl,
+    token: config.providerToken,
+    ...(config.providerCa ? { ca: config.providerCa } : {}),
+  });
   const worker = await createEsignWorker({
     connection,
     namespace: namespace ?? 'default',

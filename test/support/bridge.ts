@@ -44,5 +44,10 @@ export function signedHeaders(secret: string, body: string, options: { id?: stri
 export async function postWebhook(url: string, body: string | Buffer, headers: Record<string, string>) {
   const res = await request(`${url}/webhooks/esign`, { method: 'POST', headers, body });
   const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, text, json: (text ? JSON.parse(text) : undefined) as Record<string, unknown> | undefined };
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    text,
+    json: (text ? JSON.parse(text) : undefined) as Record<string, unknown> | undefined,
+  };
 }

@@ -87,7 +87,11 @@ export async function startEsignTestEnv(
               { type: 'SIGNATURETEMPLATE', x: 330, y: 120, width: 200, height: 30, page: 0, signerIndex: 1 },
             ],
           },
-          { title: 'Annex A', source: { path: pdfs[1]! }, tags: [{ type: 'INITIALSTEMPLATE', x: 72, y: 60, width: 60, height: 30, page: 0, signerIndex: 0 }] },
+          {
+            title: 'Annex A',
+            source: { path: pdfs[1]! },
+            tags: [{ type: 'INITIALSTEMPLATE', x: 72, y: 60, width: 60, height: 30, page: 0, signerIndex: 0 }],
+          },
         ],
         participants: [
           { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', authenticationType: 'none', twoFactorContact: 'email' },

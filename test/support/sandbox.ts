@@ -82,7 +82,17 @@ export async function uploadedRequest(
       StoragePath: u.StoragePath,
       tags: signers.flatMap((s, i) => [
         { type: 'SIGNATURETEMPLATE' as const, x: 72 + i * 250, y: 120, width: 200, height: 30, signerId: s.id, customData: {}, page: 0 },
-        { type: 'DATETEMPLATE' as const, x: 72 + i * 250, y: 80, width: 120, height: 20, signerId: s.id, customData: {}, page: 0, dateFormat: 'DD/MM/YYYY' as const },
+        {
+          type: 'DATETEMPLATE' as const,
+          x: 72 + i * 250,
+          y: 80,
+          width: 120,
+          height: 20,
+          signerId: s.id,
+          customData: {},
+          page: 0,
+          dateFormat: 'DD/MM/YYYY' as const,
+        },
       ]),
     })),
     participants: signers,

@@ -48,10 +48,11 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
   // The test server knows no custom search attributes until they are added.
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
-    searchAttributes: Object.fromEntries(esignSearchAttributes.map((sa) => [sa.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    searchAttributes: Object.fromEntries(
+      esignSearchAttributes.map((sa) => [sa.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+    ),
   });
   return env;
 }
-
 
 export { freePort } from '../../src/util/net.js';
