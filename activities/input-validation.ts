@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { describeIssues } from '../src/esign/schemas.js';
+import { describeIssues } from '../src/util/zod-issues.js';
 import { EsignTransactionInput, type ValidEsignTransactionInput } from '../workflows/input.js';
 
 /**

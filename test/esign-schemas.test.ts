@@ -3,17 +3,16 @@ import { describe, expect, it } from 'vitest';
 import {
   CreateTransactionRequest,
   DATE_FORMATS,
-  describeIssues,
   EsignCompletedWebhook,
   IframeRequest,
-  isAppliedColour,
-  issuesToProblemErrors,
   normalizeUploadResponse,
   TAG_TYPES,
   UpdateTransactionRequest,
   UploadResponse,
   WebhookEnvelope,
 } from '../src/esign/schemas.js';
+import { isAppliedColour } from '../src/sandbox/style.js';
+import { describeIssues, issuesToProblemErrors } from '../src/util/zod-issues.js';
 import { createRequest } from './support/fixtures.js';
 
 function issuesOf(result: { success: boolean; error?: unknown }): string {

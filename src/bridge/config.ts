@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { describeIssues } from '../esign/schemas.js';
+import { envBool, parseEnv, splitList } from '../util/env.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
 import type { AuthMode } from './authenticate.js';
-
-const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const BridgeEnv = z.object({
   BRIDGE_HOST: z.string().default('127.0.0.1'),
@@ -15,7 +13,7 @@ export const BridgeEnv = z.object({
   ESIGN_WEBHOOK_SHARED_SECRET: z.string().min(16).optional(),
   ESIGN_WEBHOOK_SHARED_SECRET_HEADER: z.string().default('x-webhook-token'),
   /** Accept unauthenticated webhooks. Local development only. */
-  ESIGN_WEBHOOK_INSECURE_DEV: bool.default(false),
+  ESIGN_WEBHOOK_INSECURE_DEV: envBool.default(false),
   BRIDGE_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -26,7 +24,7 @@ export const BridgeEnv = z.object({
   BRIDGE_SIGNAL_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   ESIGN_INBOX_ORPHAN_AFTER: z.string().optional(),
-  BRIDGE_LOG: bool.default(true),
+  BRIDGE_LOG: envBool.default(true),
 });
 
 export interface BridgeConfig {
@@ -43,13 +41,8 @@ export interface BridgeConfig {
 
 /** `fallbackAuth` applies when the environment configures none (the dev stack passes the sandbox's secret). */
 export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackAuth?: AuthMode): BridgeConfig {
-  const parsed = BridgeEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid bridge configuration: ${describeIssues(parsed.error)}`);
-  const e = parsed.data;
-  const secrets = (e.ESIGN_WEBHOOK_SECRETS ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const e = parseEnv(BridgeEnv, env, 'bridge');
+  const secrets = splitList(e.ESIGN_WEBHOOK_SECRETS ?? '');
   for (const s of secrets)
     if (!/^whsec_[A-Za-z0-9+/=]+$/.test(s)) throw new Error('invalid bridge configuration: ESIGN_WEBHOOK_SECRETS must be whsec_ secrets');
   let auth: AuthMode;

@@ -1,7 +1,8 @@
 import type { Client, Connection } from '@temporalio/client';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { ESIGN_COMPLETED_EVENT, EsignCompletedWebhook, issuesToProblemErrors, WebhookEnvelope } from '../esign/schemas.js';
+import { ESIGN_COMPLETED_EVENT, EsignCompletedWebhook, WebhookEnvelope } from '../esign/schemas.js';
+import { issuesToProblemErrors } from '../util/zod-issues.js';
 import { sendProblem } from '../http/problem.js';
 import { authenticate, AuthenticationError, type AuthMode } from './authenticate.js';
 import { deliverNotification, TemporalUnavailableError } from './deliver.js';

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { s3Client } from '../../activities/s3-archive-store.js';
 import { getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../client/transactions.js';
-import { describeIssues } from '../esign/schemas.js';
+import { describeIssues } from '../util/zod-issues.js';
 import { writeHashed } from '../util/streams.js';
 import {
   cancelUpdate,

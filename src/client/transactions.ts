@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { describeIssues } from '../esign/schemas.js';
+import { describeIssues } from '../util/zod-issues.js';
 import {
   DEFAULT_TASK_QUEUE,
   issueSigningUrlUpdate,

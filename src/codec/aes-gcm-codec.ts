@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec, ValueError } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { splitList } from '../util/env.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
@@ -64,17 +65,13 @@ export class AesGcmCodec implements PayloadCodec {
 
 /** Parses `ESIGN_CODEC_KEYS`: `id:base64key[,id:base64key…]`, the first one encrypts. */
 export function parseCodecKeys(value: string): CodecKey[] {
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const sep = entry.indexOf(':');
-      if (sep <= 0) throw new Error('ESIGN_CODEC_KEYS entries must be "<key id>:<base64 32-byte key>"');
-      const key = Buffer.from(entry.slice(sep + 1), 'base64');
-      if (key.length !== 32) throw new Error(`ESIGN_CODEC_KEYS: key "${entry.slice(0, sep)}" is not 32 bytes of base64`);
-      return { id: entry.slice(0, sep), key };
-    });
+  return splitList(value).map((entry) => {
+    const sep = entry.indexOf(':');
+    if (sep <= 0) throw new Error('ESIGN_CODEC_KEYS entries must be "<key id>:<base64 32-byte key>"');
+    const key = Buffer.from(entry.slice(sep + 1), 'base64');
+    if (key.length !== 32) throw new Error(`ESIGN_CODEC_KEYS: key "${entry.slice(0, sep)}" is not 32 bytes of base64`);
+    return { id: entry.slice(0, sep), key };
+  });
 }
 
 export function newCodecKeys(id = 'k1'): string {

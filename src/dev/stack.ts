@@ -12,7 +12,7 @@ import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../codec/aes-gcm-code
 import { CodecEnv } from '../codec/config.js';
 import { codecKeysFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
 import { buildCodecServer } from '../codec/server.js';
-import { describeIssues } from '../esign/schemas.js';
+import { parseEnv } from '../util/env.js';
 import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { installObservability } from '../observability/runtime.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
@@ -74,9 +74,7 @@ async function waitForPort(host: string, port: number, timeoutMs: number): Promi
 }
 
 async function main(): Promise<void> {
-  const parsed = DevEnv.safeParse(process.env);
-  if (!parsed.success) throw new Error(`invalid configuration: ${describeIssues(parsed.error)}`);
-  const env = parsed.data;
+  const env = parseEnv(DevEnv, process.env, 'dev stack');
   const dataDir = resolve(env.ESIGN_DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const sandboxEnv = { SANDBOX_DATA_DIR: join(dataDir, 'sandbox'), ...process.env };
@@ -84,7 +82,7 @@ async function main(): Promise<void> {
 
   await assertPortFree(env.TEMPORAL_DEV_HOST, env.TEMPORAL_DEV_PORT, 'TEMPORAL_DEV_PORT');
   await assertPortFree(env.TEMPORAL_DEV_HOST, env.TEMPORAL_UI_PORT, 'TEMPORAL_UI_PORT');
-  const codecEnv = CodecEnv.parse(process.env);
+  const codecEnv = parseEnv(CodecEnv, process.env, 'codec endpoint');
   await assertPortFree(codecEnv.ESIGN_CODEC_HOST, codecEnv.ESIGN_CODEC_PORT, 'ESIGN_CODEC_PORT');
 
   // Payloads are encrypted in the dev stack too: keys generated once, kept in the data dir.

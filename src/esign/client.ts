@@ -3,10 +3,10 @@ import { basename } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FormData, Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
+import { describeIssues } from '../util/zod-issues.js';
 import { classifyTransportError, EsignApiError, parseRetryAfter, redact } from './errors.js';
 import {
   CreateTransactionRequest,
-  describeIssues,
   IframeRequest,
   IframeResponse,
   ListTransactionsQuery,

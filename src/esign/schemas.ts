@@ -296,23 +296,6 @@ export function normalizeUploadResponse(response: UploadResponse): UploadedDocum
 
 // --------------------------------------------------------------- Iframe (2.6)
 
-const STYLE_COLOUR = /^#(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
-
-/** Spec 7: colours without a leading `#` are accepted but not applied. */
-export function isAppliedColour(value: string | undefined): value is string {
-  return value !== undefined && STYLE_COLOUR.test(value);
-}
-
-export const STYLE_COLOUR_KEYS = [
-  'primaryColor',
-  'secondaryColor',
-  'textColor',
-  'background',
-  'successColor',
-  'errorColor',
-  'infoColor',
-] as const;
-
 export const IframeStyle = z.object({
   primaryColor: z.string().max(64).optional(),
   secondaryColor: z.string().max(64).optional(),
@@ -374,23 +357,3 @@ export const ProblemDetails = z.looseObject({
   errors: z.array(z.object({ pointer: z.string(), detail: z.string() })).optional(),
 });
 export type ProblemDetails = z.infer<typeof ProblemDetails>;
-
-/** Names each failing field as a JSON-pointer-like path, e.g. `documents[0].tags[1].signerId`. */
-export function describeIssues(error: z.ZodError, limit = 5): string {
-  const parts = error.issues.slice(0, limit).map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
-  const more = error.issues.length > limit ? ` (+${error.issues.length - limit} more)` : '';
-  return parts.join('; ') + more;
-}
-
-export function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(root)';
-  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('');
-}
-
-/** Issues as RFC 9457 `errors` entries with RFC 6901 pointers. */
-export function issuesToProblemErrors(error: z.ZodError): { pointer: string; detail: string }[] {
-  return error.issues.map((issue) => ({
-    pointer: '/' + issue.path.map((k) => String(k).replace(/~/g, '~0').replace(/\//g, '~1')).join('/'),
-    detail: `${formatPath(issue.path)}: ${issue.message}`,
-  }));
-}

@@ -1,18 +1,11 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { describeIssues } from '../esign/schemas.js';
+import { envBool, parseEnv, splitList } from '../util/env.js';
 import { FaultConfig } from './faults.js';
-
-const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const csv = z
   .string()
-  .transform((s) =>
-    s
-      .split(',')
-      .map((x) => x.trim())
-      .filter(Boolean),
-  )
+  .transform(splitList)
   .pipe(z.array(z.url({ protocol: /^https?$/ })));
 
 /** Environment variables of the sandbox, with their defaults (see README's configuration table). */
@@ -59,7 +52,7 @@ export const SandboxEnv = z.object({
       }
     })
     .pipe(FaultConfig.optional()),
-  SANDBOX_LOG: bool.default(false),
+  SANDBOX_LOG: envBool.default(false),
 });
 
 export interface SandboxConfig {
@@ -81,9 +74,7 @@ export interface SandboxConfig {
 }
 
 export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
-  const parsed = SandboxEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid sandbox configuration: ${describeIssues(parsed.error)}`);
-  const e = parsed.data;
+  const e = parseEnv(SandboxEnv, env, 'sandbox');
   if ((e.SANDBOX_TLS_CERT === undefined) !== (e.SANDBOX_TLS_KEY === undefined)) {
     throw new Error('invalid sandbox configuration: SANDBOX_TLS_CERT and SANDBOX_TLS_KEY must be set together');
   }

@@ -6,10 +6,7 @@ import {
   CreateTransactionRequest,
   ESIGN_COMPLETED_EVENT,
   IframeRequest,
-  isAppliedColour,
-  issuesToProblemErrors,
   ListTransactionsQuery,
-  STYLE_COLOUR_KEYS,
   UpdateTransactionRequest,
   type EsignCompletedWebhook,
   type IframeStyle,
@@ -18,6 +15,8 @@ import {
   type TransactionRecord,
   type UploadResponse,
 } from '../esign/schemas.js';
+import { issuesToProblemErrors } from '../util/zod-issues.js';
+import { appliedStyle } from './style.js';
 import { InvalidPdfError, inspectPdf, stampPdf } from './pdf.js';
 import type { SandboxStore, TransactionBody, TransactionRow } from './store.js';
 import { defaultTagValue, isRequired } from './tag-values.js';
@@ -621,17 +620,6 @@ function nextSigner(body: TransactionBody, finished: Set<string>): Participant |
     .map((p, i) => ({ p, i }))
     .filter(({ p }) => !finished.has(p.id))
     .sort((a, b) => (a.p.order ?? a.i) - (b.p.order ?? b.i) || a.i - b.i)[0]?.p;
-}
-
-function appliedStyle(style: IframeStyle | undefined): IframeStyle {
-  const out: IframeStyle = {};
-  if (!style) return out;
-  for (const key of STYLE_COLOUR_KEYS) {
-    const v = style[key];
-    if (isAppliedColour(v)) out[key] = v;
-  }
-  if (style.fontType && /^[\w\s,'"-]{1,200}$/.test(style.fontType)) out.fontType = style.fontType;
-  return out;
 }
 
 function safePdfName(fileName: string): string {

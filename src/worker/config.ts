@@ -1,18 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { describeIssues } from '../esign/schemas.js';
+import { envList, parseEnv } from '../util/env.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
-
-const list = z
-  .string()
-  .default('')
-  .transform((s) =>
-    s
-      .split(',')
-      .map((x) => x.trim())
-      .filter(Boolean),
-  );
 
 /** Environment of the worker (Temporal connection settings come from @temporalio/envconfig: TEMPORAL_ADDRESS, …). */
 export const WorkerEnv = z.object({
@@ -28,8 +18,8 @@ export const WorkerEnv = z.object({
   ESIGN_ARCHIVE_S3_PREFIX: z.string().default(''),
   ESIGN_ARCHIVE_S3_ENDPOINT: z.url().optional(),
   ESIGN_ARCHIVE_S3_REGION: z.string().default('us-east-1'),
-  ESIGN_DOCUMENT_ROOTS: list,
-  ESIGN_ALLOWED_URLS: list,
+  ESIGN_DOCUMENT_ROOTS: envList,
+  ESIGN_ALLOWED_URLS: envList,
   ESIGN_MAX_DOCUMENT_BYTES: z.coerce
     .number()
     .int()
@@ -64,9 +54,7 @@ export interface WorkerConfig {
 }
 
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackToken?: () => string | Promise<string>): WorkerConfig {
-  const parsed = WorkerEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid worker configuration: ${describeIssues(parsed.error)}`);
-  const e = parsed.data;
+  const e = parseEnv(WorkerEnv, env, 'worker');
   let providerToken: () => string | Promise<string>;
   if (e.ESIGN_PROVIDER_TOKEN) {
     const token = e.ESIGN_PROVIDER_TOKEN;
