@@ -6,7 +6,8 @@ import type { EsignClient } from '../src/esign/client.js';
 import { writeHashed } from '../src/util/streams.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
 import type { ArchiveStore } from './archive-store.js';
-import { FailureType, heartbeating, provider } from './failures.js';
+import { FailureType } from '../src/failures.js';
+import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
 import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type ZipLimits } from './zip-verify.js';
 
 export interface ArchiveDeps {
@@ -38,11 +39,11 @@ export function createArchiveActivities(deps: ArchiveDeps) {
 
       // Heartbeats cover the download, the verification and the commit: a killed worker is noticed in seconds.
       const progress = { bytes: 0 };
-      return heartbeating(
+      return whileHeartbeating(
         async () => {
           const scratch = join(await deps.archive.scratchDir(), `${input.transactionId}.${randomUUID()}.zip`);
           try {
-            const download = await provider(() =>
+            const download = await callProvider(() =>
               deps.client.downloadCompletedDocuments(input.transactionId, { signal: ctx.cancellationSignal }),
             );
             const downloadedAt = new Date().toISOString();

@@ -1,7 +1,8 @@
 import { ApplicationFailure, log } from '@temporalio/activity';
 import { request } from 'undici';
+import { FailureType, isRetryableStatus } from '../src/failures.js';
 import type { EsignTransactionResult } from '../workflows/definitions.js';
-import type { UrlPolicy } from './url-policy.js';
+import type { UrlPolicy } from '../src/worker/url-policy.js';
 
 export interface CompletionDeps {
   urlPolicy: UrlPolicy;
@@ -31,12 +32,12 @@ export function createCompletionActivities(deps: CompletionDeps) {
         await res.body.dump();
         status = res.statusCode;
       } catch (err) {
-        throw ApplicationFailure.retryable(`callback ${url.origin} unreachable: ${(err as Error).message}`, 'CallbackFailed');
+        throw ApplicationFailure.retryable(`callback ${url.origin} unreachable: ${(err as Error).message}`, FailureType.CallbackFailed);
       }
       if (status >= 200 && status < 300) return;
       const message = `callback ${url.origin} answered HTTP ${status}`;
-      if (status === 408 || status === 429 || status >= 500) throw ApplicationFailure.retryable(message, 'CallbackFailed');
-      throw ApplicationFailure.nonRetryable(message, 'CallbackRejected');
+      if (isRetryableStatus(status)) throw ApplicationFailure.retryable(message, FailureType.CallbackFailed);
+      throw ApplicationFailure.nonRetryable(message, FailureType.CallbackRejected);
     },
   };
 }

@@ -6,8 +6,9 @@ import { request } from 'undici';
 import type { EsignClient, UploadSource } from '../src/esign/client.js';
 import { writeHashed } from '../src/util/streams.js';
 import type { DocumentSource } from '../workflows/input.js';
-import { FailureType, heartbeating, provider } from './failures.js';
-import type { UrlPolicy } from './url-policy.js';
+import { FailureType, isRetryableStatus } from '../src/failures.js';
+import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
+import type { UrlPolicy } from '../src/worker/url-policy.js';
 
 export interface DocumentDeps {
   client: EsignClient;
@@ -78,7 +79,7 @@ export function createDocumentActivities(deps: DocumentDeps) {
       if (pending.length === 0) return { storagePaths: storagePaths as string[] };
 
       // Heartbeats cover reading, fetching and uploading: a killed worker is noticed in seconds.
-      return heartbeating(async () => {
+      return whileHeartbeating(async () => {
         const scratch = await mkdtemp(join(tmpdir(), 'esign-upload-'));
         try {
           const files: UploadSource[] = [];
@@ -98,7 +99,7 @@ export function createDocumentActivities(deps: DocumentDeps) {
             }
           }
           ctx.heartbeat({ uploading: files.length });
-          const uploaded = await provider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
+          const uploaded = await callProvider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
           pending.forEach(({ i }, k) => (storagePaths[i] = uploaded[k]!.StoragePath));
           return { storagePaths: storagePaths as string[] };
         } finally {
@@ -120,7 +121,10 @@ async function download(url: URL, target: string, maxBytes: number, label: strin
     // undici's request never follows redirects: a 3xx comes back as it is.
     res = await request(url, { method: 'GET', signal, headersTimeout: 30_000, bodyTimeout: 60_000 });
   } catch (err) {
-    throw ApplicationFailure.retryable(`${label}: cannot fetch ${url.origin}: ${(err as Error).message}`, 'DocumentSourceUnavailable');
+    throw ApplicationFailure.retryable(
+      `${label}: cannot fetch ${url.origin}: ${(err as Error).message}`,
+      FailureType.DocumentSourceUnavailable,
+    );
   }
   if (res.statusCode >= 300 && res.statusCode < 400) {
     await res.body.dump();
@@ -131,9 +135,9 @@ async function download(url: URL, target: string, maxBytes: number, label: strin
   }
   if (res.statusCode !== 200) {
     await res.body.dump();
-    const retryable = res.statusCode === 408 || res.statusCode === 429 || res.statusCode >= 500;
+    const retryable = isRetryableStatus(res.statusCode);
     const message = `${label}: source URL answered HTTP ${res.statusCode}`;
-    throw retryable ? ApplicationFailure.retryable(message, 'DocumentSourceUnavailable') : invalid(message);
+    throw retryable ? ApplicationFailure.retryable(message, FailureType.DocumentSourceUnavailable) : invalid(message);
   }
   const declared = Number(res.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
@@ -150,6 +154,6 @@ async function download(url: URL, target: string, maxBytes: number, label: strin
     },
   }).catch((err: unknown) => {
     if (tooBig) throw invalid(`${label} is over the ${maxBytes}-byte limit`);
-    throw ApplicationFailure.retryable(`${label}: download failed: ${(err as Error).message}`, 'DocumentSourceUnavailable');
+    throw ApplicationFailure.retryable(`${label}: download failed: ${(err as Error).message}`, FailureType.DocumentSourceUnavailable);
   });
 }

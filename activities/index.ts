@@ -6,7 +6,7 @@ import { createDocumentActivities } from './documents.js';
 import { createInboxActivities } from './inbox.js';
 import { createInputValidationActivities } from './input-validation.js';
 import { createTransactionActivities } from './transactions.js';
-import { UrlPolicy } from './url-policy.js';
+import { UrlPolicy } from '../src/worker/url-policy.js';
 import type { ZipLimits } from './zip-verify.js';
 
 export interface ActivityDeps {

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { FailureType } from '../src/failures.js';
 import { describeIssues } from '../src/util/zod-issues.js';
 import { EsignTransactionInput, type ValidEsignTransactionInput } from '../workflows/input.js';
 
@@ -12,7 +13,8 @@ export function createInputValidationActivities() {
   return {
     async validateTransactionInput(raw: unknown): Promise<ValidEsignTransactionInput> {
       const parsed = EsignTransactionInput.safeParse(raw);
-      if (!parsed.success) throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, 'InvalidInput');
+      if (!parsed.success)
+        throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, FailureType.InvalidInput);
       return parsed.data;
     },
   };

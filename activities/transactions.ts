@@ -1,7 +1,8 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
 import type { CreateTransactionRequest, IframeStyle, TransactionRecord, UpdateTransactionRequest } from '../src/esign/schemas.js';
-import { FailureType, provider } from './failures.js';
+import { FailureType } from '../src/failures.js';
+import { callProvider } from '../src/worker/heartbeat.js';
 
 export interface TransactionDeps {
   client: EsignClient;
@@ -38,7 +39,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
   async function findExisting(request: CreateTransactionRequest, signal: AbortSignal): Promise<TransactionRecord | undefined> {
     const paths = request.documents.map((d) => d.StoragePath);
     for (let page = 0; page < lookupPages; page++) {
-      const list = await provider(() => deps.client.listTransactions({ limit: 100, offset: page * 100 }, { signal }));
+      const list = await callProvider(() => deps.client.listTransactions({ limit: 100, offset: page * 100 }, { signal }));
       const found = list.data.find((t) => t.referenceId === request.referenceId && samePaths(t, paths));
       if (found) return found;
       if ((page + 1) * 100 >= list.total) return undefined;
@@ -57,7 +58,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
           return toRef(existing, 'createTransaction');
         }
       }
-      const record = await provider(() => deps.client.createTransaction(request, { signal: ctx.cancellationSignal }));
+      const record = await callProvider(() => deps.client.createTransaction(request, { signal: ctx.cancellationSignal }));
       if (record.id && record.esignId) return toRef(record, 'createTransaction');
       // Short response form: the ids come from the list.
       const listed = await findExisting(request, ctx.cancellationSignal);
@@ -67,19 +68,19 @@ export function createTransactionActivities(deps: TransactionDeps) {
     },
 
     async getTransactionStatus(transactionId: string): Promise<TransactionRef> {
-      const record = await provider(() => deps.client.getTransaction(transactionId, { signal: Context.current().cancellationSignal }));
+      const record = await callProvider(() => deps.client.getTransaction(transactionId, { signal: Context.current().cancellationSignal }));
       return { transactionId, esignId: record.esignId ?? '', status: record.status };
     },
 
     async updateTransaction(input: { transactionId: string; request: UpdateTransactionRequest }): Promise<TransactionRef> {
-      const record = await provider(() =>
+      const record = await callProvider(() =>
         deps.client.updateTransaction(input.transactionId, input.request, { signal: Context.current().cancellationSignal }),
       );
       return { transactionId: input.transactionId, esignId: record.esignId ?? '', status: record.status };
     },
 
     async createSigningUrl(input: { esignId: string; participantIds: string[]; style?: IframeStyle }): Promise<{ url: string }> {
-      const url = await provider(() =>
+      const url = await callProvider(() =>
         deps.client.createIframeUrl(
           {
             type: 'esign',

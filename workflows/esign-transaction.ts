@@ -22,6 +22,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
+import { FailureType } from '../src/failures.js';
 import type { CreateTransactionRequest, EsignCompletedWebhook, Participant, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import {
   cancelUpdate,
@@ -133,11 +134,12 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     issueSigningUrlUpdate,
     async ({ participantIds, style }) => {
       await condition(() => created !== undefined || isFinishing());
-      if (!created || isFinishing()) throw ApplicationFailure.nonRetryable(`transaction is ${phase}`, 'TransactionFinished');
-      if (phase === 'draft') throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', 'TransactionIsDraft');
+      if (!created || isFinishing()) throw ApplicationFailure.nonRetryable(`transaction is ${phase}`, FailureType.TransactionFinished);
+      if (phase === 'draft') throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', FailureType.TransactionIsDraft);
       // Checked here too: an update that came with the start was validated before the participants were known.
       const unknown = unknownParticipants(participantIds);
-      if (unknown.length > 0) throw ApplicationFailure.nonRetryable(`unknown participant(s): ${unknown.join(', ')}`, 'UnknownParticipant');
+      if (unknown.length > 0)
+        throw ApplicationFailure.nonRetryable(`unknown participant(s): ${unknown.join(', ')}`, FailureType.UnknownParticipant);
       const iframeStyle = style ?? input!.iframeStyle;
       return step(PROVIDER, `Issue a signing URL for ${participantIds.length} participant(s)`).createSigningUrl({
         esignId: created.esignId,
@@ -372,8 +374,8 @@ async function validInput(raw: EsignTransactionInput): Promise<ValidEsignTransac
   try {
     return await checks.validateTransactionInput(raw);
   } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'InvalidInput') {
-      throw ApplicationFailure.nonRetryable(err.cause.message, 'InvalidInput');
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FailureType.InvalidInput) {
+      throw ApplicationFailure.nonRetryable(err.cause.message, FailureType.InvalidInput);
     }
     throw err;
   }

@@ -1,3 +1,4 @@
+import { isRetryableStatus } from '../failures.js';
 import type { ProblemDetails } from './schemas.js';
 
 /**
@@ -38,10 +39,6 @@ export class EsignApiError extends Error {
     this.problem = init.problem;
     this.retryable = isRetryable(init.kind, init.status);
   }
-}
-
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
 }
 
 function isRetryable(kind: EsignErrorKind, status: number | undefined): boolean {

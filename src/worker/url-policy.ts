@@ -1,5 +1,5 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { FailureType } from './failures.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../failures.js';
 
 /**
  * Outbound URL allow-list for document sources and callbacks. An entry is an
