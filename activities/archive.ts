@@ -5,10 +5,10 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
 import { writeHashed } from '../src/util/streams.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
-import type { ArchiveStore } from './archive-store.js';
+import type { ArchiveStore } from '../src/archive/store.js';
 import { FailureType } from '../src/failures.js';
 import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
-import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type ZipLimits } from './zip-verify.js';
+import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type ZipLimits } from '../src/archive/zip-verify.js';
 
 export interface ArchiveDeps {
   client: EsignClient;

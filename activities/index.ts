@@ -1,13 +1,13 @@
 import type { EsignClient } from '../src/esign/client.js';
 import { createArchiveActivities } from './archive.js';
-import type { ArchiveStore } from './archive-store.js';
+import type { ArchiveStore } from '../src/archive/store.js';
 import { createCompletionActivities } from './completion.js';
 import { createDocumentActivities } from './documents.js';
 import { createInboxActivities } from './inbox.js';
 import { createInputValidationActivities } from './input-validation.js';
 import { createTransactionActivities } from './transactions.js';
 import { UrlPolicy } from '../src/worker/url-policy.js';
-import type { ZipLimits } from './zip-verify.js';
+import type { ZipLimits } from '../src/archive/zip-verify.js';
 
 export interface ActivityDeps {
   client: EsignClient;

@@ -12,7 +12,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { request } from 'undici';
 import { ZipFile } from 'yazl';
 import { createArchiveActivities, type ArchiveInput } from '../activities/archive.js';
-import { LocalArchiveStore } from '../activities/archive-store.js';
+import { LocalArchiveStore } from '../src/archive/store.js';
 import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { writeHashed } from '../src/util/streams.js';

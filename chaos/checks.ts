@@ -9,7 +9,7 @@ import proto from '@temporalio/proto';
 import { request } from 'undici';
 import type { EsignClient } from '../src/esign/client.js';
 import { hashFile, hashStream } from '../src/util/streams.js';
-import type { ArchiveManifest } from '../activities/archive-store.js';
+import type { ArchiveManifest } from '../src/archive/store.js';
 import { inboxIdFor, inboxNotificationSignal, statusQuery, workflowIdFor, type EsignTransactionResult } from '../workflows/definitions.js';
 
 export interface ChaosChecks {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { S3ArchiveStore } from '../activities/s3-archive-store.js';
+import { S3ArchiveStore } from '../src/archive/s3-store.js';
 import { esignCompletedSignal, statusQuery } from '../workflows/definitions.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 import { startS3 } from './support/s3.js';

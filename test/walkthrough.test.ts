@@ -10,7 +10,7 @@ import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { LocalArchiveStore } from '../activities/archive-store.js';
+import { LocalArchiveStore } from '../src/archive/store.js';
 import type { RunningBridge } from '../src/bridge/index.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';

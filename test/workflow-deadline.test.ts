@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LocalArchiveStore } from '../activities/archive-store.js';
+import { LocalArchiveStore } from '../src/archive/store.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
 import { statusQuery } from '../workflows/definitions.js';

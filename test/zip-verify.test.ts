@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { UnsafeZipError, verifyZip } from '../activities/zip-verify.js';
+import { UnsafeZipError, verifyZip } from '../src/archive/zip-verify.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { renameZipEntry, writeZip, type ZipEntrySpec } from './support/zip.js';
 

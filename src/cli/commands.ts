@@ -4,7 +4,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
-import { s3Client } from '../../activities/s3-archive-store.js';
+import { s3Client } from '../archive/s3-store.js';
 import { getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../client/transactions.js';
 import { describeIssues } from '../util/zod-issues.js';
 import { writeHashed } from '../util/streams.js';

@@ -1,7 +1,7 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { LocalArchiveStore, type ArchiveStore } from '../../activities/archive-store.js';
-import { S3ArchiveStore, s3Client } from '../../activities/s3-archive-store.js';
+import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
+import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
 import { dataConverterFromEnv } from '../codec/data-converter.js';
 import { EsignClient } from '../esign/client.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';

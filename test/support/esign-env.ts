@@ -7,7 +7,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import type { Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities/index.js';
-import { LocalArchiveStore } from '../../activities/archive-store.js';
+import { LocalArchiveStore } from '../../src/archive/store.js';
 import { startEsignTransaction, type StartOptions } from '../../src/client/transactions.js';
 import type { EsignCompletedWebhook } from '../../src/esign/schemas.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { s3Client } from '../../activities/s3-archive-store.js';
+import { s3Client } from '../../src/archive/s3-store.js';
 
 interface S3rverInstance {
   run(): Promise<{ port: number }>;

@@ -1,7 +1,7 @@
 // A worker in its own process, so a test can SIGKILL it. With
 // CRASH_AFTER_CREATE=1 it kills itself right after the provider created the
 // transaction (201 received) and before the activity completes.
-import { LocalArchiveStore } from '../../activities/archive-store.js';
+import { LocalArchiveStore } from '../../src/archive/store.js';
 import { EsignClient } from '../../src/esign/client.js';
 import { createEsignWorker } from '../../src/worker/create-worker.js';
 import { NativeConnection } from '@temporalio/worker';

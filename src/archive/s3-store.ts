@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { ArchiveManifest, ArchiveStore, StoredArchive } from './archive-store.js';
+import type { ArchiveManifest, ArchiveStore, StoredArchive } from './store.js';
 
 /** An S3 client for AWS or an S3-compatible endpoint (path-style, and only the checksums such servers know). */
 export function s3Client(options: { region: string; endpoint?: string | undefined }): S3Client {
