@@ -46,7 +46,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['zod', '**/esign/schemas.js', '**/workflows/input.js', './input.js'],
+              group: ['zod', '**/esign/schemas.js', '**/transaction/input.js'],
               allowTypeImports: true,
               message: 'Keep zod out of the workflow sandbox: import types only (validation runs in activities).',
             },
@@ -54,11 +54,6 @@ export default tseslint.config(
         },
       ],
     },
-  },
-  {
-    // The input schema lives beside the workflow for its types; its zod values are used by clients and activities only.
-    files: ['workflows/input.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
   {
     files: ['**/*.js'],

@@ -5,7 +5,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { request } from 'undici';
 import type { EsignClient, UploadSource } from '../src/esign/client.js';
 import { writeHashed } from '../src/util/streams.js';
-import type { DocumentSource } from '../workflows/input.js';
+import type { DocumentSource } from '../src/transaction/input.js';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
 import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
 import type { UrlPolicy } from '../src/worker/url-policy.js';
@@ -20,11 +20,6 @@ export interface DocumentDeps {
 
 export interface UploadDocumentsInput {
   documents: { title: string; source: DocumentSource }[];
-  /**
-   * Checked against the allow-list here, in the first step, so a callback the
-   * worker would refuse fails the transaction before anything reaches the provider.
-   */
-  callbackUrl?: string;
 }
 
 /** One StoragePath per input document, in order. */
@@ -71,7 +66,6 @@ export function createDocumentActivities(deps: DocumentDeps) {
     /** Fetches or reads each document that needs uploading, checks it is a PDF, and uploads them in one request. */
     async uploadDocuments(input: UploadDocumentsInput): Promise<UploadDocumentsResult> {
       const ctx = Context.current();
-      if (input.callbackUrl) deps.urlPolicy.check(input.callbackUrl, 'callbackUrl');
       const storagePaths: (string | undefined)[] = input.documents.map((d) =>
         'storagePath' in d.source ? d.source.storagePath : undefined,
       );

@@ -26,7 +26,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const urlPolicy = new UrlPolicy(deps.allowedUrls ?? []);
   return {
-    ...createInputValidationActivities(),
+    ...createInputValidationActivities({ urlPolicy }),
     ...createDocumentActivities({
       client: deps.client,
       documentRoots: deps.documentRoots ?? [],

@@ -1,20 +1,28 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureType } from '../src/failures.js';
+import { EsignTransactionInput, type ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { describeIssues } from '../src/util/zod-issues.js';
-import { EsignTransactionInput, type ValidEsignTransactionInput } from '../workflows/input.js';
+import type { UrlPolicy } from '../src/worker/url-policy.js';
+
+export interface InputValidationDeps {
+  /** The worker's outbound allow-list: a callback it would refuse fails the transaction before anything is uploaded. */
+  urlPolicy: UrlPolicy;
+}
 
 /**
  * Validation of the workflow's input, run as a local activity: zod lives in
  * the worker's main context once, not in every cached workflow's sandbox
- * (workflows/notification.ts says why). The result, defaults applied, is
- * recorded in history, so replays do not validate again.
+ * (workflows/README.md says why). The result, defaults applied, is recorded
+ * in history, so replays do not validate again.
  */
-export function createInputValidationActivities() {
+export function createInputValidationActivities(deps: InputValidationDeps) {
   return {
     async validateTransactionInput(raw: unknown): Promise<ValidEsignTransactionInput> {
       const parsed = EsignTransactionInput.safeParse(raw);
-      if (!parsed.success)
+      if (!parsed.success) {
         throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, FailureType.InvalidInput);
+      }
+      if (parsed.data.callbackUrl) deps.urlPolicy.check(parsed.data.callbackUrl, 'callbackUrl');
       return parsed.data;
     },
   };

@@ -6,6 +6,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { createInputValidationActivities } from '../activities/input-validation.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
+import { UrlPolicy } from '../src/worker/url-policy.js';
 import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
 
@@ -28,7 +29,7 @@ const { code } = await bundleWorkflowCode({
 const connection = await NativeConnection.connect({ address: env.address });
 // The transaction's steps before it waits, doing nothing: the scenario weighs the workflow, not its activities.
 const activities = {
-  ...createInputValidationActivities(),
+  ...createInputValidationActivities({ urlPolicy: new UrlPolicy([]) }),
   async upload() {},
   async create() {},
   async register() {},

@@ -19,7 +19,7 @@ import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.
 import { freePort } from '../src/util/net.js';
 import { seededRandom } from '../src/util/seeded-random.js';
 import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
-import type { EsignTransactionInput } from '../workflows/input.js';
+import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import { prebuiltBundle, startSandboxProcess } from '../bench/lib.js';
 import { checkRun, type ChaosChecks } from './checks.js';

@@ -23,7 +23,7 @@ import {
   replaceTransactionUpdate,
   statusQuery,
 } from '../workflows/definitions.js';
-import type { EsignTransactionInput } from '../workflows/input.js';
+import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
 
 const outDir = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));

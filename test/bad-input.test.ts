@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidTransactionInput } from '../src/client/transactions.js';
 import { WORKFLOW_TYPE } from '../workflows/definitions.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
-import type { EsignTransactionInput } from '../workflows/input.js';
+import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 const MAX_DOCUMENT_BYTES = 256 * 1024;
@@ -120,11 +120,14 @@ describe('documents that are not acceptable PDFs', () => {
     },
   );
 
-  it('fails a callback URL off the allow-list in the first step, before anything is uploaded', async () => {
+  it('fails a callback URL off the allow-list in input validation, before any activity is scheduled', async () => {
     const before = await providerState();
     const { handle } = await env.start(env.input({ callbackUrl: 'https://attacker.example.net/hook' }));
     const err = await handle.result().catch((e: unknown) => e);
     expect(failureMessage(err)).toMatch(/callbackUrl https:\/\/attacker\.example\.net is not on the allow-list/);
+    expect((err as WorkflowFailedError).cause).toMatchObject({ type: 'UrlNotAllowed' });
+    const history = await handle.fetchHistory();
+    expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
     expect(await providerState()).toEqual(before);
   });
 });

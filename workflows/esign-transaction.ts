@@ -3,7 +3,6 @@
  * upload -> create -> (draft -> send) -> wait for signatures (webhook signal,
  * with reconciliation polls and a deadline) -> confirm -> archive -> report.
  */
-import { msToNumber } from '@temporalio/common/lib/time.js';
 import {
   ActivityFailure,
   type ActivityOptions,
@@ -23,6 +22,8 @@ import {
 } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
 import { FailureType } from '../src/failures.js';
+import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
+import { durationToMs } from '../src/transaction/duration.js';
 import type { CreateTransactionRequest, EsignCompletedWebhook, Participant, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import {
   cancelUpdate,
@@ -37,7 +38,7 @@ import {
   type EsignTransactionResult,
   type ReplaceTransactionRequest,
 } from './definitions.js';
-import type { EsignTransactionInput, ValidEsignTransactionInput } from './input.js';
+import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { readCompletedNotification } from './notification.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';
 
@@ -238,8 +239,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   // ---------------------------------------------- 0. validate the input
   const valid = await validInput(rawInput);
   input = valid;
-  deadlineAt = Date.now() + msToNumber(valid.signingDeadline);
-  const reconcileMs = msToNumber(valid.reconcileInterval);
+  deadlineAt = Date.now() + durationToMs(valid.signingDeadline);
+  const reconcileMs = durationToMs(valid.reconcileInterval);
   // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
   participants = valid.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
   upsertSearchAttributes([
@@ -251,7 +252,6 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   // ------------------------------------------------------- 1. upload PDFs
   const { storagePaths } = await step(UPLOAD, `Upload ${valid.documents.length} document(s)`).uploadDocuments({
     documents: valid.documents.map((d) => ({ title: d.title, source: d.source })),
-    ...(valid.callbackUrl ? { callbackUrl: valid.callbackUrl } : {}),
   });
   if (cancelReason) return ended('cancelled', cancelReason);
 
@@ -369,13 +369,14 @@ function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]):
 }
 
 async function validInput(raw: EsignTransactionInput): Promise<ValidEsignTransactionInput> {
-  // Histories recorded before validation left the sandbox have no marker here; their input was validated then.
+  // Histories recorded before validation left the workflow sandbox have no marker here; their input was validated then.
   if (!patched(INPUT_VALIDATED_OUTSIDE_SANDBOX)) return withInputDefaults(raw);
   try {
     return await checks.validateTransactionInput(raw);
   } catch (err) {
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FailureType.InvalidInput) {
-      throw ApplicationFailure.nonRetryable(err.cause.message, FailureType.InvalidInput);
+    // A refused input (or callback URL) fails the workflow with the activity's own type and message.
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
+      throw ApplicationFailure.nonRetryable(err.cause.message, err.cause.type);
     }
     throw err;
   }
@@ -385,9 +386,9 @@ async function validInput(raw: EsignTransactionInput): Promise<ValidEsignTransac
 function withInputDefaults(raw: EsignTransactionInput): ValidEsignTransactionInput {
   return {
     ...raw,
-    status: raw.status ?? 'esign_pending',
-    signingDeadline: raw.signingDeadline ?? '30 days',
-    reconcileInterval: raw.reconcileInterval ?? '1 hour',
+    status: raw.status ?? INPUT_DEFAULTS.status,
+    signingDeadline: raw.signingDeadline ?? INPUT_DEFAULTS.signingDeadline,
+    reconcileInterval: raw.reconcileInterval ?? INPUT_DEFAULTS.reconcileInterval,
     documents: raw.documents.map((d) => ({ ...d, tags: (d.tags ?? []).map((t) => ({ ...t, customData: t.customData ?? {} })) })),
   };
 }

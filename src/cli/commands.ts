@@ -16,7 +16,7 @@ import {
   type EsignTransactionResult,
   type EsignTransactionStatus,
 } from '../../workflows/definitions.js';
-import { EsignTransactionInput, type DocumentInput, type ParticipantInput } from '../../workflows/input.js';
+import { EsignTransactionInput, type DocumentInput, type ParticipantInput } from '../transaction/input.js';
 import { CliError, Exit, type CliContext } from './context.js';
 
 /** Turns "not found" into exit code 3 with a message naming the reference. */

@@ -8,7 +8,7 @@ import {
   type IssueSigningUrlRequest,
 } from '../../workflows/definitions.js';
 import type { esignTransaction } from '../../workflows/esign-transaction.js';
-import { EsignTransactionInput } from '../../workflows/input.js';
+import { EsignTransactionInput } from '../transaction/input.js';
 import { EsignReferenceId, EsignStatus } from '../../workflows/search-attributes.js';
 
 export class InvalidTransactionInput extends Error {

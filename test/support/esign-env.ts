@@ -11,7 +11,7 @@ import { LocalArchiveStore } from '../../src/archive/store.js';
 import { startEsignTransaction, type StartOptions } from '../../src/client/transactions.js';
 import type { EsignCompletedWebhook } from '../../src/esign/schemas.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
-import type { EsignTransactionInput } from '../../workflows/input.js';
+import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './sandbox.js';
 import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './temporal.js';
 

@@ -1,20 +1,18 @@
 /**
- * The input of the transaction workflow: validated by the client helper before
- * starting, and again by the workflow itself (a start from the CLI or another
- * SDK skips the helper). PDF bytes never travel here: documents are references.
+ * The input of the transaction workflow, as a zod schema: checked by the
+ * client helper before starting, and again by the worker's input-validation
+ * activity (a start from the CLI or another SDK skips the helper). Workflows
+ * import its types only. PDF bytes never travel here: documents are references.
  */
 import { z } from 'zod';
-import { EmailSubject, IframeStyle, NotifyParticipants, Participant, RequestStatus, Tag } from '../src/esign/schemas.js';
+import { EmailSubject, IframeStyle, NotifyParticipants, Participant, RequestStatus, Tag } from '../esign/schemas.js';
+import { INPUT_DEFAULTS } from './defaults.js';
+import { DURATION_PATTERN } from './duration.js';
 
 /** Temporal duration: milliseconds or a string such as '30 days', '1 hour', '90s'. */
 export const DurationInput = z.union([
   z.number().int().positive(),
-  z
-    .string()
-    .regex(
-      /^\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$/i,
-      'must be a duration such as "30 days" or "1 hour"',
-    ),
+  z.string().trim().regex(DURATION_PATTERN, 'must be a duration such as "30 days" or "1 hour"'),
 ]);
 export type DurationInput = z.infer<typeof DurationInput>;
 
@@ -66,7 +64,7 @@ export const EsignTransactionInput = z
     title: z.string().max(255).optional(),
     documents: z.array(DocumentInput).min(1, 'at least one document is required').max(50),
     participants: z.array(ParticipantInput).min(1, 'at least one participant is required').max(50),
-    status: RequestStatus.default('esign_pending'),
+    status: RequestStatus.default(INPUT_DEFAULTS.status),
     notifyParticipants: NotifyParticipants.optional(),
     signingOrder: z.boolean().optional(),
     personalizedMessage: z.string().optional(),
@@ -76,10 +74,8 @@ export const EsignTransactionInput = z
     taggingOrganizationId: z.string().optional(),
     taggingUserId: z.string().optional(),
     iframeStyle: IframeStyle.optional(),
-    /** How long signers have; then the workflow ends as `expired`. */
-    signingDeadline: DurationInput.default('30 days'),
-    /** How often the provider is polled while waiting, in case a webhook is lost. */
-    reconcileInterval: DurationInput.default('1 hour'),
+    signingDeadline: DurationInput.default(INPUT_DEFAULTS.signingDeadline),
+    reconcileInterval: DurationInput.default(INPUT_DEFAULTS.reconcileInterval),
     /** Sub-folder (local) or key prefix (S3) of the archive store. */
     archivePrefix: z
       .string()
