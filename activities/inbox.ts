@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxRegisterSignal, type InboxInput } from '../workflows/definitions.js';
+import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxRegisterSignal, type InboxInput } from '../workflows/inbox-definitions.js';
 import type { esignInbox } from '../workflows/inbox.js';
 
 export interface InboxDeps {

@@ -10,7 +10,8 @@ import { request } from 'undici';
 import type { EsignClient } from '../src/esign/client.js';
 import { hashFile, hashStream } from '../src/util/streams.js';
 import type { ArchiveManifest } from '../src/archive/store.js';
-import { inboxIdFor, inboxNotificationSignal, statusQuery, workflowIdFor, type EsignTransactionResult } from '../workflows/definitions.js';
+import { statusQuery, workflowIdFor, type EsignTransactionResult } from '../workflows/definitions.js';
+import { inboxIdFor, inboxNotificationSignal } from '../workflows/inbox-definitions.js';
 
 export interface ChaosChecks {
   /** Empty when the run is clean; each entry names the transaction and what went wrong. */

@@ -1,7 +1,9 @@
-// `npm run replay:regenerate`: runs the workflow's main paths against a real
-// dev server and sandbox, and writes their histories to test/replay/histories/,
-// which test/replay.test.ts replays on every run. Regenerate only for an
-// intended, released-nothing-yet change; otherwise version with `patched`.
+// `npm run replay:regenerate [-- <scenario> …]`: runs the workflows' paths
+// (the transaction's and the webhook inbox's) against a real dev server and
+// provider sandbox, and writes their histories to test/replay/histories/,
+// which test/replay.test.ts replays on every run. Name scenarios to record
+// only those (e.g. a new path); re-record existing ones only for an intended,
+// released-nothing-yet change, otherwise version the change with `patched`.
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { LocalArchiveStore } from '../src/archive/store.js';
+import { deliverNotification } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { EsignClient } from '../src/esign/client.js';
 import { sandboxConfig, startSandbox } from '../src/sandbox/index.js';
@@ -24,6 +27,7 @@ import {
   statusQuery,
 } from '../workflows/definitions.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
+import { inboxIdFor } from '../workflows/inbox-definitions.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
 
 const outDir = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));
@@ -62,7 +66,18 @@ async function main(): Promise<void> {
     ...overrides,
   });
   const start = (i: EsignTransactionInput) => startEsignTransaction(env.client, i, { taskQueue });
-  type Handle = Awaited<ReturnType<typeof start>>['handle'];
+  type Handle = Pick<Awaited<ReturnType<typeof start>>['handle'], 'fetchHistory' | 'query' | 'result'>;
+  /** Waits until a running workflow's history satisfies `done` (an inbox stays open after its owner finished). */
+  const waitForHistory = async (
+    handle: Handle,
+    done: (events: NonNullable<Awaited<ReturnType<Handle['fetchHistory']>>['events']>) => boolean,
+  ) => {
+    for (let i = 0; i < 300; i++) {
+      if (done((await handle.fetchHistory()).events ?? [])) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('history never reached the expected shape');
+  };
   const awaitPhase = async (handle: Handle, phase: string) => {
     for (let i = 0; i < 300; i++) {
       const s = await handle.query(statusQuery);
@@ -116,11 +131,46 @@ async function main(): Promise<void> {
       await handle.result();
       return handle;
     },
+    // The inbox as the bridge drives it: a webhook forwarded to its owner, a redelivery, and one after the owner finished.
+    async 'inbox-forwarded-then-stale'() {
+      const { handle } = await start(input());
+      const s = await signAll(handle);
+      const webhook = (notificationId: string) => ({
+        event: 'esign-completed' as const,
+        entity: 'esign' as const,
+        data: { notificationId, entity_id: s.esignId!, transaction_id: s.transactionId! },
+      });
+      const first = webhook(randomUUID());
+      await deliverNotification(env.client, first, { taskQueue });
+      await deliverNotification(env.client, first, { taskQueue });
+      await handle.result();
+      await deliverNotification(env.client, webhook(randomUUID()), { taskQueue });
+      const inbox = env.client.workflow.getHandle(inboxIdFor(s.transactionId!));
+      await waitForHistory(inbox, (events) => events.filter((e) => e.workflowExecutionSignaledEventAttributes).length >= 5);
+      return inbox;
+    },
+    // A webhook for a transaction no workflow ever registers for.
+    async 'inbox-orphaned'() {
+      const transactionId = randomUUID();
+      const notification = {
+        event: 'esign-completed' as const,
+        entity: 'esign' as const,
+        data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: transactionId },
+      };
+      const { workflowId } = await deliverNotification(env.client, notification, { taskQueue, orphanAfter: '2 seconds' });
+      const inbox = env.client.workflow.getHandle(workflowId);
+      await inbox.result();
+      return inbox;
+    },
   };
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((name) => !(name in scenarios));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${Object.keys(scenarios).join(', ')}`);
 
   await mkdir(outDir, { recursive: true });
   await worker.runUntil(async () => {
     for (const [name, run] of Object.entries(scenarios)) {
+      if (wanted.length > 0 && !wanted.includes(name)) continue;
       const handle = await run().catch((err: unknown) => {
         console.error(`scenario ${name} failed:`, err);
         throw err;

@@ -8,7 +8,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { pool, processUsage, startProcess, stopProcess } from '../bench/lib.js';
-import { inboxIdFor } from '../workflows/definitions.js';
+import { inboxIdFor } from '../workflows/inbox-definitions.js';
 import { newSecret, postWebhook, signedHeaders } from './support/bridge.js';
 import { completedWebhook } from './support/esign-env.js';
 import { connectToTestServer, freePort, uniqueTaskQueue, type TemporalTestContext } from './support/temporal.js';

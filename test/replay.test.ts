@@ -13,14 +13,16 @@ const PATHS = [
   'draft-sent-then-completed.json',
   'expired.json',
 ];
+/** The webhook inbox: forwarding, a redelivery and a webhook after its owner finished; and an orphaned one. */
+const INBOX_PATHS = ['inbox-forwarded-then-stale.json', 'inbox-orphaned.json'];
 
-// Committed histories of the workflow's main paths (npm run replay:regenerate writes
+// Committed histories of the workflows' paths (npm run replay:regenerate writes
 // the top level). Histories of earlier workflow versions stay in sub-folders, so
 // every `patched` branch keeps being replayed. A change that breaks any of them
 // fails here: version it with `patched`.
 it('replays every committed history, of this version and earlier ones, with the current workflow code', async () => {
   const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
-  expect(files).toEqual([...PATHS.map((f) => `before-input-validation-patch/${f}`), ...PATHS]);
+  expect(files).toEqual([...PATHS.map((f) => `before-input-validation-patch/${f}`), ...[...PATHS, ...INBOX_PATHS].sort()]);
   const histories = await Promise.all(
     files.map(async (file) => ({ workflowId: file, history: JSON.parse(await readFile(`${dir}${file}`, 'utf8')) as unknown })),
   );

@@ -23,13 +23,11 @@ import {
 import type { EsignActivities } from '../activities/index.js';
 import { FailureType } from '../src/failures.js';
 import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
-import { durationToMs } from '../src/transaction/duration.js';
+import { durationToMs } from '../src/util/duration.js';
 import type { CreateTransactionRequest, EsignCompletedWebhook, Participant, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import {
   cancelUpdate,
   esignCompletedSignal,
-  inboxIdFor,
-  inboxOwnerFinishedSignal,
   issueSigningUrlUpdate,
   replaceTransactionUpdate,
   statusQuery,
@@ -38,6 +36,7 @@ import {
   type EsignTransactionResult,
   type ReplaceTransactionRequest,
 } from './definitions.js';
+import { inboxIdFor, inboxOwnerFinishedSignal } from './inbox-definitions.js';
 import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { readCompletedNotification } from './notification.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';

@@ -3,24 +3,24 @@
  * the transaction workflow that owns them has registered, forwards them to it,
  * and closes unowned ones as orphaned after a bounded time.
  */
-import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition, getExternalWorkflowHandle, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EsignCompletedWebhook } from '../src/esign/schemas.js';
+import { durationToMs } from '../src/util/duration.js';
+import { esignCompletedSignal } from './definitions.js';
 import {
-  esignCompletedSignal,
   inboxNotificationSignal,
   inboxOwnerFinishedSignal,
   inboxRegisterSignal,
   inboxStatusQuery,
   type InboxInput,
   type InboxResult,
-} from './definitions.js';
+} from './inbox-definitions.js';
 import { readCompletedNotification } from './notification.js';
 import { EsignStatus, EsignTransactionId } from './search-attributes.js';
 
 export async function esignInbox(input: InboxInput): Promise<InboxResult> {
-  const orphanAfterMs = msToNumber(input.orphanAfter ?? '7 days');
-  const retainMs = msToNumber(input.retainAfterOwnerFinished ?? '3 days');
+  const orphanAfterMs = durationToMs(input.orphanAfter ?? '7 days');
+  const retainMs = durationToMs(input.retainAfterOwnerFinished ?? '3 days');
   let owner: string | null = null;
   let ownerFinished = false;
   const pending: EsignCompletedWebhook[] = [];

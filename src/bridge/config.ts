@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DURATION_PATTERN } from '../util/duration.js';
 import { envBool, parseEnv, splitList } from '../util/env.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
 import type { AuthMode } from './authenticate.js';
@@ -23,7 +24,7 @@ export const BridgeEnv = z.object({
   /** How long Temporal may take to accept a signal before the bridge answers 503 (well under the provider's own timeout). */
   BRIDGE_SIGNAL_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
-  ESIGN_INBOX_ORPHAN_AFTER: z.string().optional(),
+  ESIGN_INBOX_ORPHAN_AFTER: z.string().regex(DURATION_PATTERN, 'must be a duration such as "7 days"').optional(),
   BRIDGE_LOG: envBool.default(true),
 });
 

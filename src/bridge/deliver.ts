@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { EsignCompletedWebhook } from '../esign/schemas.js';
-import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxNotificationSignal, type InboxInput } from '../../workflows/definitions.js';
+import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxNotificationSignal, type InboxInput } from '../../workflows/inbox-definitions.js';
 import type { esignInbox } from '../../workflows/inbox.js';
 
 export class TemporalUnavailableError extends Error {

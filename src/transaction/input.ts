@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { EmailSubject, IframeStyle, NotifyParticipants, Participant, RequestStatus, Tag } from '../esign/schemas.js';
 import { INPUT_DEFAULTS } from './defaults.js';
-import { DURATION_PATTERN } from './duration.js';
+import { DURATION_PATTERN } from '../util/duration.js';
 
 /** Temporal duration: milliseconds or a string such as '30 days', '1 hour', '90s'. */
 export const DurationInput = z.union([

@@ -1,5 +1,5 @@
 /**
- * Durations in the transaction input: milliseconds, or a number and a unit
+ * Durations in inputs and settings: milliseconds, or a number and a unit
  * such as '30 days', '1 hour', '90s'. The schema accepts exactly what this
  * parser reads, with the multipliers Temporal's own duration strings use.
  * Free of zod and Node APIs: the workflow parses durations with it.
