@@ -11,7 +11,7 @@ export interface InputValidationDeps {
 
 /**
  * Validation of the workflow's input, run as a local activity: zod lives in
- * the worker's main context once, not in every cached workflow's sandbox
+ * the worker's main context once, not in every cached workflow's workflow sandbox
  * (workflows/README.md says why). The result, defaults applied, is recorded
  * in history, so replays do not validate again.
  */

@@ -17,7 +17,8 @@ import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { writeHashed } from '../src/util/streams.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
-import { fmt, markdownTable, mib, record, rssSampler, startSandboxProcess } from './lib.js';
+import { launchSandbox } from '../src/tools/sandbox-process.js';
+import { fmt, markdownTable, mib, record, rssSampler } from './lib.js';
 
 const DEFAULT_SIZES = [10 * 2 ** 20, 256 * 2 ** 20, 2 ** 30];
 
@@ -47,7 +48,7 @@ export async function archiveStreaming(command: string): Promise<void> {
     ? process.env.BENCH_ARCHIVE_SIZES.split(',').map((s) => Number(s) * 2 ** 20)
     : DEFAULT_SIZES;
   const work = await mkdtemp(join(tmpdir(), 'bench-archive-'));
-  const sandbox = await startSandboxProcess(join(work, 'sandbox'));
+  const sandbox = await launchSandbox(join(work, 'sandbox'));
   const client = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token, bodyTimeoutMs: 120_000 });
   const store = new LocalArchiveStore(join(work, 'archive'));
   const activities = createArchiveActivities({
@@ -80,13 +81,7 @@ export async function archiveStreaming(command: string): Promise<void> {
       });
       const zipPath = join(work, 'source.zip');
       await bigZip(zipPath, size);
-      const put = await request(`${sandbox.url}/_sandbox/transactions/${created.id}/completed-zip`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/zip' },
-        body: createReadStream(zipPath),
-      });
-      await put.body.dump();
-      if (put.statusCode !== 200) throw new Error(`could not complete with a ZIP: HTTP ${put.statusCode}`);
+      await sandbox.control.completeWithZip(created.id!, createReadStream(zipPath));
       await rm(zipPath);
 
       // Baseline: a raw undici stream of the same URL to a file.

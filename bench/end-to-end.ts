@@ -10,7 +10,9 @@ import { startEsignTransaction } from '../src/client/transactions.js';
 import { writeHashed } from '../src/util/streams.js';
 import { statusQuery } from '../workflows/definitions.js';
 import type { baselineTransaction } from './baseline-workflows.js';
-import { fmt, markdownTable, mib, percentile, pool, processUsage, record, startProcess, stopProcess } from './lib.js';
+import { launch } from '../src/tools/launch.js';
+import { pool, processUsage } from '../src/tools/measure.js';
+import { fmt, markdownTable, mib, percentile, record } from './lib.js';
 import { startBenchStack } from './stack.js';
 
 const N = Number(process.env.BENCH_E2E_N ?? 300);
@@ -21,11 +23,10 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 export async function endToEnd(command: string): Promise<void> {
   const stack = await startBenchStack('e2e');
   const { client, provider, pdf, work, sign } = stack;
-  const baselineWorker = await startProcess(
-    'bench/baseline-worker.ts',
-    { TEMPORAL_ADDRESS: stack.temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline' },
-    /worker polling/,
-  ).catch(async (err: unknown) => {
+  const baselineWorker = await launch('bench/baseline-worker.ts', {
+    env: { TEMPORAL_ADDRESS: stack.temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline' },
+    ready: /worker polling/,
+  }).catch(async (err: unknown) => {
     await stack.stop();
     throw err;
   });
@@ -119,11 +120,11 @@ export async function endToEnd(command: string): Promise<void> {
 
     const startToArchived: number[] = [];
     const webhookToArchived: number[] = [];
-    const before = await processUsage(stack.worker.pid!);
+    const before = await processUsage(stack.worker.child.pid!);
     let t0 = performance.now();
     await pool(N, CONCURRENCY, (i) => ours(i + 1000, startToArchived, webhookToArchived));
     const oursSeconds = (performance.now() - t0) / 1000;
-    const after = await processUsage(stack.worker.pid!);
+    const after = await processUsage(stack.worker.child.pid!);
 
     // Latency at half the peak rate: open-loop arrivals (a start every 1/rate s, whatever is in flight).
     const halfRate = N / oursSeconds / 2;
@@ -184,7 +185,7 @@ export async function endToEnd(command: string): Promise<void> {
       'Worker RSS grows with the workflow cache (each transaction and its inbox stay cached up to ESIGN_MAX_CACHED_WORKFLOWS), not with traffic.',
     ]);
   } finally {
-    await stopProcess(baselineWorker);
+    await baselineWorker.stop();
     await stack.stop();
   }
 }

@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { WORKFLOW_TYPE } from '../workflows/definitions.js';
-import { fmt, markdownTable, mib, pool, processUsage, record } from './lib.js';
+import { pool, processUsage } from '../src/tools/measure.js';
+import { fmt, markdownTable, mib, record } from './lib.js';
 import { startBenchStack } from './stack.js';
 
 const N = Number(process.env.BENCH_WAITING_N ?? 1000);
@@ -63,8 +64,8 @@ export async function manyWaiting(command: string): Promise<void> {
     await until(`${N} waiting transactions`, async () => (await count('awaiting_signatures')) >= N, 30 * 60_000);
     const creationSeconds = (performance.now() - t0) / 1000;
     await new Promise((r) => setTimeout(r, 2000)); // let the worker settle
-    const waiting = await processUsage(stack.worker.pid!);
-    const status = await readFile(`/proc/${stack.worker.pid}/status`, 'utf8');
+    const waiting = await processUsage(stack.worker.child.pid!);
+    const status = await readFile(`/proc/${stack.worker.child.pid}/status`, 'utf8');
     const rssNow = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 
     // The burst: everyone signs; the sandbox sends every webhook at once.
@@ -82,7 +83,7 @@ export async function manyWaiting(command: string): Promise<void> {
     const signedSeconds = (performance.now() - t0) / 1000;
     await until(`${N} completed transactions`, async () => (await count('completed')) >= N, 30 * 60_000);
     const burstSeconds = (performance.now() - t0) / 1000;
-    const after = await processUsage(stack.worker.pid!);
+    const after = await processUsage(stack.worker.child.pid!);
 
     await record(
       'many waiting transactions',

@@ -1,22 +1,23 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { request } from 'undici';
 import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
-import { freePort, prebuiltBundle, startProcess, startSandboxProcess, stopProcess } from './lib.js';
+import { launch, type Launched } from '../src/tools/launch.js';
+import { prebuiltBundle } from '../src/tools/bundle.js';
+import { launchSandbox } from '../src/tools/sandbox-process.js';
+import { freePort } from '../src/util/net.js';
 
 /** The whole system for a scenario: a dev server, and the sandbox, bridge and worker each in its own process. */
 export interface BenchStack {
   temporal: TestWorkflowEnvironment;
   client: Client;
   provider: EsignClient;
-  worker: ChildProcess;
+  worker: Launched;
   sandboxUrl: string;
   taskQueue: string;
   work: string;
@@ -44,18 +45,16 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
   await writeFile(pdf, await samplePdf('Agreement'));
   const taskQueue = `bench-${name}`;
   const bridgePort = await freePort();
-  const sandbox = await startSandboxProcess(join(work, 'sandbox'), {
+  const sandbox = await launchSandbox(join(work, 'sandbox'), {
     SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign`,
   });
   const common = { TEMPORAL_ADDRESS: temporal.address, ESIGN_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn', ESIGN_METRICS_ADDRESS: '' };
-  const bridge = await startProcess(
-    'src/bridge/main.ts',
-    { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' },
-    /listening/,
-  );
-  const worker = await startProcess(
-    'src/worker/main.ts',
-    {
+  const bridge = await launch('src/bridge/main.ts', {
+    env: { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' },
+    ready: /listening/,
+  });
+  const worker = await launch('src/worker/main.ts', {
+    env: {
       ...common,
       ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
       ESIGN_PROVIDER_URL: sandbox.url,
@@ -64,8 +63,8 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
       ESIGN_DOCUMENT_ROOTS: docs,
       LOG_LEVEL: 'info',
     },
-    /worker polling/,
-  );
+    ready: /worker polling/,
+  });
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
   const provider = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token });
@@ -79,19 +78,13 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
     work,
     pdf,
     sign: async (transactionId, participantId) => {
-      const res = await request(`${sandbox.url}/_sandbox/transactions/${transactionId}/participants/${participantId}/sign`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{}',
-      });
-      await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`sign: HTTP ${res.statusCode}`);
+      await sandbox.control.signAs(transactionId, participantId);
     },
     stop: async () => {
       await provider.close();
       await connection.close();
-      await stopProcess(worker);
-      await stopProcess(bridge);
+      await worker.stop();
+      await bridge.stop();
       await sandbox.stop();
       await temporal.teardown();
       await rm(work, { recursive: true, force: true });

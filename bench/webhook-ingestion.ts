@@ -3,7 +3,6 @@
 // same run: a bare node:http server answering 204 (the HTTP ceiling here) and
 // a loop of raw signal-with-start calls at the same concurrency (the Temporal
 // ceiling). Bridge and bare server run in their own processes.
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -12,7 +11,9 @@ import { Webhook } from 'standardwebhooks';
 import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
-import { fmt, freePort, markdownTable, percentile, record, startProcess, stopProcess } from './lib.js';
+import { launch } from '../src/tools/launch.js';
+import { freePort } from '../src/util/net.js';
+import { fmt, markdownTable, percentile, record } from './lib.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -63,26 +64,17 @@ export async function webhookIngestion(command: string): Promise<void> {
     };
   };
 
-  const bridge = await startProcess(
-    'src/bridge/main.ts',
-    {
+  const bridge = await launch('src/bridge/main.ts', {
+    env: {
       TEMPORAL_ADDRESS: temporal.address,
       BRIDGE_PORT: String(bridgePort),
       ESIGN_WEBHOOK_SECRETS: secret,
       ESIGN_TASK_QUEUE: taskQueue,
       BRIDGE_LOG: 'false',
     },
-    /listening/,
-  );
-  const bare = spawn(
-    process.execPath,
-    [
-      '-e',
-      `require('node:http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.statusCode=204;s.end()})}).listen(${barePort},'127.0.0.1')`,
-    ],
-    { stdio: 'inherit' },
-  );
-  await new Promise((r) => setTimeout(r, 500));
+    ready: /listening/,
+  });
+  const bare = await launch('bench/bare-http-server.ts', { env: { BARE_PORT: String(barePort) }, ready: /listening/ });
   const rows: Record<string, string | number>[] = [];
   try {
     // Running inboxes for the transactions the webhooks name (no worker needed: the server records the signals).
@@ -159,8 +151,8 @@ export async function webhookIngestion(command: string): Promise<void> {
       bridgeOk ? 'Every bridge request was answered 2xx.' : 'Some bridge requests failed: see non-2xx + errors.',
     ]);
   } finally {
-    await stopProcess(bridge);
-    await stopProcess(bare);
+    await bridge.stop();
+    await bare.stop();
     await temporal.teardown();
   }
 }

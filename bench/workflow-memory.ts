@@ -3,7 +3,8 @@
 // in a fresh process; the figures include the client's starts in that process,
 // the same for every variant.
 import { execFile } from 'node:child_process';
-import { fmt, markdownTable, record, root } from './lib.js';
+import { projectRoot } from '../src/tools/launch.js';
+import { fmt, markdownTable, record } from './lib.js';
 
 const N = Number(process.env.BENCH_MEMORY_N ?? 500);
 
@@ -11,7 +12,7 @@ function measure(variant: string): Promise<{ cached: number; rssPerWorkflowKiB: 
   return new Promise((resolve, reject) =>
     execFile(
       process.execPath,
-      ['--expose-gc', '--import', 'tsx', `${root}bench/workflow-memory-child.ts`, variant, String(N)],
+      ['--expose-gc', '--import', 'tsx', `${projectRoot}bench/workflow-memory-child.ts`, variant, String(N)],
       { timeout: 300_000 },
       (err, stdout) => {
         const line = stdout.split('\n').find((l) => l.startsWith('{'));

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { request } from 'undici';
 import type { EsignClient } from '../src/esign/client.js';
 import { hashFile, hashStream } from '../src/util/streams.js';
+import type { SandboxControlClient } from '../src/sandbox/control-client.js';
 import type { ArchiveManifest } from '../src/archive/store.js';
 import { statusQuery, workflowIdFor, type EsignTransactionResult } from '../workflows/definitions.js';
 import { inboxIdFor, inboxNotificationSignal } from '../workflows/inbox-definitions.js';
@@ -30,20 +30,15 @@ export interface ChaosChecks {
 interface CheckInput {
   client: Client;
   provider: EsignClient;
-  sandboxUrl: string;
+  control: SandboxControlClient;
   archiveDir: string;
   results: Map<string, EsignTransactionResult | Error>;
   referencePrefix: string;
 }
 
-interface Delivery {
-  notificationId: string;
-  status: 'pending' | 'delivered' | 'dropped' | 'failed';
-}
-
 const { WorkflowTaskFailedCause } = proto.temporal.api.enums.v1;
 
-export async function checkRun({ client, provider, sandboxUrl, archiveDir, results, referencePrefix }: CheckInput): Promise<ChaosChecks> {
+export async function checkRun({ client, provider, control, archiveDir, results, referencePrefix }: CheckInput): Promise<ChaosChecks> {
   const problems: string[] = [];
   const checks: ChaosChecks = {
     problems,
@@ -107,7 +102,7 @@ export async function checkRun({ client, provider, sandboxUrl, archiveDir, resul
 
   // 4. Histories: no failed workflow task (nondeterminism or a bug), no non-retryable activity failure;
   //    and every webhook the bridge acknowledged is a signal in the transaction's inbox.
-  await waitForWebhookOutbox(sandboxUrl, completed);
+  await waitForWebhookOutbox(control, completed);
   const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
   const decode = async (payloads: Payload[]): Promise<unknown[]> => {
     let decoded = payloads;
@@ -119,7 +114,7 @@ export async function checkRun({ client, provider, sandboxUrl, archiveDir, resul
     if (status.notificationsAccepted > 0) checks.completedBy.webhook++;
     else checks.completedBy.reconciliation++;
 
-    const deliveries = await listDeliveries(sandboxUrl, r.transactionId!);
+    const deliveries = await control.deliveries({ transactionId: r.transactionId! });
     for (const d of deliveries) checks.webhooks[d.status]++;
     const acked = new Set(deliveries.filter((d) => d.status === 'delivered').map((d) => d.notificationId));
 
@@ -160,16 +155,11 @@ export async function checkRun({ client, provider, sandboxUrl, archiveDir, resul
   return checks;
 }
 
-async function listDeliveries(sandboxUrl: string, transactionId: string): Promise<Delivery[]> {
-  const res = await request(`${sandboxUrl}/_sandbox/webhooks/deliveries?transactionId=${encodeURIComponent(transactionId)}`);
-  return ((await res.body.json()) as { data: Delivery[] }).data;
-}
-
 /** Gives the sandbox's outbox a moment to finish retries still under way (its backoff may have grown during an outage). */
-async function waitForWebhookOutbox(sandboxUrl: string, completed: EsignTransactionResult[], timeoutMs = 60_000): Promise<void> {
+async function waitForWebhookOutbox(control: SandboxControlClient, completed: EsignTransactionResult[], timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (const r of completed) {
-    while ((await listDeliveries(sandboxUrl, r.transactionId!)).some((d) => d.status === 'pending') && Date.now() < until) {
+    while ((await control.deliveries({ transactionId: r.transactionId! })).some((d) => d.status === 'pending') && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }

@@ -1,6 +1,6 @@
 // `npm run chaos [-- --seed N --transactions M --concurrency C --keep]`
 import { parseArgs } from 'node:util';
-import { root } from '../bench/lib.js';
+import { projectRoot } from '../src/tools/launch.js';
 import { formatReport, writeLastReport } from './report.js';
 import { runChaos } from './run-chaos.js';
 
@@ -32,7 +32,7 @@ const markdown = formatReport(
 );
 process.stdout.write(`\n${markdown}\n`);
 if (!values['no-record']) {
-  await writeLastReport(`${root}docs/reliability.md`, markdown);
+  await writeLastReport(`${projectRoot}docs/reliability.md`, markdown);
   process.stdout.write('\n(written to docs/reliability.md)\n');
 }
 process.exit(report.problems.length === 0 ? 0 : 1);

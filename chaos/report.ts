@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { machine } from '../bench/lib.js';
+import { machine } from '../src/tools/measure.js';
 import type { ChaosReport } from './run-chaos.js';
 
 const list = (counts: Record<string, number>) =>

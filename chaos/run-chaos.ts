@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { request } from 'undici';
 import { getEsignTransaction, startEsignTransaction } from '../src/client/transactions.js';
 import { newCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { dataConverterFromEnv } from '../src/codec/data-converter.js';
@@ -21,7 +20,9 @@ import { seededRandom } from '../src/util/seeded-random.js';
 import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { esignSearchAttributes } from '../workflows/search-attributes.js';
-import { prebuiltBundle, startSandboxProcess } from '../bench/lib.js';
+import { SandboxControlError } from '../src/sandbox/control-client.js';
+import { prebuiltBundle } from '../src/tools/bundle.js';
+import { launchSandbox } from '../src/tools/sandbox-process.js';
 import { checkRun, type ChaosChecks } from './checks.js';
 import { chaosSchedule, describeAction, type ChaosAction } from './schedule.js';
 import { Service } from './service.js';
@@ -110,7 +111,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const taskQueue = 'esign-chaos';
   const codecKeys = newCodecKeys('chaos-1');
   const bridgePort = await freePort();
-  const sandbox = await startSandboxProcess(join(work, 'sandbox'), {
+  const sandbox = await launchSandbox(join(work, 'sandbox'), {
     SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign`,
     SANDBOX_FAULTS: JSON.stringify(faults),
   });
@@ -201,14 +202,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     };
     const within = <T>(ms: number, fn: () => Promise<T>) => client.withDeadline(Date.now() + ms, fn);
     const sign = async (transactionId: string, participantId: string) => {
-      const res = await request(`${sandbox.url}/_sandbox/transactions/${transactionId}/participants/${participantId}/sign`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{}',
-      });
-      const text = await res.body.text();
-      if (res.statusCode === 409 && /already signed|already completed/.test(text)) return;
-      if (res.statusCode !== 200) throw new Error(`sign: HTTP ${res.statusCode} ${text}`);
+      try {
+        await sandbox.control.signAs(transactionId, participantId);
+      } catch (err) {
+        // A retried sign whose first attempt went through.
+        if (err instanceof SandboxControlError && err.status === 409 && /already signed|already completed/.test(err.message)) return;
+        throw err;
+      }
     };
     const random = seededRandom(seed);
     const participantCounts = Array.from({ length: M }, () => (random() < 0.3 ? 2 : 1));
@@ -291,11 +291,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log(`chaos: all ${M} transactions returned after ${seconds.toFixed(1)} s; checking`);
 
     // ---------------------------------------------------------- checking
-    await request(`${sandbox.url}/_sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' }).then(
-      (r) => r.body.dump(),
-    );
-    const injected = (await (await request(`${sandbox.url}/_sandbox/faults/injected`)).body.json()) as Record<string, number>;
-    const checks = await checkRun({ client, provider, sandboxUrl: sandbox.url, archiveDir, results, referencePrefix: `chaos-${seed}-` });
+    await sandbox.control.setFaults({});
+    const injected = await sandbox.control.injectedFaults();
+    const checks = await checkRun({ client, provider, control: sandbox.control, archiveDir, results, referencePrefix: `chaos-${seed}-` });
     if (chaosError) checks.problems.unshift(`the chaos schedule itself failed: ${chaosError.message}`);
     clean = checks.problems.length === 0;
     durations.sort((a, b) => a[1] - b[1]);

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   };
   const signAll = async (handle: Handle) => {
     const s = await awaitPhase(handle, 'awaiting_signatures');
-    for (const p of s.participants) await sandbox.sandbox.signAs(s.transactionId!, p.id);
+    for (const p of s.participants) await sandbox.controls.signAs(s.transactionId!, p.id);
     return s;
   };
 

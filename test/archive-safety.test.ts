@@ -5,7 +5,6 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { statusQuery } from '../workflows/definitions.js';
@@ -112,12 +111,7 @@ describe('archive safety, end to end', () => {
     await expect.poll(async () => (transactionId = (await handle.query(statusQuery)).transactionId), { timeout: 20_000 }).not.toBeNull();
 
     // The provider completes the transaction with the hostile ZIP; the workflow finds out by reconciliation.
-    const put = await request(`${env.sandbox.running.url}/_sandbox/transactions/${transactionId}/completed-zip`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/zip' },
-      body: zip,
-    });
-    expect(put.statusCode, await put.body.text()).toBe(200);
+    await env.sandbox.control.completeWithZip(transactionId!, zip);
 
     const err = await handle.result().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);

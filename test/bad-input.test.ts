@@ -19,10 +19,8 @@ beforeAll(async () => {
 afterAll(() => env?.close());
 
 /** The provider's view: how many documents were uploaded and transactions created. */
-async function providerState(): Promise<{ uploads: number; transactions: number }> {
-  const res = await fetch(`${env.sandbox.running.url}/_sandbox/stats`);
-  expect(res.status).toBe(200);
-  return (await res.json()) as { uploads: number; transactions: number };
+function providerState(): Promise<{ uploads: number; transactions: number }> {
+  return env.sandbox.control.stats();
 }
 
 function failureMessage(err: unknown): string {

@@ -3,18 +3,18 @@
 // request, and memory that stays flat.
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import type { ChildProcess } from 'node:child_process';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { pool, processUsage, startProcess, stopProcess } from '../bench/lib.js';
+import { launch, type Launched } from '../src/tools/launch.js';
+import { pool, processUsage } from '../src/tools/measure.js';
 import { inboxIdFor } from '../workflows/inbox-definitions.js';
 import { newSecret, postWebhook, signedHeaders } from './support/bridge.js';
 import { completedWebhook } from './support/esign-env.js';
 import { connectToTestServer, freePort, uniqueTaskQueue, type TemporalTestContext } from './support/temporal.js';
 
 const secret = newSecret();
-let bridge: ChildProcess;
+let bridge: Launched;
 let url: string;
 let temporal: TemporalTestContext;
 
@@ -22,9 +22,8 @@ beforeAll(async () => {
   temporal = await connectToTestServer();
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  bridge = await startProcess(
-    'src/bridge/main.ts',
-    {
+  bridge = await launch('src/bridge/main.ts', {
+    env: {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       ESIGN_TASK_QUEUE: uniqueTaskQueue('abuse'),
       BRIDGE_PORT: String(port),
@@ -32,11 +31,11 @@ beforeAll(async () => {
       BRIDGE_LOG: 'false',
       ESIGN_METRICS_ADDRESS: '',
     },
-    /listening/,
-  );
+    ready: /listening/,
+  });
 });
 afterAll(async () => {
-  if (bridge) await stopProcess(bridge);
+  await bridge?.stop();
   await temporal?.close();
 });
 
@@ -165,9 +164,9 @@ it('answers thousands of hostile requests with 4xx, never 5xx, signals nothing i
   };
 
   await pool(500, 8, (i) => fire(generated[i]!)); // warm-up: JIT, pools, caches
-  const warm = await processUsage(bridge.pid!);
+  const warm = await processUsage(bridge.child.pid!);
   await pool(generated.length - 500, 8, (i) => fire(generated[i + 500]!));
-  const after = await processUsage(bridge.pid!);
+  const after = await processUsage(bridge.child.pid!);
 
   // Header abuse that undici will not even send: injected line breaks, NULs, huge and duplicated headers.
   const body = JSON.stringify(completedWebhook({ transactionId: randomUUID(), esignId: randomUUID() }));

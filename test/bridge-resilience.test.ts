@@ -47,7 +47,7 @@ describe('webhook bridge resilience', () => {
     const { handle } = await env.start(env.input({ reconcileInterval: '1 day' }));
     const ref = await providerCreated;
     for (const p of (await env.sandbox.client.getTransaction(ref.transactionId)).participants) {
-      await env.sandbox.running.sandbox.signAs(ref.transactionId, p.id);
+      await env.sandbox.control.signAs(ref.transactionId, p.id);
     }
     const inbox = env.temporal.client.workflow.getHandle(inboxIdFor(ref.transactionId));
     await expect
@@ -94,7 +94,7 @@ describe('webhook bridge resilience', () => {
     expect(refused.headers['retry-after']).toBe('1');
     const request = await uploadedRequest(sandbox.client);
     const created = await sandbox.client.createTransaction(request);
-    await sandbox.running.sandbox.signAs(created.id!, request.participants[0]!.id);
+    await sandbox.control.signAs(created.id!, request.participants[0]!.id);
     await expect.poll(async () => (await sandbox.deliveries(created.id!))[0]?.lastError, { timeout: 20_000 }).toBe('HTTP 503');
     expect((await sandbox.deliveries(created.id!))[0]?.status).toBe('pending');
 

@@ -40,7 +40,7 @@ describe('webhook bridge', () => {
   it('end to end: sandbox completion -> signed webhook -> bridge -> inbox -> workflow archives', async () => {
     const { handle } = await env.start(env.input({ reconcileInterval: '1 day' })); // no polling: only the webhook can finish it
     const status = await awaiting(handle);
-    for (const p of status.participants) await env.sandbox.running.sandbox.signAs(status.transactionId!, p.id);
+    for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
     const result = await handle.result();
     expect(result.status).toBe('completed');
     expect((await handle.query(statusQuery)).lastReconciledAt).toBeNull();
@@ -93,7 +93,7 @@ describe('webhook bridge', () => {
   it('gives 50 concurrent deliveries of one notification a single effect', async () => {
     const { handle } = await env.start(env.input({ reconcileInterval: '1 day' }));
     const status = await awaiting(handle);
-    for (const p of status.participants) await env.sandbox.running.sandbox.signAs(status.transactionId!, p.id);
+    for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
     // Redeliver the provider's own notification (same notificationId) 50 times at once.
     const [delivery] = await env.sandbox.deliveries(status.transactionId!);
     const body = delivery!.payload;

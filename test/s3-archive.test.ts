@@ -23,7 +23,7 @@ it('archives the completed ZIP and its manifest to S3-compatible storage', async
   const { handle } = await env.start(env.input({ archivePrefix: 'tenant-7' }));
   let status = await handle.query(statusQuery);
   await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000 }).toBe('awaiting_signatures');
-  for (const p of status.participants) await env.sandbox.running.sandbox.signAs(status.transactionId!, p.id);
+  for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
   await handle.signal(esignCompletedSignal, completedWebhook({ transactionId: status.transactionId!, esignId: status.esignId! }));
   const result = await handle.result();
 
@@ -31,7 +31,7 @@ it('archives the completed ZIP and its manifest to S3-compatible storage', async
   expect(result.archive?.uri).toBe(`s3://signed-documents/${key}`);
   const object = await s3.client.send(new GetObjectCommand({ Bucket: 'signed-documents', Key: key }));
   const bytes = Buffer.from(await object.Body!.transformToByteArray());
-  expect(createHash('sha256').update(bytes).digest('hex')).toBe(env.sandbox.running.sandbox.inspect(status.transactionId!)?.zip?.sha256);
+  expect(createHash('sha256').update(bytes).digest('hex')).toBe((await env.sandbox.control.inspect(status.transactionId!))?.zip?.sha256);
   const manifest = await s3.client.send(
     new GetObjectCommand({ Bucket: 'signed-documents', Key: key.replace('completed.zip', 'manifest.json') }),
   );

@@ -358,13 +358,13 @@ describe('persistence and faults', () => {
         expect((await client.getTransaction(created.id!)).referenceId).toBe(request.referenceId);
         // The upload survived too: it can be used for a new transaction.
         await expect(client.createTransaction({ ...request, referenceId: 'again' })).resolves.toMatchObject({ status: 'esign_pending' });
-        await own.running.sandbox.signAs(created.id!, request.participants[0]!.id);
+        await own.control.signAs(created.id!, request.participants[0]!.id);
         await own.restart();
         const fresh = new EsignClient({ baseUrl: own.running.url, token: own.token });
         const zip = await fresh.downloadCompletedDocuments(created.id!);
         const hash = createHash('sha256');
         for await (const chunk of zip.body) hash.update(chunk as Buffer);
-        expect(hash.digest('hex')).toBe(own.running.sandbox.inspect(created.id!)?.zip?.sha256);
+        expect(hash.digest('hex')).toBe((await own.control.inspect(created.id!))?.zip?.sha256);
         await fresh.close();
       } finally {
         await client.close();
@@ -379,7 +379,7 @@ describe('persistence and faults', () => {
     try {
       const request = await uploadedRequest(own.client);
       const created = await own.client.createTransaction(request);
-      await own.running.sandbox.signAs(created.id!, request.participants[0]!.id);
+      await own.control.signAs(created.id!, request.participants[0]!.id);
 
       own.running.faults.configure({ rateLimitRate: 1, retryAfterSeconds: 3 });
       const limited = await apiError(own.client.getTransaction(created.id!));

@@ -146,7 +146,7 @@ describe('signing page', () => {
     });
     expect(await refusalOf(url)).toMatchObject({ status: 409, refusal: 'participant_mismatch' });
 
-    await fetch(`${sb.running.url}/_sandbox/transactions/${created.id}/cancel`, { method: 'POST' });
+    await sb.control.forceEnd(created.id!, 'cancelled');
     const keptUrl = await sb.client.createIframeUrl({ type: 'esign', data: { esignId: created.esignId!, participantIds: [kept.id] } });
     expect(await refusalOf(keptUrl)).toMatchObject({ refusal: 'cancelled', text: 'This transaction was cancelled' });
     await page.close();

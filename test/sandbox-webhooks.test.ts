@@ -49,7 +49,7 @@ afterEach(async () => {
 async function completeOne(s: TestSandbox) {
   const request = await uploadedRequest(s.client);
   const created = await s.client.createTransaction(request);
-  await s.running.sandbox.signAs(created.id!, request.participants[0]!.id);
+  await s.control.signAs(created.id!, request.participants[0]!.id);
   return created;
 }
 

@@ -1,45 +1,36 @@
 // A full run with the worker and the bridge in their own processes, verbose
 // logging, and failures on the way (rejected webhooks, provider 429s and 5xx):
 // no secret may appear in anything they print.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
+import { launch, type Launched } from '../src/tools/launch.js';
 import { AesGcmCodec, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { postWebhook, signedHeaders } from './support/bridge.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { connectToTestServer, freePort, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const codecKey = randomBytes(32).toString('base64');
 const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`;
 const signerPassword = `pw-${randomBytes(9).toString('hex')}`;
 const output: string[] = [];
-const children: ChildProcess[] = [];
+const children: Launched[] = [];
 let temporal: TemporalTestContext;
 let sandbox: TestSandbox;
 
-function start(entry: string, env: Record<string, string>, ready: RegExp): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', `${root}${entry}`], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const collect = (chunk: Buffer) => {
+/** Starts a service with the tools' launcher, keeping everything it prints for the final check. */
+async function start(entry: string, env: Record<string, string>, ready: RegExp): Promise<void> {
+  const log = new Writable({
+    write(chunk: Buffer, _encoding, done) {
       output.push(chunk.toString());
-      seen += chunk.toString();
-      if (ready.test(seen)) resolve();
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    child.once('exit', (code) => reject(new Error(`${entry} exited (${code}): ${seen}`)));
+      done();
+    },
   });
+  children.push(await launch(entry, { env, ready, log }));
 }
 
 beforeAll(async () => {
@@ -47,16 +38,7 @@ beforeAll(async () => {
   sandbox = await startTestSandbox({ webhookSecret });
 }, 60_000);
 afterAll(async () => {
-  await Promise.all(
-    children.map(
-      (c) =>
-        new Promise<void>((resolve) => {
-          if (c.exitCode !== null) return resolve();
-          c.once('exit', () => resolve());
-          c.kill('SIGTERM');
-        }),
-    ),
-  );
+  await Promise.all(children.map((c) => c.stop()));
   await sandbox?.close();
   await temporal?.close();
 });
@@ -137,7 +119,7 @@ it('prints no bearer token, webhook secret, codec key or signer password in any 
     .poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 60_000, interval: 250 })
     .toBe('awaiting_signatures');
   sandbox.running.faults.configure({});
-  await sandbox.running.sandbox.signAs(status.transactionId!, status.participants[0]!.id);
+  await sandbox.control.signAs(status.transactionId!, status.participants[0]!.id);
   expect((await handle.result()).status).toBe('completed');
 
   const everything = output.join('');

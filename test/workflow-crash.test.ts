@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
+import { launch, type Launched } from '../src/tools/launch.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';
@@ -12,39 +12,23 @@ const childScript = fileURLToPath(new URL('./support/worker-child.ts', import.me
 
 let temporal: TemporalTestContext;
 let sandbox: TestSandbox;
-const children: ChildProcess[] = [];
+const children: Launched[] = [];
 beforeAll(async () => {
   temporal = await connectToTestServer();
   sandbox = await startTestSandbox();
 });
 afterAll(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  await Promise.all(children.map((c) => c.kill()));
   await sandbox?.close();
   await temporal?.close();
 });
 
-function startChild(env: Record<string, string>): {
-  child: ChildProcess;
-  ready: Promise<void>;
-  exited: Promise<NodeJS.Signals | number | null>;
-} {
-  // node itself (with tsx's loader), so the signal that ends the worker is seen as such.
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The worker child (test/support/worker-child.ts) in its own process, so a crash kills only it. */
+function startChild(env: Record<string, string>): Promise<Launched> {
+  return launch(childScript, { env, ready: /worker-ready/ }).then((c) => {
+    children.push(c);
+    return c;
   });
-  children.push(child);
-  let output = '';
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker-ready')) resolve();
-    });
-    child.once('exit', () => reject(new Error(`worker exited before it was ready: ${output}`)));
-  });
-  child.stderr.resume();
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  return { child, ready, exited };
 }
 
 it('a worker killed right after the provider created the transaction leaves exactly one transaction, and the workflow completes', async () => {
@@ -58,8 +42,7 @@ it('a worker killed right after the provider created the transaction leaves exac
     ARCHIVE_DIR: `${dirname(pdf!)}/archive`,
     DOCUMENT_ROOT: dirname(pdf!),
   };
-  const first = startChild({ ...env, CRASH_AFTER_CREATE: '1' });
-  await first.ready;
+  const first = await startChild({ ...env, CRASH_AFTER_CREATE: '1' });
   const referenceId = `crash-${Date.now()}`;
   const { handle } = await startEsignTransaction(
     temporal.client,
@@ -83,13 +66,12 @@ it('a worker killed right after the provider created the transaction leaves exac
   const mine = async () => (await sandbox.client.listTransactions({ limit: 500 })).data.filter((t) => t.referenceId === referenceId);
   expect(await mine()).toHaveLength(1); // the provider did create it before the crash
 
-  const second = startChild(env);
-  await second.ready;
+  await startChild(env);
   let status = await handle.query(statusQuery);
   await expect
     .poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 60_000, interval: 250 })
     .toBe('awaiting_signatures');
-  for (const p of status.participants) await sandbox.running.sandbox.signAs(status.transactionId!, p.id);
+  for (const p of status.participants) await sandbox.control.signAs(status.transactionId!, p.id);
   const result = await handle.result();
   expect(result.status).toBe('completed');
   const transactions = await mine();

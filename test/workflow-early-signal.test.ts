@@ -34,7 +34,7 @@ it('keeps a completion signal that arrives before creation finished, and complet
   const { handle } = await env.start(env.input({ reconcileInterval: '1 day' }));
   const ref = await providerCreated;
   for (const p of (await env.sandbox.client.getTransaction(ref.transactionId)).participants) {
-    await env.sandbox.running.sandbox.signAs(ref.transactionId, p.id);
+    await env.sandbox.control.signAs(ref.transactionId, p.id);
   }
   await handle.signal(esignCompletedSignal, completedWebhook(ref));
   expect((await handle.query(statusQuery)).phase).toBe('creating');

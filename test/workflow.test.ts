@@ -34,7 +34,7 @@ async function waitForPhase(handle: Handle, phase: EsignTransactionStatus['phase
 }
 
 async function signEveryone(status: EsignTransactionStatus): Promise<void> {
-  for (const p of status.participants) await env.sandbox.running.sandbox.signAs(status.transactionId!, p.id);
+  for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
 }
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
@@ -64,7 +64,7 @@ describe('esignTransaction workflow', () => {
     const result = await handle.result();
 
     expect(result.status).toBe('completed');
-    const provider = env.sandbox.running.sandbox.inspect(status.transactionId!)!;
+    const provider = (await env.sandbox.control.inspect(status.transactionId!))!;
     expect(result.archive?.sha256).toBe(provider.zip?.sha256);
     expect(result.archive?.bytes).toBe(provider.zip?.bytes);
     const zipPath = fileURLToPath(result.archive!.uri);
@@ -157,10 +157,10 @@ describe('esignTransaction workflow', () => {
     const { handle } = await env.start(env.input({ signingOrder: true, reconcileInterval: '1 second' }));
     const status = await waitForPhase(handle, 'awaiting_signatures');
     const [first, second] = status.participants;
-    await expect(env.sandbox.running.sandbox.signAs(status.transactionId!, second!.id)).rejects.toThrow(/Ada Lovelace's turn/);
-    await env.sandbox.running.sandbox.signAs(status.transactionId!, first!.id);
+    await expect(env.sandbox.control.signAs(status.transactionId!, second!.id)).rejects.toThrow(/Ada Lovelace's turn/);
+    await env.sandbox.control.signAs(status.transactionId!, first!.id);
     expect((await handle.query(statusQuery)).phase).toBe('awaiting_signatures');
-    await env.sandbox.running.sandbox.signAs(status.transactionId!, second!.id);
+    await env.sandbox.control.signAs(status.transactionId!, second!.id);
     expect((await handle.result()).status).toBe('completed');
   });
 
@@ -253,7 +253,7 @@ describe('esignTransaction under provider faults', () => {
     try {
       const result = await handle.result();
       expect(result.status).toBe('completed');
-      expect(result.archive?.sha256).toBe(env.sandbox.running.sandbox.inspect(status.transactionId!)?.zip?.sha256);
+      expect(result.archive?.sha256).toBe((await env.sandbox.control.inspect(status.transactionId!))?.zip?.sha256);
     } finally {
       env.sandbox.running.faults.configure({});
     }

@@ -43,7 +43,7 @@ import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './se
 
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
 
-// Activities heartbeat every 2 s while they run (activities/failures.ts), so a dead worker is noticed
+// Activities heartbeat every 2 s while they run (src/worker/heartbeat.ts), so a dead worker is noticed
 // within the heartbeat timeout, however long the start-to-close allows a slow upload or download.
 const UPLOAD = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '20 seconds', retry } as const;
 const PROVIDER = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry } as const;
@@ -57,7 +57,7 @@ const step = (options: ActivityOptions, summary: string) => proxyActivities<Esig
 
 const FINISHED: readonly EsignPhase[] = ['completed', 'expired', 'cancelled'];
 
-/** Input validation moved from the workflow sandbox to a local activity (workflows/notification.ts says why). */
+/** Input validation moved from the workflow sandbox to a local activity (workflows/README.md says why). */
 export const INPUT_VALIDATED_OUTSIDE_SANDBOX = 'input-validated-in-local-activity';
 const checks = proxyLocalActivities<EsignActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } });
 

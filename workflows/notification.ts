@@ -3,11 +3,9 @@ import type { EsignCompletedWebhook } from '../src/esign/schemas.js';
 
 /**
  * The fields of a completion notification that workflows act on, checked
- * without zod. The bridge has already validated the webhook against the full
- * schema; this guards against a hand-sent signal (CLI, UI). Zod stays out of
- * the workflow sandbox because each cached workflow gets its own copy of every
- * module it loads: zod and the contract cost about 1.6 MiB per workflow
- * (docs/benchmarks.md, "many waiting").
+ * without zod (workflows/README.md says why). The bridge has already
+ * validated the webhook against the full schema; this guards against a
+ * hand-sent signal (CLI, UI).
  */
 export function readCompletedNotification(payload: unknown): EsignCompletedWebhook | string {
   if (typeof payload !== 'object' || payload === null) return 'not an object';

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { request } from 'undici';
+import { SandboxControlClient } from '../sandbox/control-client.js';
 import { dataConverterFromEnv } from '../codec/data-converter.js';
 import { EsignClient } from '../esign/client.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
@@ -61,15 +61,12 @@ export async function createContext(env: NodeJS.ProcessEnv = process.env): Promi
 
 /** The sandbox hands out dev tokens; a real provider needs ESIGN_PROVIDER_TOKEN. */
 async function sandboxDevToken(baseUrl: string): Promise<string> {
+  const control = new SandboxControlClient(baseUrl);
   try {
-    const res = await request(`${baseUrl}/_sandbox/tokens`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
-    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
-    return ((await res.body.json()) as { token: string }).token;
+    return await control.issueToken();
   } catch (err) {
     throw new CliError(`set ESIGN_PROVIDER_TOKEN (no sandbox answered at ${baseUrl}: ${(err as Error).message})`, Exit.unavailable);
+  } finally {
+    await control.close();
   }
 }

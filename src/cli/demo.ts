@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
 import { startEsignTransaction } from '../client/transactions.js';
+import { SandboxControlClient } from '../sandbox/control-client.js';
 import { samplePdf } from '../sandbox/pdf.js';
 import { hashFile } from '../util/streams.js';
 import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../../workflows/definitions.js';
@@ -94,16 +94,16 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
     say(`Signing URL for ${p.name}: ${url}`);
   }
   if (options.autoSign) {
-    for (const p of status.participants) {
-      const res = await request(`${provider.baseUrl}/_sandbox/transactions/${status.transactionId}/participants/${p.id}/sign`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{}',
-      });
-      await res.body.dump();
-      if (res.statusCode !== 200)
-        throw new CliError(`auto-sign as ${p.name} failed: HTTP ${res.statusCode} (is the provider the sandbox?)`);
-      say(`  signed as ${p.name} (sandbox)`);
+    const control = new SandboxControlClient(provider.baseUrl);
+    try {
+      for (const p of status.participants) {
+        await control.signAs(status.transactionId!, p.id).catch((err: unknown) => {
+          throw new CliError(`auto-sign as ${p.name} failed: ${(err as Error).message} (is the provider the sandbox?)`);
+        });
+        say(`  signed as ${p.name} (sandbox)`);
+      }
+    } finally {
+      await control.close();
     }
   } else {
     say('Open the URLs in a browser and sign (Ada first, then Alan). Waiting…');

@@ -2,9 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxConfig } from './config.js';
-import { Sandbox } from './domain.js';
+import { ProviderApi } from './api.js';
+import { CompletionPipeline } from './completion.js';
+import { SandboxControls } from './controls.js';
 import { FaultInjector } from './faults.js';
-import { buildSandboxServer } from './server.js';
+import { buildSandboxServer } from './http/server.js';
+import { SigningSessions } from './signing.js';
 import { SandboxStore } from './store.js';
 import { SandboxTokens } from './tokens.js';
 import { WebhookDispatcher } from './webhooks.js';
@@ -16,7 +19,8 @@ export interface RunningSandbox {
   url: string;
   /** The `whsec_` secret webhooks are signed with. */
   webhookSecret: string;
-  sandbox: Sandbox;
+  /** The test controls, in process (tests and tools across processes use `/_sandbox/*` through SandboxControlClient). */
+  controls: SandboxControls;
   faults: FaultInjector;
   /** Webhook URLs can change while running (tests point them at their receivers). */
   webhookUrls: string[];
@@ -68,21 +72,23 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
   });
 
   let baseUrl = config.publicUrl ?? '';
-  const sandbox = new Sandbox(store, tokens, {
+  const now = () => new Date();
+  const api = new ProviderApi(store, tokens, {
     uploadShape: config.uploadShape,
-    get signingBaseUrl() {
-      return (config.iframeBaseUrl ?? baseUrl).replace(/\/+$/, '');
-    },
+    signingBaseUrl: () => (config.iframeBaseUrl ?? baseUrl).replace(/\/+$/, ''),
     iframeTtlSeconds: config.iframeTtlSeconds,
-    webhookUrls: () => webhookUrls,
-    onWebhookEnqueued: () => dispatcher.kick(),
+    now,
   });
+  const completion = new CompletionPipeline(store, { webhookUrls: () => webhookUrls, onWebhookEnqueued: () => dispatcher.kick(), now });
+  const signing = new SigningSessions(store, tokens, completion, { now });
+  const controls = new SandboxControls(store, signing, completion, now);
 
   let app: FastifyInstance | undefined;
   try {
     app = await buildSandboxServer({
-      sandbox,
-      store,
+      api,
+      signing,
+      controls,
       tokens,
       faults,
       maxUploadBytes: config.maxUploadBytes,
@@ -107,13 +113,13 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
     '',
   );
 
-  await sandbox.recoverCompletions();
+  await completion.recover();
   dispatcher.start();
   const server = app;
   return {
     url: baseUrl,
     webhookSecret,
-    sandbox,
+    controls,
     faults,
     webhookUrls,
     issueToken: (org, ttl) => tokens.issueApiToken(org, ttl),

@@ -1,5 +1,5 @@
 import type { IframeStyle } from '../esign/schemas.js';
-import type { SigningRefusal, SigningView } from './domain.js';
+import type { SigningRefusal, SigningView } from './signing.js';
 
 const REFUSALS: Record<SigningRefusal, { title: string; detail: string }> = {
   link_invalid: { title: 'This signing link is not valid', detail: 'Ask for a new signing link.' },
@@ -25,7 +25,7 @@ function scriptJson(value: unknown): string {
 }
 
 function css(style: IframeStyle): string {
-  // Only values that passed the colour check reach here (see appliedStyle in domain.ts).
+  // Only values that passed the colour check reach here (see appliedStyle in style.ts).
   return `:root{--primary:${style.primaryColor ?? '#1a56db'};--secondary:${style.secondaryColor ?? '#eef2ff'};--text:${
     style.textColor ?? '#111827'
   };--bg:${style.background ?? '#f9fafb'};--success:${style.successColor ?? '#047857'};--error:${style.errorColor ?? '#b91c1c'};--info:${

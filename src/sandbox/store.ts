@@ -141,41 +141,56 @@ function toDelivery(r: DeliveryRaw): DeliveryRow {
  * failure never leaves anything half-written.
  */
 export class SandboxStore {
-  readonly db: Database.Database;
+  readonly #db: Database.Database;
   readonly filesDir: string;
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.filesDir = join(dataDir, 'files');
     mkdirSync(this.filesDir, { recursive: true });
-    this.db = new Database(join(dataDir, 'sandbox.sqlite'));
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(SCHEMA);
+    this.#db = new Database(join(dataDir, 'sandbox.sqlite'));
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = NORMAL');
+    this.#db.pragma('busy_timeout = 5000');
+    this.#db.exec(SCHEMA);
   }
 
   close(): void {
-    this.db.close();
+    this.#db.close();
+  }
+
+  // Where files live: uploads by StoragePath, completed work by transaction id.
+
+  uploadPath(storagePath: string): string {
+    return join(this.filesDir, 'uploads', ...storagePath.split('/'));
+  }
+
+  /** Scratch space for stamping a transaction's documents. */
+  completedDir(transactionId: string): string {
+    return join(this.filesDir, 'completed', transactionId);
+  }
+
+  completedZipPath(transactionId: string): string {
+    return join(this.filesDir, 'completed', `${transactionId}.zip`);
   }
 
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.#db.transaction(fn)();
   }
 
   getMeta(key: string): string | undefined {
-    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    const row = this.#db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
     return row?.value;
   }
 
   /** Stores `value` unless the key already has one; returns the value that is kept. */
   ensureMeta(key: string, value: string): string {
-    this.db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)').run(key, value);
+    this.#db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)').run(key, value);
     return this.getMeta(key)!;
   }
 
   insertUpload(u: UploadRow): void {
-    this.db
+    this.#db
       .prepare(
         `INSERT INTO uploads (storage_path, doc_id, org, file_name, bytes, sha256, page_sizes, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -184,7 +199,7 @@ export class SandboxStore {
   }
 
   getUpload(storagePath: string, org: string): UploadRow | undefined {
-    const r = this.db.prepare('SELECT * FROM uploads WHERE storage_path = ? AND org = ?').get(storagePath, org) as
+    const r = this.#db.prepare('SELECT * FROM uploads WHERE storage_path = ? AND org = ?').get(storagePath, org) as
       | {
           storage_path: string;
           doc_id: string;
@@ -210,7 +225,7 @@ export class SandboxStore {
   }
 
   insertTransaction(t: Omit<TransactionRow, 'completedAt' | 'zipBytes' | 'zipSha256'>): void {
-    this.db
+    this.#db
       .prepare(
         `INSERT INTO transactions (id, esign_id, org, status, body, created_at, updated_at, seq)
          VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM transactions))`,
@@ -219,34 +234,41 @@ export class SandboxStore {
   }
 
   getTransaction(id: string): TransactionRow | undefined {
-    const r = this.db.prepare('SELECT * FROM transactions WHERE id = ?').get(id) as TransactionRecordRaw | undefined;
+    const r = this.#db.prepare('SELECT * FROM transactions WHERE id = ?').get(id) as TransactionRecordRaw | undefined;
     return r && toTransaction(r);
   }
 
   getTransactionByEsignId(esignId: string): TransactionRow | undefined {
-    const r = this.db.prepare('SELECT * FROM transactions WHERE esign_id = ?').get(esignId) as TransactionRecordRaw | undefined;
+    const r = this.#db.prepare('SELECT * FROM transactions WHERE esign_id = ?').get(esignId) as TransactionRecordRaw | undefined;
     return r && toTransaction(r);
   }
 
   updateTransaction(id: string, fields: { status?: string; body?: TransactionBody; updatedAt: string }): void {
     const current = this.getTransaction(id);
     if (!current) return;
-    this.db
+    this.#db
       .prepare('UPDATE transactions SET status = ?, body = ?, updated_at = ? WHERE id = ?')
       .run(fields.status ?? current.status, JSON.stringify(fields.body ?? current.body), fields.updatedAt, id);
   }
 
   completeTransaction(id: string, completedAt: string, zip: { bytes: number; sha256: string }): void {
-    this.db
+    this.#db
       .prepare(`UPDATE transactions SET status = 'completed', completed_at = ?, updated_at = ?, zip_bytes = ?, zip_sha256 = ? WHERE id = ?`)
       .run(completedAt, completedAt, zip.bytes, zip.sha256, id);
+  }
+
+  /** Transactions still out for signature, across organizations. */
+  pendingTransactions(): TransactionRow[] {
+    return (this.#db.prepare(`SELECT * FROM transactions WHERE status = 'esign_pending'`).all() as TransactionRecordRaw[]).map(
+      toTransaction,
+    );
   }
 
   listTransactions(org: string, status: string | undefined, limit: number, offset: number): { rows: TransactionRow[]; total: number } {
     const where = status === undefined ? 'org = ?' : 'org = ? AND status = ?';
     const params = status === undefined ? [org] : [org, status];
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM transactions WHERE ${where}`).get(...params) as { n: number }).n;
-    const rows = this.db
+    const total = (this.#db.prepare(`SELECT COUNT(*) AS n FROM transactions WHERE ${where}`).get(...params) as { n: number }).n;
+    const rows = this.#db
       .prepare(`SELECT * FROM transactions WHERE ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`)
       .all(...params, limit, offset) as TransactionRecordRaw[];
     return { rows: rows.map(toTransaction), total };
@@ -254,7 +276,7 @@ export class SandboxStore {
 
   appliedTags(transactionId: string): AppliedTagRow[] {
     return (
-      this.db.prepare('SELECT * FROM applied_tags WHERE transaction_id = ?').all(transactionId) as {
+      this.#db.prepare('SELECT * FROM applied_tags WHERE transaction_id = ?').all(transactionId) as {
         transaction_id: string;
         doc_index: number;
         tag_index: number;
@@ -273,7 +295,7 @@ export class SandboxStore {
   }
 
   applyTag(t: AppliedTagRow): void {
-    this.db
+    this.#db
       .prepare(
         `INSERT INTO applied_tags (transaction_id, doc_index, tag_index, participant_id, value, applied_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (transaction_id, doc_index, tag_index) DO UPDATE SET value = excluded.value, applied_at = excluded.applied_at`,
@@ -282,25 +304,25 @@ export class SandboxStore {
   }
 
   clearSigning(transactionId: string): void {
-    this.db.prepare('DELETE FROM applied_tags WHERE transaction_id = ?').run(transactionId);
-    this.db.prepare('DELETE FROM finished_participants WHERE transaction_id = ?').run(transactionId);
+    this.#db.prepare('DELETE FROM applied_tags WHERE transaction_id = ?').run(transactionId);
+    this.#db.prepare('DELETE FROM finished_participants WHERE transaction_id = ?').run(transactionId);
   }
 
   finishedParticipants(transactionId: string): Set<string> {
-    const rows = this.db.prepare('SELECT participant_id FROM finished_participants WHERE transaction_id = ?').all(transactionId) as {
+    const rows = this.#db.prepare('SELECT participant_id FROM finished_participants WHERE transaction_id = ?').all(transactionId) as {
       participant_id: string;
     }[];
     return new Set(rows.map((r) => r.participant_id));
   }
 
   finishParticipant(transactionId: string, participantId: string, at: string): void {
-    this.db
+    this.#db
       .prepare('INSERT OR IGNORE INTO finished_participants (transaction_id, participant_id, finished_at) VALUES (?, ?, ?)')
       .run(transactionId, participantId, at);
   }
 
   enqueueDelivery(d: { notificationId: string; url: string; payload: string; now: number }): void {
-    this.db
+    this.#db
       .prepare(
         `INSERT INTO webhook_deliveries (notification_id, url, payload, status, next_attempt_at, created_at)
          VALUES (?, ?, ?, 'pending', ?, ?)`,
@@ -310,14 +332,14 @@ export class SandboxStore {
 
   dueDeliveries(now: number, limit: number): DeliveryRow[] {
     return (
-      this.db
+      this.#db
         .prepare(`SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`)
         .all(now, limit) as DeliveryRaw[]
     ).map(toDelivery);
   }
 
   nextDeliveryAt(): number | undefined {
-    const r = this.db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`).get() as {
+    const r = this.#db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`).get() as {
       at: number | null;
     };
     return r.at ?? undefined;
@@ -327,7 +349,7 @@ export class SandboxStore {
     id: number,
     outcome: { status: DeliveryRow['status']; nextAttemptAt?: number; error?: string | null; deliveredAt?: number },
   ): void {
-    this.db
+    this.#db
       .prepare(
         `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = COALESCE(?, next_attempt_at),
          last_error = ?, delivered_at = ? WHERE id = ?`,
@@ -337,22 +359,22 @@ export class SandboxStore {
 
   /** How many uploads and transactions exist, across organizations. */
   counts(): { uploads: number; transactions: number } {
-    const n = (table: 'uploads' | 'transactions') => (this.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const n = (table: 'uploads' | 'transactions') => (this.#db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
     return { uploads: n('uploads'), transactions: n('transactions') };
   }
 
   listDeliveries(filter: { notificationId?: string; transactionId?: string } = {}): DeliveryRow[] {
     let rows: DeliveryRaw[];
     if (filter.notificationId) {
-      rows = this.db
+      rows = this.#db
         .prepare('SELECT * FROM webhook_deliveries WHERE notification_id = ? ORDER BY id')
         .all(filter.notificationId) as DeliveryRaw[];
     } else if (filter.transactionId) {
-      rows = this.db
+      rows = this.#db
         .prepare(`SELECT * FROM webhook_deliveries WHERE json_extract(payload, '$.data.transaction_id') = ? ORDER BY id`)
         .all(filter.transactionId) as DeliveryRaw[];
     } else {
-      rows = this.db.prepare('SELECT * FROM webhook_deliveries ORDER BY id DESC LIMIT 500').all() as DeliveryRaw[];
+      rows = this.#db.prepare('SELECT * FROM webhook_deliveries ORDER BY id DESC LIMIT 500').all() as DeliveryRaw[];
     }
     return rows.map(toDelivery);
   }

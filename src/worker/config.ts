@@ -7,7 +7,7 @@ import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
 /** Environment of the worker (Temporal connection settings come from @temporalio/envconfig: TEMPORAL_ADDRESS, …). */
 export const WorkerEnv = z.object({
   ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
-  /** Base URL of the provider API; the embedded sandbox by default. */
+  /** Base URL of the provider API; the embedded provider sandbox by default. */
   ESIGN_PROVIDER_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:4010'),
   ESIGN_PROVIDER_TOKEN: z.string().min(1).optional(),
   ESIGN_PROVIDER_TOKEN_FILE: z.string().min(1).optional(),

@@ -15,17 +15,19 @@ export interface StartedWorker {
   close(): Promise<void>;
 }
 
-/**
- * Connects with @temporalio/envconfig settings (TEMPORAL_ADDRESS,
- * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS, profiles), so the same worker runs
- * against the dev server, a self-hosted cluster or Temporal Cloud.
- */
+/** The archive store the configuration names: S3-compatible storage when a bucket is set, else the local directory. */
 function archiveStore(config: WorkerConfig): ArchiveStore {
   if (!config.s3) return new LocalArchiveStore(config.archiveDir);
   const client = s3Client({ region: config.s3.region, endpoint: config.s3.endpoint });
   return new S3ArchiveStore({ client, bucket: config.s3.bucket, prefix: config.s3.prefix });
 }
 
+/**
+ * Starts the transaction worker. It connects with @temporalio/envconfig
+ * settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS,
+ * profiles), so the same worker runs against the dev server, a self-hosted
+ * cluster or Temporal Cloud.
+ */
 export async function startWorker(config: WorkerConfig): Promise<StartedWorker> {
   const { connectionOptions, namespace } = loadClientConnectConfig();
   const dataConverter = dataConverterFromEnv();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { EsignClient } from '../../src/esign/client.js';
 import type { CreateTransactionRequest } from '../../src/esign/schemas.js';
 import type { SandboxConfig } from '../../src/sandbox/config.js';
+import { SandboxControlClient, type DeliveryRecord } from '../../src/sandbox/control-client.js';
 import { sandboxConfig, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { samplePdf } from '../../src/sandbox/pdf.js';
 import { participant } from './fixtures.js';
@@ -11,10 +12,12 @@ import { participant } from './fixtures.js';
 export interface TestSandbox {
   running: RunningSandbox;
   client: EsignClient;
+  /** The sandbox's test controls over HTTP. */
+  control: SandboxControlClient;
   token: string;
   dataDir: string;
   /** Webhook deliveries for a transaction, as the sandbox records them. */
-  deliveries(transactionId: string): Promise<{ status: string; attempts: number; lastError: string | null; payload: string }[]>;
+  deliveries(transactionId: string): Promise<DeliveryRecord[]>;
   /** Stops the sandbox and starts it again on the same data dir and port. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -28,12 +31,10 @@ export async function startTestSandbox(overrides: Partial<SandboxConfig> = {}): 
   const ts: TestSandbox = {
     running,
     client: new EsignClient({ baseUrl: running.url, token, ...(overrides.tls ? { ca: overrides.tls.cert } : {}) }),
+    control: new SandboxControlClient(running.url, overrides.tls ? { ca: overrides.tls.cert } : {}),
     token,
     dataDir,
-    async deliveries(transactionId) {
-      const res = await fetch(`${running.url}/_sandbox/webhooks/deliveries?transactionId=${transactionId}`);
-      return ((await res.json()) as { data: Awaited<ReturnType<TestSandbox['deliveries']>> }).data;
-    },
+    deliveries: (transactionId) => ts.control.deliveries({ transactionId }),
     async restart() {
       const port = Number(new URL(running.url).port);
       const urls = [...running.webhookUrls];
@@ -43,6 +44,7 @@ export async function startTestSandbox(overrides: Partial<SandboxConfig> = {}): 
     },
     async close() {
       await ts.client.close();
+      await ts.control.close();
       await running.stop();
       if (!overrides.dataDir) await rm(dataDir, { recursive: true, force: true });
     },

@@ -1,0 +1,124 @@
+import type { Readable } from 'node:stream';
+import { Agent, request } from 'undici';
+import type { TransactionRecord } from '../esign/schemas.js';
+import type { ForcedEnd } from './controls.js';
+import type { FaultConfig, FaultConfigInput } from './faults.js';
+
+export interface DeliveryRecord {
+  id: number;
+  notificationId: string;
+  url: string;
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed' | 'dropped';
+  attempts: number;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+export interface InspectedTransaction {
+  record: TransactionRecord;
+  zip: { bytes: number; sha256: string } | null;
+  org: string;
+}
+
+/** The provider sandbox refused a control call: `status` and the problem's `detail`. */
+export class SandboxControlError extends Error {
+  override readonly name = 'SandboxControlError';
+  constructor(
+    readonly status: number,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/**
+ * The client of the provider sandbox's test controls (`/_sandbox/*`,
+ * docs/sandbox.md), shared by the demo, the CLI, benchmarks, the chaos run
+ * and tests, so no tool builds those URLs by hand.
+ */
+export class SandboxControlClient {
+  readonly baseUrl: string;
+  readonly #dispatcher: Agent;
+
+  constructor(baseUrl: string, options: { ca?: string } = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.#dispatcher = new Agent(options.ca ? { connect: { ca: options.ca } } : {});
+  }
+
+  /** A dev API token for an organization (the default one when omitted). */
+  async issueToken(org?: string, ttlSeconds?: number): Promise<string> {
+    const body = { ...(org ? { org } : {}), ...(ttlSeconds ? { ttlSeconds } : {}) };
+    return (await this.#call<{ token: string }>('POST', '/tokens', body)).token;
+  }
+
+  /** Signs every tag of a participant, as if through the signing page; `values` maps "<docIndex>:<tagIndex>" to a value. */
+  signAs(transactionId: string, participantId: string, values?: Record<string, string>): Promise<{ completed: boolean }> {
+    const path = `/transactions/${encodeURIComponent(transactionId)}/participants/${encodeURIComponent(participantId)}/sign`;
+    return this.#call('POST', path, values ? { values } : {});
+  }
+
+  /** Ends a transaction at the provider as its own cancel, expiry or deletion would. */
+  forceEnd(transactionId: string, status: ForcedEnd): Promise<TransactionRecord> {
+    const action = { cancelled: 'cancel', expired: 'expire', deleted: 'delete' }[status];
+    return this.#call('POST', `/transactions/${encodeURIComponent(transactionId)}/${action}`);
+  }
+
+  /** Completes a pending transaction with this ZIP (streamed, any size) and sends its webhooks. */
+  completeWithZip(transactionId: string, zip: Buffer | Readable): Promise<TransactionRecord> {
+    return this.#call('PUT', `/transactions/${encodeURIComponent(transactionId)}/completed-zip`, zip, 'application/zip');
+  }
+
+  /** The transaction as the provider holds it (by id or esignId), or undefined. */
+  async inspect(transactionId: string): Promise<InspectedTransaction | undefined> {
+    try {
+      return await this.#call<InspectedTransaction>('GET', `/transactions/${encodeURIComponent(transactionId)}`);
+    } catch (err) {
+      if (err instanceof SandboxControlError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async deliveries(filter: { transactionId?: string; notificationId?: string } = {}): Promise<DeliveryRecord[]> {
+    const query = new URLSearchParams(Object.entries(filter).filter((e): e is [string, string] => e[1] !== undefined));
+    return (await this.#call<{ data: DeliveryRecord[] }>('GET', `/webhooks/deliveries${query.size > 0 ? `?${query.toString()}` : ''}`))
+      .data;
+  }
+
+  setFaults(config: FaultConfigInput): Promise<FaultConfig> {
+    return this.#call('PUT', '/faults', config);
+  }
+
+  injectedFaults(): Promise<Record<string, number>> {
+    return this.#call('GET', '/faults/injected');
+  }
+
+  stats(): Promise<{ uploads: number; transactions: number }> {
+    return this.#call('GET', '/stats');
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+
+  async #call<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    const raw = contentType === 'application/json' ? (body === undefined ? undefined : JSON.stringify(body)) : (body as Buffer | Readable);
+    const res = await request(`${this.baseUrl}/_sandbox${path}`, {
+      method,
+      dispatcher: this.#dispatcher,
+      ...(raw !== undefined ? { body: raw, headers: { 'content-type': contentType } } : {}),
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) {
+      let detail = text;
+      try {
+        detail = (JSON.parse(text) as { detail?: string }).detail ?? text;
+      } catch {
+        // not problem+json: keep the text
+      }
+      throw new SandboxControlError(res.statusCode, `${method} /_sandbox${path}: HTTP ${res.statusCode}: ${detail}`);
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+}

@@ -1,0 +1,75 @@
+import type { TransactionRecord } from '../esign/schemas.js';
+import type { CompletionPipeline } from './completion.js';
+import { SandboxError } from './errors.js';
+import { toRecord } from './records.js';
+import type { SigningSessions } from './signing.js';
+import type { DeliveryRow, SandboxStore } from './store.js';
+
+/** A state a test can put a transaction in that signers and the spec's API cannot. */
+export type ForcedEnd = 'cancelled' | 'expired' | 'deleted';
+
+/**
+ * The provider sandbox's test controls (`/_sandbox/*`): what a test, the
+ * demo, a benchmark or the chaos run does to the provider that its API
+ * does not offer, and what it reads back to check the outcome. Across
+ * organizations by design.
+ */
+export class SandboxControls {
+  readonly #store: SandboxStore;
+  readonly #signing: SigningSessions;
+  readonly #completion: CompletionPipeline;
+  readonly #now: () => Date;
+
+  constructor(store: SandboxStore, signing: SigningSessions, completion: CompletionPipeline, now: () => Date) {
+    this.#store = store;
+    this.#signing = signing;
+    this.#completion = completion;
+    this.#now = now;
+  }
+
+  /** Signs every tag of a participant, as if through the signing page. */
+  signAs(id: string, participantId: string, values: Record<string, string> = {}): Promise<{ completed: boolean }> {
+    return this.#signing.signAs(id, participantId, values);
+  }
+
+  /** Completes a pending transaction with a ZIP supplied from outside (benchmarks need ZIPs of any size), then notifies. */
+  async completeWithZip(id: string, zipTempPath: string, zip: { bytes: number; sha256: string }): Promise<TransactionRecord> {
+    const t = this.#store.getTransaction(id);
+    if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
+    if (t.status !== 'esign_pending') throw new SandboxError('conflict', `transaction is ${t.status}`);
+    await this.#completion.completeWithZip(t, zipTempPath, zip);
+    return toRecord(this.#store.getTransaction(id)!);
+  }
+
+  /** Cancels, expires or deletes a transaction that is not completed. */
+  forceEnd(id: string, status: ForcedEnd): TransactionRecord {
+    return this.#store.transaction(() => {
+      const t = this.#store.getTransaction(id);
+      if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
+      if (t.status === 'completed') throw new SandboxError('conflict', 'transaction is already completed');
+      this.#store.updateTransaction(id, { status, updatedAt: this.#now().toISOString() });
+      return toRecord(this.#store.getTransaction(id)!);
+    });
+  }
+
+  /** The raw transaction, by id or esignId, with its ZIP's size and hash once completed. */
+  inspect(id: string): { record: TransactionRecord; zip: { bytes: number; sha256: string } | null; org: string } | undefined {
+    const t = this.#store.getTransaction(id) ?? this.#store.getTransactionByEsignId(id);
+    if (!t) return undefined;
+    return {
+      record: toRecord(t),
+      zip: t.zipBytes !== null && t.zipSha256 !== null ? { bytes: t.zipBytes, sha256: t.zipSha256 } : null,
+      org: t.org,
+    };
+  }
+
+  /** Totals, e.g. to prove a refused request reached nothing. */
+  stats(): { uploads: number; transactions: number } {
+    return this.#store.counts();
+  }
+
+  /** Webhook deliveries as recorded, for one notification, one transaction, or the latest 500. */
+  deliveries(filter: { notificationId?: string; transactionId?: string }): DeliveryRow[] {
+    return this.#store.listDeliveries(filter);
+  }
+}

@@ -1,0 +1,26 @@
+import type { z } from 'zod';
+import { issuesToProblemErrors } from '../util/zod-issues.js';
+
+export type SandboxErrorKind = 'bad_request' | 'validation' | 'not_found' | 'conflict' | 'too_large' | 'unauthorized' | 'forbidden';
+
+/** A typed failure of the provider sandbox's domain; the HTTP layer maps `kind` to a status. */
+export class SandboxError extends Error {
+  override readonly name = 'SandboxError';
+  constructor(
+    readonly kind: SandboxErrorKind,
+    message: string,
+    readonly errors?: { pointer: string; detail: string }[],
+  ) {
+    super(message);
+  }
+}
+
+/** Parses `value` with `schema`, or throws a validation error naming each field. */
+export function validated<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const errors = issuesToProblemErrors(parsed.error);
+    throw new SandboxError('validation', `${what} is invalid: ${errors.map((e) => e.detail).join('; ')}`, errors);
+  }
+  return parsed.data;
+}

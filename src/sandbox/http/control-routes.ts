@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { writeHashed } from '../../util/streams.js';
+import type { SandboxControls } from '../controls.js';
+import { SandboxError } from '../errors.js';
+import { FaultConfig, type FaultInjector } from '../faults.js';
+import type { SandboxTokens } from '../tokens.js';
+
+export interface ControlRoutesOptions {
+  controls: SandboxControls;
+  tokens: SandboxTokens;
+  faults: FaultInjector;
+  tmpDir: string;
+}
+
+const TokenBody = z.object({ org: z.string().min(1).max(100).optional(), ttlSeconds: z.number().int().positive().optional() }).optional();
+const SignBody = z.object({ values: z.record(z.string(), z.string()).optional() }).optional();
+const FORCED_ENDS = [
+  ['cancel', 'cancelled'],
+  ['expire', 'expired'],
+  ['delete', 'deleted'],
+] as const;
+
+/** The provider sandbox's test controls (`/_sandbox/*`, docs/sandbox.md); SandboxControlClient is their client. */
+export async function controlRoutes(app: FastifyInstance, { controls, tokens, faults, tmpDir }: ControlRoutesOptions): Promise<void> {
+  app.post('/_sandbox/tokens', async (request) => {
+    const body = TokenBody.safeParse(request.body ?? undefined);
+    if (!body.success) throw new SandboxError('validation', 'body must be {org?, ttlSeconds?}');
+    return { token: await tokens.issueApiToken(body.data?.org, body.data?.ttlSeconds) };
+  });
+
+  app.post<{ Params: { id: string; pid: string } }>('/_sandbox/transactions/:id/participants/:pid/sign', async (request) => {
+    const body = SignBody.safeParse(request.body ?? undefined);
+    if (!body.success) throw new SandboxError('validation', 'body must be {values?: {"<docIndex>:<tagIndex>": value}}');
+    return controls.signAs(request.params.id, request.params.pid, body.data?.values);
+  });
+
+  for (const [action, status] of FORCED_ENDS) {
+    app.post<{ Params: { id: string } }>(`/_sandbox/transactions/:id/${action}`, async (request) =>
+      controls.forceEnd(request.params.id, status),
+    );
+  }
+
+  // Benchmarks: complete a transaction with a ZIP of any size, streamed to disk (never buffered).
+  app.addContentTypeParser('application/zip', (_request, payload, done) => done(null, payload));
+  app.put<{ Params: { id: string } }>('/_sandbox/transactions/:id/completed-zip', async (request) => {
+    if (!(request.body instanceof Readable)) throw new SandboxError('bad_request', 'send the ZIP as application/zip');
+    await mkdir(tmpDir, { recursive: true });
+    const tempPath = join(tmpDir, `${randomUUID()}.zip`);
+    try {
+      const zip = await writeHashed(request.body, tempPath);
+      return await controls.completeWithZip(request.params.id, tempPath, zip);
+    } finally {
+      await rm(tempPath, { force: true });
+    }
+  });
+
+  app.get<{ Params: { id: string } }>('/_sandbox/transactions/:id', async (request) => {
+    const found = controls.inspect(request.params.id);
+    if (!found) throw new SandboxError('not_found', `no transaction ${request.params.id}`);
+    return found;
+  });
+
+  app.get<{ Querystring: { notificationId?: string; transactionId?: string } }>('/_sandbox/webhooks/deliveries', async (request) => ({
+    data: controls.deliveries(request.query),
+  }));
+
+  app.get('/_sandbox/faults', async () => faults.config);
+  app.get('/_sandbox/faults/injected', async () => faults.injected);
+  app.put('/_sandbox/faults', async (request) => {
+    const parsed = FaultConfig.safeParse(request.body ?? {});
+    if (!parsed.success) throw new SandboxError('validation', 'invalid fault configuration');
+    faults.configure(parsed.data);
+    return faults.config;
+  });
+
+  app.get('/_sandbox/stats', async () => controls.stats());
+  app.get('/_sandbox/health', async () => ({ status: 'ok' }));
+}

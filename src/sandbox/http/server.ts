@@ -1,0 +1,79 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { sendProblem } from '../../http/problem.js';
+import type { ProviderApi } from '../api.js';
+import type { SandboxControls } from '../controls.js';
+import { SandboxError, type SandboxErrorKind } from '../errors.js';
+import type { FaultInjector } from '../faults.js';
+import type { SigningSessions } from '../signing.js';
+import type { SandboxTokens } from '../tokens.js';
+import { apiRoutes } from './api-routes.js';
+import { controlRoutes } from './control-routes.js';
+import { signingRoutes } from './signing-routes.js';
+
+const STATUS: Record<SandboxErrorKind, number> = {
+  bad_request: 400,
+  validation: 422,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+};
+
+export interface SandboxServerDeps {
+  api: ProviderApi;
+  signing: SigningSessions;
+  controls: SandboxControls;
+  tokens: SandboxTokens;
+  faults: FaultInjector;
+  maxUploadBytes: number;
+  tmpDir: string;
+  logger: boolean;
+  https?: { cert: string; key: string };
+}
+
+/**
+ * The provider sandbox's HTTP surface, one plugin per family of routes: the
+ * spec's API, the signing page, and the test controls. Routes validate, call
+ * the domain, and typed errors become problem+json here.
+ */
+export async function buildSandboxServer(deps: SandboxServerDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    // Signing URLs carry tokens in their path and API calls in a header: neither is logged.
+    logger: deps.logger
+      ? {
+          redact: ['req.headers.authorization'],
+          serializers: { req: (r: FastifyRequest) => ({ method: r.method, route: r.routeOptions.url }) },
+        }
+      : false,
+    bodyLimit: 1024 * 1024,
+    ...(deps.https ? { https: deps.https } : {}),
+    routerOptions: { maxParamLength: 2048 },
+  });
+  // JSON only: a text/plain body is refused with 415 rather than parsed.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error instanceof SandboxError) return sendProblem(reply, STATUS[error.kind], error.message, { errors: error.errors });
+    const status = error.statusCode ?? 500;
+    if (status === 415) return sendProblem(reply, 415, 'Content-Type must be application/json (multipart/form-data for uploads)');
+    if (status === 413) return sendProblem(reply, 413, 'request body is too large');
+    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || status === 400) {
+      return sendProblem(reply, 400, `malformed request: ${error.message}`);
+    }
+    reply.log.error(error);
+    return sendProblem(reply, 500, 'internal error');
+  });
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, 404, `no route for ${request.method} ${request.url.split('?')[0]}`));
+
+  await app.register(apiRoutes, {
+    api: deps.api,
+    tokens: deps.tokens,
+    faults: deps.faults,
+    maxUploadBytes: deps.maxUploadBytes,
+    tmpDir: deps.tmpDir,
+  });
+  await app.register(signingRoutes, { signing: deps.signing });
+  await app.register(controlRoutes, { controls: deps.controls, tokens: deps.tokens, faults: deps.faults, tmpDir: deps.tmpDir });
+  return app;
+}

@@ -1,0 +1,65 @@
+import { createReadStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { SandboxError } from '../errors.js';
+import { renderSigningPage } from '../signing-page.js';
+import type { SigningSessions } from '../signing.js';
+
+const require_ = createRequire(import.meta.url);
+
+// pdf.js renders each page in the signer's browser; served from our own origin (no CDN).
+const PDFJS: Record<string, string> = { 'pdf.mjs': 'pdf.min.mjs', 'pdf.worker.mjs': 'pdf.worker.min.mjs' };
+
+const ApplyBody = z.object({ docIndex: z.number().int().nonnegative(), tagIndex: z.number().int().nonnegative(), value: z.string() });
+
+function securePage(reply: FastifyReply): FastifyReply {
+  return reply
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; script-src 'self' 'unsafe-inline'; worker-src 'self'; connect-src 'self'; img-src 'self' blob: data:; frame-ancestors *",
+    )
+    .header('permissions-policy', 'camera=*, microphone=*, fullscreen=*')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer');
+}
+
+/** The embedded signing page (spec 7) and the calls it makes; the signing address's token is the credential. */
+export async function signingRoutes(app: FastifyInstance, { signing }: { signing: SigningSessions }): Promise<void> {
+  app.get<{ Params: { token: string } }>('/sign/:token', async (request, reply) => {
+    const view = await signing.view(request.params.token);
+    const status = 'refusal' in view ? (view.refusal === 'link_invalid' || view.refusal === 'link_expired' ? 401 : 409) : 200;
+    return securePage(reply).code(status).type('text/html; charset=utf-8').send(renderSigningPage(view));
+  });
+
+  app.get<{ Params: { file: string } }>('/sign/assets/:file', async (request, reply) => {
+    const file = PDFJS[request.params.file];
+    if (!file) throw new SandboxError('not_found', 'no such asset');
+    return reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=86400')
+      .send(createReadStream(require_.resolve(`pdfjs-dist/build/${file}`)));
+  });
+
+  app.get<{ Params: { token: string; index: string } }>('/sign/:token/documents/:index', async (request, reply) => {
+    const path = await signing.documentForSigning(request.params.token, Number.parseInt(request.params.index, 10));
+    return securePage(reply).type('application/pdf').send(createReadStream(path));
+  });
+
+  app.get<{ Params: { token: string } }>('/sign/:token/view', async (request, reply) => {
+    const view = await signing.view(request.params.token);
+    return securePage(reply).send(view);
+  });
+
+  app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/tags', async (request, reply) => {
+    const body = ApplyBody.safeParse(request.body);
+    if (!body.success) throw new SandboxError('validation', 'body must be {docIndex, tagIndex, value}');
+    await signing.applyTag(request.params.token, request.params.pid, body.data.docIndex, body.data.tagIndex, body.data.value);
+    return securePage(reply).code(204).send();
+  });
+
+  app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/finish', async (request, reply) => {
+    const result = await signing.finish(request.params.token, request.params.pid);
+    return securePage(reply).send(result);
+  });
+}

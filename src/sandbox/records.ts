@@ -1,0 +1,38 @@
+/** Rules over stored transactions that more than one part of the provider sandbox applies. */
+import type { Participant, TransactionRecord } from '../esign/schemas.js';
+import { SandboxError } from './errors.js';
+import type { SandboxStore, TransactionBody, TransactionRow } from './store.js';
+
+/** The record as the API returns it. Signer passwords are never returned. */
+export function toRecord(t: TransactionRow): TransactionRecord {
+  const { participants, ...rest } = t.body;
+  return {
+    ...stripUndefined(rest),
+    id: t.id,
+    esignId: t.esignId,
+    status: t.status,
+    participants: participants.map(({ personalPassword: _secret, ...p }) => p),
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+    ...(t.completedAt ? { completedAt: t.completedAt } : {}),
+  };
+}
+
+/** A transaction of this organization; another organization's is reported as absent, not forbidden. */
+export function ownedTransaction(store: SandboxStore, org: string, id: string): TransactionRow {
+  const t = store.getTransaction(id);
+  if (!t || t.org !== org) throw new SandboxError('not_found', `no transaction ${id}`);
+  return t;
+}
+
+/** With signing order, the unfinished participant with the lowest `order` (then position) signs next. */
+export function nextSigner(body: TransactionBody, finished: Set<string>): Participant | undefined {
+  return body.participants
+    .map((p, i) => ({ p, i }))
+    .filter(({ p }) => !finished.has(p.id))
+    .sort((a, b) => (a.p.order ?? a.i) - (b.p.order ?? b.i) || a.i - b.i)[0]?.p;
+}
+
+function stripUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

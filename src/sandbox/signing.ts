@@ -1,0 +1,258 @@
+import type { IframeStyle, Tag } from '../esign/schemas.js';
+import type { CompletionPipeline } from './completion.js';
+import { SandboxError } from './errors.js';
+import { nextSigner } from './records.js';
+import type { SandboxStore, TransactionRow } from './store.js';
+import { appliedStyle } from './style.js';
+import { defaultTagValue, isRequired } from './tag-values.js';
+import { TokenError, type SandboxTokens } from './tokens.js';
+
+/** Why a signing page cannot be shown (spec section 7). */
+export type SigningRefusal =
+  'link_invalid' | 'link_expired' | 'not_found' | 'participant_mismatch' | 'completed' | 'cancelled' | 'expired' | 'not_sent';
+
+export interface SigningTagView {
+  docIndex: number;
+  tagIndex: number;
+  type: Tag['type'];
+  page: number;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  required: boolean;
+  participantId: string;
+  suggested: string;
+  applied: string | null;
+}
+
+export interface SigningView {
+  esignId: string;
+  transactionId: string;
+  title: string;
+  style: IframeStyle;
+  signingOrder: boolean;
+  participants: { id: string; name: string; finished: boolean; yourTurn: boolean; waitingFor: string | null }[];
+  documents: { index: number; title: string; pageSizes: [number, number][]; tags: SigningTagView[] }[];
+}
+
+/**
+ * Signing sessions in the provider sandbox: a signing address (a short-lived
+ * token from the iframe request) opens a page showing the participant's
+ * tags; the signer applies them and finishes. The page, its documents and
+ * its actions all open the address the same way, so they refuse the same things.
+ */
+export class SigningSessions {
+  readonly #store: SandboxStore;
+  readonly #tokens: SandboxTokens;
+  readonly #completion: CompletionPipeline;
+  readonly #options: { now: () => Date };
+
+  constructor(store: SandboxStore, tokens: SandboxTokens, completion: CompletionPipeline, options: { now: () => Date }) {
+    this.#store = store;
+    this.#tokens = tokens;
+    this.#completion = completion;
+    this.#options = options;
+  }
+
+  /**
+   * Opens a signing address: its transaction and claims, or why it cannot be
+   * used (spec section 7). The page, its documents and its actions all go
+   * through here, so they refuse the same things.
+   */
+  async #openAddress(
+    token: string,
+  ): Promise<{ t: TransactionRow; participantIds: string[]; style: IframeStyle } | { refusal: SigningRefusal; style: IframeStyle }> {
+    let claims;
+    try {
+      claims = await this.#tokens.verifySigningToken(token);
+    } catch (err) {
+      if (err instanceof TokenError) return { refusal: err.expired ? 'link_expired' : 'link_invalid', style: {} };
+      throw err;
+    }
+    const style = appliedStyle(claims.style);
+    const t = this.#store.getTransactionByEsignId(claims.esignId);
+    if (!t || t.status === 'deleted') return { refusal: 'not_found', style };
+    const refusal = statusRefusal(t.status);
+    if (refusal) return { refusal, style };
+    const known = new Set(t.body.participants.map((p) => p.id));
+    if (claims.participantIds.some((pid) => !known.has(pid))) return { refusal: 'participant_mismatch', style };
+    return { t, participantIds: claims.participantIds, style };
+  }
+
+  /** Resolves a signing address to what its page shows, or to why it cannot be shown. */
+  async view(token: string): Promise<SigningView | { refusal: SigningRefusal; style: IframeStyle }> {
+    const opened = await this.#openAddress(token);
+    return 'refusal' in opened ? opened : this.#view(opened.t, opened.participantIds, opened.style);
+  }
+
+  #view(t: TransactionRow, participantIds: readonly string[], style: IframeStyle): SigningView {
+    const finished = this.#store.finishedParticipants(t.id);
+    const applied = new Map(this.#store.appliedTags(t.id).map((a) => [`${a.docIndex}:${a.tagIndex}`, a.value]));
+    const next = nextSigner(t.body, finished);
+    const now = this.#options.now();
+    const mine = new Set(participantIds);
+    return {
+      esignId: t.esignId,
+      transactionId: t.id,
+      title: t.body.documents.map((d) => d.title).join(', '),
+      style,
+      signingOrder: t.body.signingOrder === true,
+      participants: participantIds.map((pid) => {
+        const p = t.body.participants.find((x) => x.id === pid)!;
+        const yourTurn = !finished.has(pid) && (!t.body.signingOrder || next?.id === pid);
+        return {
+          id: pid,
+          name: `${p.firstName} ${p.lastName}`,
+          finished: finished.has(pid),
+          yourTurn,
+          waitingFor: !finished.has(pid) && !yourTurn && next ? `${next.firstName} ${next.lastName}` : null,
+        };
+      }),
+      documents: t.body.documents.map((d, docIndex) => {
+        const upload = this.#store.getUpload(d.StoragePath, t.org);
+        return {
+          index: docIndex,
+          title: d.title,
+          pageSizes: upload?.pageSizes ?? [[612, 792]],
+          tags: d.tags
+            .map((tag, tagIndex) => ({ tag, tagIndex }))
+            .filter(({ tag }) => mine.has(tag.signerId))
+            .map(({ tag, tagIndex }) => ({
+              docIndex,
+              tagIndex,
+              type: tag.type,
+              page: tag.page,
+              x: tag.x,
+              y: tag.y,
+              width: tag.width,
+              height: tag.height,
+              required: isRequired(tag),
+              participantId: tag.signerId,
+              suggested: defaultTagValue(
+                tag,
+                t.body.participants.find((p) => p.id === tag.signerId)!,
+                {
+                  now,
+                  documentId: d.id ?? '',
+                  esignId: t.esignId,
+                },
+              ),
+              applied: applied.get(`${docIndex}:${tagIndex}`) ?? null,
+            })),
+        };
+      }),
+    };
+  }
+
+  /** The original PDF of one document, for a signing page that may still be used. */
+  async documentForSigning(token: string, docIndex: number): Promise<string> {
+    const opened = await this.#openAddress(token);
+    if ('refusal' in opened) throw new SandboxError('forbidden', `signing page unavailable: ${opened.refusal}`);
+    const doc = Number.isInteger(docIndex) ? opened.t.body.documents[docIndex] : undefined;
+    if (!doc) throw new SandboxError('not_found', 'no such document');
+    return this.#store.uploadPath(doc.StoragePath);
+  }
+
+  /** Applies one tag from a signing page. */
+  async applyTag(token: string, participantId: string, docIndex: number, tagIndex: number, value: string): Promise<void> {
+    const t = await this.#signable(token, participantId);
+    const tag = t.body.documents[docIndex]?.tags[tagIndex];
+    if (!tag || tag.signerId !== participantId) throw new SandboxError('not_found', 'no such tag for this participant');
+    if (value.trim() === '' || value.length > 500) throw new SandboxError('validation', 'value must be 1 to 500 characters');
+    this.#store.applyTag({ transactionId: t.id, docIndex, tagIndex, participantId, value, appliedAt: this.#options.now().toISOString() });
+  }
+
+  /** Finishes a participant from a signing page; returns whether the transaction is now completed. */
+  async finish(token: string, participantId: string): Promise<{ completed: boolean }> {
+    const t = await this.#signable(token, participantId);
+    return this.#finishParticipant(t, participantId, {});
+  }
+
+  /** Signs every tag of a participant with default (or given) values, without a browser (the test controls' signAs). */
+  async signAs(id: string, participantId: string, values: Record<string, string> = {}): Promise<{ completed: boolean }> {
+    const t = this.#store.getTransaction(id);
+    if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
+    this.#checkSignable(t, participantId);
+    return this.#finishParticipant(t, participantId, values, true);
+  }
+
+  async #signable(token: string, participantId: string): Promise<TransactionRow> {
+    const opened = await this.#openAddress(token);
+    if ('refusal' in opened) {
+      const expiredOrInvalid = opened.refusal === 'link_invalid' || opened.refusal === 'link_expired';
+      throw new SandboxError(expiredOrInvalid ? 'unauthorized' : 'conflict', `signing address unusable: ${opened.refusal}`);
+    }
+    if (!opened.participantIds.includes(participantId))
+      throw new SandboxError('forbidden', 'this address was not issued for that participant');
+    this.#checkSignable(opened.t, participantId);
+    return opened.t;
+  }
+
+  #checkSignable(t: TransactionRow, participantId: string): void {
+    if (t.status !== 'esign_pending') throw new SandboxError('conflict', `transaction is ${t.status}`);
+    if (!t.body.participants.some((p) => p.id === participantId)) {
+      throw new SandboxError('not_found', `participant ${participantId} is not in this transaction`);
+    }
+    const finished = this.#store.finishedParticipants(t.id);
+    if (finished.has(participantId)) throw new SandboxError('conflict', 'this participant has already signed');
+    if (t.body.signingOrder) {
+      const next = nextSigner(t.body, finished);
+      if (next && next.id !== participantId) {
+        throw new SandboxError('conflict', `signing order: it is ${next.firstName} ${next.lastName}'s turn`);
+      }
+    }
+  }
+
+  async #finishParticipant(
+    t: TransactionRow,
+    participantId: string,
+    values: Record<string, string>,
+    fillDefaults = false,
+  ): Promise<{ completed: boolean }> {
+    const now = this.#options.now();
+    const signer = t.body.participants.find((p) => p.id === participantId)!;
+    const applied = new Map(this.#store.appliedTags(t.id).map((a) => [`${a.docIndex}:${a.tagIndex}`, a.value]));
+    const missing: string[] = [];
+    this.#store.transaction(() => {
+      t.body.documents.forEach((d, docIndex) => {
+        d.tags.forEach((tag, tagIndex) => {
+          if (tag.signerId !== participantId) return;
+          const key = `${docIndex}:${tagIndex}`;
+          const value =
+            values[key] ??
+            applied.get(key) ??
+            (fillDefaults ? defaultTagValue(tag, signer, { now, documentId: d.id ?? '', esignId: t.esignId }) : undefined);
+          if (value === undefined) {
+            if (isRequired(tag)) missing.push(`documents[${docIndex}].tags[${tagIndex}]`);
+            return;
+          }
+          this.#store.applyTag({ transactionId: t.id, docIndex, tagIndex, participantId, value, appliedAt: now.toISOString() });
+        });
+      });
+      if (missing.length > 0) {
+        throw new SandboxError('validation', `required tags not applied: ${missing.join(', ')}`);
+      }
+      this.#store.finishParticipant(t.id, participantId, now.toISOString());
+    });
+    const finished = this.#store.finishedParticipants(t.id);
+    const allDone = t.body.participants.every((p) => finished.has(p.id));
+    if (allDone) await this.#completion.complete(t.id);
+    return { completed: allDone };
+  }
+}
+
+function statusRefusal(status: string): SigningRefusal | undefined {
+  switch (status) {
+    case 'esign_pending':
+      return undefined;
+    case 'completed':
+      return 'completed';
+    case 'cancelled':
+      return 'cancelled';
+    case 'draft':
+      return 'not_sent';
+    default:
+      return 'expired';
+  }
+}

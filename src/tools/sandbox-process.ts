@@ -1,0 +1,34 @@
+import { SandboxControlClient } from '../sandbox/control-client.js';
+import { launch, type Launched } from './launch.js';
+
+export interface SandboxProcess {
+  url: string;
+  /** A dev API token of the default organization. */
+  token: string;
+  webhookSecret: string;
+  control: SandboxControlClient;
+  process: Launched;
+  stop(): Promise<void>;
+}
+
+/** Starts the provider sandbox in its own process (so its memory and CPU are not the caller's), on a free port. */
+export async function launchSandbox(dataDir: string, env: Record<string, string> = {}): Promise<SandboxProcess> {
+  const process = await launch('src/sandbox/main.ts', {
+    env: { SANDBOX_PORT: '0', SANDBOX_DATA_DIR: dataDir, SANDBOX_MAX_UPLOAD_BYTES: String(2 ** 31), ...env },
+    ready: /listening on \S+[\s\S]*dev API token:\s+\S+[\s\S]*webhook secret:\s+\S+\s/,
+  });
+  const out = process.output();
+  const url = /listening on (\S+)/.exec(out)![1]!;
+  const control = new SandboxControlClient(url);
+  return {
+    url,
+    token: /dev API token:\s+(\S+)/.exec(out)![1]!,
+    webhookSecret: /webhook secret:\s+(\S+)/.exec(out)![1]!,
+    control,
+    process,
+    async stop() {
+      await control.close();
+      await process.stop();
+    },
+  };
+}
