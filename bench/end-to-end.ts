@@ -13,7 +13,7 @@ import type { baselineTransaction } from './baseline-workflows.js';
 import { launch } from '../src/tools/launch.js';
 import { pool, processUsage } from '../src/tools/measure.js';
 import { fmt, markdownTable, mib, percentile, record } from './lib.js';
-import { startBenchStack } from './stack.js';
+import { benchSigner, startBenchStack } from './stack.js';
 
 const N = Number(process.env.BENCH_E2E_N ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_E2E_CONCURRENCY ?? 20);
@@ -45,16 +45,7 @@ export async function endToEnd(command: string): Promise<void> {
             tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
           },
         ],
-        participants: [
-          {
-            id: participantId,
-            email: 's@example.com',
-            firstName: 'Sam',
-            lastName: 'Signer',
-            authenticationType: 'none',
-            twoFactorContact: 'email',
-          },
-        ],
+        participants: [benchSigner(participantId)],
         notifyParticipants: { email: false },
         reconcileInterval: '1 hour',
       },
@@ -84,16 +75,7 @@ export async function endToEnd(command: string): Promise<void> {
           tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerId: participantId, customData: {} }],
         },
       ],
-      participants: [
-        {
-          id: participantId,
-          email: 's@example.com',
-          firstName: 'Sam',
-          lastName: 'Signer',
-          authenticationType: 'none',
-          twoFactorContact: 'email',
-        },
-      ],
+      participants: [benchSigner(participantId)],
     });
     await provider.createIframeUrl({ type: 'esign', data: { esignId: created.esignId!, participantIds: [participantId] } });
     await sign(created.id!, participantId);

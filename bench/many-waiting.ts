@@ -8,7 +8,7 @@ import { startEsignTransaction } from '../src/client/transactions.js';
 import { WORKFLOW_TYPE } from '../workflows/definitions.js';
 import { pool, processUsage } from '../src/tools/measure.js';
 import { fmt, markdownTable, mib, record } from './lib.js';
-import { startBenchStack } from './stack.js';
+import { benchSigner, startBenchStack } from './stack.js';
 
 const N = Number(process.env.BENCH_WAITING_N ?? 1000);
 const CONCURRENCY = 50;
@@ -46,16 +46,7 @@ export async function manyWaiting(command: string): Promise<void> {
               tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
             },
           ],
-          participants: [
-            {
-              id: participantId,
-              email: 's@example.com',
-              firstName: 'Sam',
-              lastName: 'Signer',
-              authenticationType: 'none',
-              twoFactorContact: 'email',
-            },
-          ],
+          participants: [benchSigner(participantId)],
           reconcileInterval: '1 day',
         },
         { taskQueue: stack.taskQueue },

@@ -91,3 +91,15 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
     },
   };
 }
+
+/** The one signer of a bench transaction. */
+export function benchSigner(id: string) {
+  return {
+    id,
+    email: 's@example.com',
+    firstName: 'Sam',
+    lastName: 'Signer',
+    authenticationType: 'none',
+    twoFactorContact: 'email',
+  } as const;
+}

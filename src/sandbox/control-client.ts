@@ -3,18 +3,10 @@ import { Agent, request } from 'undici';
 import type { TransactionRecord } from '../esign/schemas.js';
 import type { ForcedEnd } from './controls.js';
 import type { FaultConfig, FaultConfigInput } from './faults.js';
+import type { DeliveryRow } from './store.js';
 
-export interface DeliveryRecord {
-  id: number;
-  notificationId: string;
-  url: string;
-  payload: string;
-  status: 'pending' | 'delivered' | 'failed' | 'dropped';
-  attempts: number;
-  lastError: string | null;
-  createdAt: number;
-  deliveredAt: number | null;
-}
+/** A webhook delivery as the sandbox's outbox records it. */
+export type DeliveryRecord = DeliveryRow;
 
 export interface InspectedTransaction {
   record: TransactionRecord;
