@@ -25,3 +25,7 @@ fi
 echo "ensure-node: using $("$dir/bin/node" --version) from $dir" >&2
 # nodedir: native addons (better-sqlite3) build against this Node's own headers.
 printf 'export PATH=%q:"$PATH"\nexport npm_config_nodedir=%q\n' "$dir/bin" "$dir"
+# npm finds its global config under the running node's prefix; keep the
+# machine's (it may hold the registry's CA bundle or a proxy setting).
+globalconfig=$(npm config get globalconfig 2>/dev/null || true)
+if [ -n "$globalconfig" ] && [ -f "$globalconfig" ]; then printf 'export npm_config_globalconfig=%q\n' "$globalconfig"; fi
