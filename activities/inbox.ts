@@ -1,4 +1,7 @@
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { LATE_COMPLETION_WORKFLOW_TYPE, lateCompletionIdFor, type LateCompletionInput } from '../workflows/definitions.js';
+import type { esignLateCompletion } from '../workflows/late-completion.js';
 import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxRegisterSignal, type InboxInput } from '../workflows/inbox-definitions.js';
 import type { esignInbox } from '../workflows/inbox.js';
 
@@ -24,6 +27,29 @@ export function createInboxActivities(deps: InboxDeps) {
         signal: inboxRegisterSignal,
         signalArgs: [{ ownerWorkflowId: input.ownerWorkflowId }],
       });
+    },
+
+    /**
+     * Starts the late-completion workflow of a transaction, once: its id is
+     * the transaction's, so a second completion joins the running one, and
+     * one that already archived is not started again.
+     */
+    async startLateCompletion(input: LateCompletionInput): Promise<{ workflowId: string }> {
+      const { client, info } = Context.current();
+      const workflowId = lateCompletionIdFor(input.transactionId);
+      try {
+        await client.workflow.start<typeof esignLateCompletion>(LATE_COMPLETION_WORKFLOW_TYPE, {
+          workflowId,
+          taskQueue: info.taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        log.info('late completion already ran for this transaction', { workflowId });
+      }
+      return { workflowId };
     },
   };
 }

@@ -6,6 +6,7 @@ import { createDocumentActivities } from './documents.js';
 import { createInboxActivities } from './inbox.js';
 import { createInputValidationActivities } from './input-validation.js';
 import { createTransactionActivities } from './transactions.js';
+import { durationToMs } from '../src/util/duration.js';
 import { UrlPolicy } from '../src/worker/url-policy.js';
 import type { ZipLimits } from '../src/archive/zip-verify.js';
 
@@ -18,6 +19,8 @@ export interface ActivityDeps {
   allowedUrls?: readonly string[];
   maxDocumentBytes?: number;
   zipLimits?: ZipLimits;
+  /** The shortest reconciliation interval a transaction may ask for (default 1 minute). */
+  minReconcileInterval?: string | number;
   /** How long an unowned webhook waits in its inbox before it is closed as orphaned. */
   inboxOrphanAfter?: string;
 }
@@ -26,7 +29,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const urlPolicy = new UrlPolicy(deps.allowedUrls ?? []);
   return {
-    ...createInputValidationActivities({ urlPolicy }),
+    ...createInputValidationActivities({ urlPolicy, minReconcileMs: durationToMs(deps.minReconcileInterval ?? '1 minute') }),
     ...createDocumentActivities({
       client: deps.client,
       documentRoots: deps.documentRoots ?? [],

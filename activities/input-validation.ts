@@ -1,12 +1,15 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureType } from '../src/failures.js';
 import { EsignTransactionInput, type ValidEsignTransactionInput } from '../src/transaction/input.js';
+import { durationToMs } from '../src/util/duration.js';
 import { describeIssues } from '../src/util/zod-issues.js';
 import type { UrlPolicy } from '../src/worker/url-policy.js';
 
 export interface InputValidationDeps {
   /** The worker's outbound allow-list: a callback it would refuse fails the transaction before anything is uploaded. */
   urlPolicy: UrlPolicy;
+  /** The shortest reconciliation interval this worker allows; shorter requests are raised to it. */
+  minReconcileMs: number;
 }
 
 /**
@@ -23,6 +26,9 @@ export function createInputValidationActivities(deps: InputValidationDeps) {
         throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, FailureType.InvalidInput);
       }
       if (parsed.data.callbackUrl) deps.urlPolicy.check(parsed.data.callbackUrl, 'callbackUrl');
+      // The floor keeps a busy provider from being polled to death and a year-long transaction's history bounded.
+      if (durationToMs(parsed.data.reconcileInterval) < deps.minReconcileMs)
+        return { ...parsed.data, reconcileInterval: deps.minReconcileMs };
       return parsed.data;
     },
   };

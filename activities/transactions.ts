@@ -1,8 +1,11 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
+import { EsignApiError } from '../src/esign/errors.js';
+import type { ParticipantStatus } from '../src/esign/events.js';
+import { providerFailure } from '../src/esign/temporal-failure.js';
 import type { CreateTransactionRequest, IframeStyle, TransactionRecord, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import { FailureType } from '../src/failures.js';
-import { callProvider } from '../src/worker/heartbeat.js';
+import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
 
 export interface TransactionDeps {
   client: EsignClient;
@@ -22,6 +25,46 @@ function toRef(record: TransactionRecord, what: string): TransactionRef {
     throw ApplicationFailure.nonRetryable(`${what}: the provider's response has no id/esignId`, FailureType.ProviderContract);
   }
   return { transactionId: record.id, esignId: record.esignId, status: record.status };
+}
+
+/** One participant's progress, when the provider reports it (docs/spec-gaps.md, row 33). */
+export interface ParticipantState {
+  id: string;
+  status: ParticipantStatus;
+  /** When the participant signed or declined. */
+  at?: string;
+  /** A decliner's reason, in their words (encrypted in history like every payload). */
+  reason?: string;
+}
+
+/** The provider's view of a transaction: status, and each participant's progress when reported. */
+export interface TransactionState extends TransactionRef {
+  participants?: ParticipantState[];
+}
+
+/** The outcome of taking a transaction back from its signers (a replace to `draft`). */
+export type WithdrawOutcome =
+  | { withdrawn: true; status: string }
+  /** Refused, or ignored: the provider's status afterwards, and who has signed. */
+  | { withdrawn: false; status: string; participants?: ParticipantState[] };
+
+function toState(transactionId: string, record: TransactionRecord): TransactionState {
+  const reported = record.participants.some((p) => p.status !== undefined);
+  return {
+    transactionId,
+    esignId: record.esignId ?? '',
+    status: record.status,
+    ...(reported
+      ? {
+          participants: record.participants.map((p) => ({
+            id: p.id,
+            status: p.status ?? 'pending',
+            ...(p.signedAt || p.declinedAt ? { at: (p.signedAt ?? p.declinedAt)! } : {}),
+            ...(p.declineReason ? { reason: p.declineReason } : {}),
+          })),
+        }
+      : {}),
+  };
 }
 
 const samePaths = (record: TransactionRecord, paths: readonly string[]) =>
@@ -67,9 +110,52 @@ export function createTransactionActivities(deps: TransactionDeps) {
       return toRef(listed, 'createTransaction');
     },
 
-    async getTransactionStatus(transactionId: string): Promise<TransactionRef> {
+    /** The provider's status of the transaction, with each participant's progress when the provider reports it. */
+    async getTransactionStatus(transactionId: string): Promise<TransactionState> {
       const record = await callProvider(() => deps.client.getTransaction(transactionId, { signal: Context.current().cancellationSignal }));
-      return { transactionId, esignId: record.esignId ?? '', status: record.status };
+      return toState(transactionId, record);
+    },
+
+    /**
+     * Takes the transaction away from its signers before the workflow reports
+     * it cancelled or expired: the spec has no cancel, so a replace back to
+     * `draft` (docs/spec-gaps.md, row 34), then a read to see that it held. A
+     * provider that refuses (409: someone has signed, or it has ended) is not
+     * an error: the outcome says what the provider holds instead.
+     */
+    async withdrawTransaction(input: { transactionId: string; request: UpdateTransactionRequest }): Promise<WithdrawOutcome> {
+      const signal = Context.current().cancellationSignal;
+      return whileHeartbeating(async () => {
+        try {
+          await deps.client.updateTransaction(input.transactionId, { ...input.request, status: 'draft' }, { signal });
+        } catch (err) {
+          if (!(err instanceof EsignApiError && err.kind === 'http' && err.status === 409)) throw providerFailure(err);
+          log.info('the provider refused to withdraw the transaction', { transactionId: input.transactionId, reason: err.message });
+        }
+        let record: TransactionRecord;
+        try {
+          record = await deps.client.getTransaction(input.transactionId, { signal });
+        } catch (err) {
+          throw providerFailure(err);
+        }
+        const state = toState(input.transactionId, record);
+        if (state.status === 'draft') return { withdrawn: true, status: state.status };
+        return { withdrawn: false, status: state.status, ...(state.participants ? { participants: state.participants } : {}) };
+      });
+    },
+
+    /** What a late completion needs to archive a transaction nobody waits for: its ids, reference and documents. */
+    async describeTransaction(
+      transactionId: string,
+    ): Promise<TransactionRef & { referenceId: string | null; documents: { title: string; StoragePath: string }[] }> {
+      const record = await callProvider(() => deps.client.getTransaction(transactionId, { signal: Context.current().cancellationSignal }));
+      return {
+        transactionId,
+        esignId: record.esignId ?? '',
+        status: record.status,
+        referenceId: record.referenceId ?? null,
+        documents: record.documents.map((d, i) => ({ title: d.title ?? `Document ${i + 1}`, StoragePath: d.StoragePath })),
+      };
     },
 
     async updateTransaction(input: { transactionId: string; request: UpdateTransactionRequest }): Promise<TransactionRef> {

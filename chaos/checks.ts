@@ -11,12 +11,15 @@ import { hashFile, hashStream } from '../src/util/streams.js';
 import type { SandboxControlClient } from '../src/sandbox/control-client.js';
 import type { ArchiveManifest } from '../src/archive/store.js';
 import { statusQuery, workflowIdFor, type EsignTransactionResult } from '../workflows/definitions.js';
+import type { Scenario } from './run-chaos.js';
 import { inboxIdFor, inboxNotificationSignal } from '../workflows/inbox-definitions.js';
 
 export interface ChaosChecks {
   /** Empty when the run is clean; each entry names the transaction and what went wrong. */
   problems: string[];
   completed: number;
+  /** How many ended each way (completed, declined, cancelled, expired, deleted). */
+  outcomes: Record<string, number>;
   archives: number;
   providerTransactions: number;
   completedBy: { webhook: number; reconciliation: number };
@@ -33,16 +36,46 @@ interface CheckInput {
   control: SandboxControlClient;
   archiveDir: string;
   results: Map<string, EsignTransactionResult | Error>;
+  /** What the driver did to each transaction (run-chaos.ts), so its outcome can be held against it. */
+  planned: Map<string, Scenario>;
   referencePrefix: string;
 }
 
+/** The outcomes each scenario may end in; the provider's final state decides which is right. */
+const EXPECTED: Record<Scenario, readonly string[]> = {
+  sign: ['completed'],
+  decline: ['declined'],
+  'provider-cancel': ['cancelled'],
+  'provider-expire': ['expired'],
+  'provider-delete': ['deleted'],
+  'deadline-race': ['completed', 'expired'],
+};
+
+/** The provider's final status each outcome must meet: an expiry we reported withdrew the transaction to a draft. */
+const PROVIDER_STATE_OF: Record<string, readonly string[]> = {
+  completed: ['completed'],
+  declined: ['declined'],
+  cancelled: ['cancelled', 'draft'],
+  expired: ['expired', 'draft'],
+  deleted: ['deleted'],
+};
+
 const { WorkflowTaskFailedCause } = proto.temporal.api.enums.v1;
 
-export async function checkRun({ client, provider, control, archiveDir, results, referencePrefix }: CheckInput): Promise<ChaosChecks> {
+export async function checkRun({
+  client,
+  provider,
+  control,
+  archiveDir,
+  results,
+  planned,
+  referencePrefix,
+}: CheckInput): Promise<ChaosChecks> {
   const problems: string[] = [];
   const checks: ChaosChecks = {
     problems,
     completed: 0,
+    outcomes: {},
     archives: 0,
     providerTransactions: 0,
     completedBy: { webhook: 0, reconciliation: 0 },
@@ -51,17 +84,35 @@ export async function checkRun({ client, provider, control, archiveDir, results,
     stagingLeftovers: 0,
   };
 
-  // 1. Every transaction completed.
+  // 1. Every transaction ended in exactly one outcome: the one its scenario allows, matching the provider's final state.
   const completed: EsignTransactionResult[] = [];
+  const ended: EsignTransactionResult[] = [];
   for (const [referenceId, result] of results) {
-    if (result instanceof Error) problems.push(`${referenceId}: ${result.message}`);
-    else if (result.status !== 'completed' || !result.transactionId || !result.archive)
-      problems.push(`${referenceId}: ended ${result.status} (${result.reason ?? 'no reason'})`);
-    else completed.push(result);
+    if (result instanceof Error) {
+      problems.push(`${referenceId}: ${result.message}`);
+      continue;
+    }
+    checks.outcomes[result.status] = (checks.outcomes[result.status] ?? 0) + 1;
+    const scenario = planned.get(referenceId)!;
+    if (!EXPECTED[scenario].includes(result.status))
+      problems.push(`${referenceId}: ${scenario} ended ${result.status} (${result.reason ?? 'no reason'})`);
+    if (!result.transactionId) {
+      problems.push(`${referenceId}: ended ${result.status} without a provider transaction`);
+      continue;
+    }
+    ended.push(result);
+    const providerStatus = (await provider.getTransaction(result.transactionId)).status;
+    if (!PROVIDER_STATE_OF[result.status]?.includes(providerStatus))
+      problems.push(`${referenceId}: the workflow says ${result.status}, the provider says ${providerStatus}`);
+    if (providerStatus === 'completed') {
+      if (result.status !== 'completed' || !result.archive)
+        problems.push(`${referenceId}: completed at the provider but not archived by its workflow`);
+      else completed.push(result);
+    }
   }
   checks.completed = completed.length;
 
-  // 2. Exactly one archive per transaction, byte-identical to the provider's ZIP.
+  // 2. Exactly one archive per transaction the provider completed, byte-identical to its ZIP; none for any other.
   const entries = await readdir(archiveDir).catch(() => [] as string[]);
   const archived = new Set(entries.filter((e) => e !== '.staging'));
   checks.archives = archived.size;
@@ -102,17 +153,19 @@ export async function checkRun({ client, provider, control, archiveDir, results,
 
   // 4. Histories: no failed workflow task (nondeterminism or a bug), no non-retryable activity failure;
   //    and every webhook the bridge acknowledged is a signal in the transaction's inbox.
-  await waitForWebhookOutbox(control, completed);
+  await waitForWebhookOutbox(control, ended);
   const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
   const decode = async (payloads: Payload[]): Promise<unknown[]> => {
     let decoded = payloads;
     for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
     return decoded.map((p) => payloadConverter.fromPayload(p));
   };
-  for (const r of completed) {
+  for (const r of ended) {
     const status = await client.workflow.getHandle(workflowIdFor(r.referenceId)).query(statusQuery);
-    if (status.notificationsAccepted > 0) checks.completedBy.webhook++;
-    else checks.completedBy.reconciliation++;
+    if (r.status === 'completed') {
+      if (status.notificationsAccepted > 0) checks.completedBy.webhook++;
+      else checks.completedBy.reconciliation++;
+    }
 
     const deliveries = await control.deliveries({ transactionId: r.transactionId! });
     for (const d of deliveries) checks.webhooks[d.status]++;

@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { getEsignTransaction, startEsignTransaction } from '../src/client/transactions.js';
 import { newCodecKeys } from '../src/codec/aes-gcm-codec.js';
@@ -74,6 +74,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Errors that retrying cannot fix: the run reports them instead of looping. */
 class Final extends Error {}
 
+/** How the driver ends a transaction; the checks hold its outcome against the provider's final state. */
+export type Scenario = 'sign' | 'decline' | 'provider-cancel' | 'provider-expire' | 'provider-delete' | 'deadline-race';
+
+const isFinished = (phase: string) => ['completed', 'declined', 'expired', 'cancelled', 'deleted'].includes(phase);
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { seed, transactions: M } = options;
   const concurrency = options.concurrency ?? Math.min(25, M);
@@ -115,7 +120,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign`,
     SANDBOX_FAULTS: JSON.stringify(faults),
   });
-  const common = { TEMPORAL_ADDRESS: address, ESIGN_TASK_QUEUE: taskQueue, ESIGN_CODEC_KEYS: codecKeys, ESIGN_METRICS_ADDRESS: '' };
+  const common = {
+    TEMPORAL_ADDRESS: address,
+    ESIGN_TASK_QUEUE: taskQueue,
+    ESIGN_CODEC_KEYS: codecKeys,
+    ESIGN_METRICS_ADDRESS: '',
+    ESIGN_MIN_RECONCILE_INTERVAL: '1 second',
+  };
   const bridge = new Service(
     'bridge',
     'src/bridge/main.ts',
@@ -210,13 +221,39 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         throw err;
       }
     };
+    /** A provider-side action that lost a race (or a retry of one that went through): the checks judge the end. */
+    const ignoreEnded = async (action: () => Promise<unknown>) => {
+      try {
+        await action();
+      } catch (err) {
+        if (err instanceof SandboxControlError && err.status === 409) return;
+        throw err;
+      }
+    };
     const random = seededRandom(seed);
     const participantCounts = Array.from({ length: M }, () => (random() < 0.3 ? 2 : 1));
+    // Most transactions are signed; a tenth each declines, is ended by the provider, or races its deadline (seeded shuffle).
+    const tenth = M >= 10 ? Math.floor(M / 10) : 0;
+    const providerEnds = ['provider-cancel', 'provider-expire', 'provider-delete'] as const;
+    const scenarios: Scenario[] = [
+      ...Array.from({ length: tenth }, () => 'decline' as const),
+      ...Array.from({ length: tenth }, (_, k) => providerEnds[k % 3]!),
+      ...Array.from({ length: tenth }, () => 'deadline-race' as const),
+    ];
+    while (scenarios.length < M) scenarios.push('sign');
+    for (let k = scenarios.length - 1; k > 0; k--) {
+      const j = Math.floor(random() * (k + 1));
+      [scenarios[k], scenarios[j]] = [scenarios[j]!, scenarios[k]!];
+    }
+    const raceDelaysMs = Array.from({ length: M }, () => 6_000 + random() * 4_000);
 
     const results = new Map<string, EsignTransactionResult | Error>();
+    const planned = new Map<string, Scenario>();
     const durations: [string, number][] = [];
     const drive = async (i: number) => {
       const referenceId = `chaos-${seed}-${i}`;
+      const scenario = scenarios[i]!;
+      planned.set(referenceId, scenario);
       const began = performance.now();
       const participants = Array.from({ length: participantCounts[i]! }, (_, p) => ({
         id: crypto.randomUUID(),
@@ -247,6 +284,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         notifyParticipants: { email: false },
         // Short enough that a dropped webhook costs seconds, not an hour.
         reconcileInterval: '5 seconds',
+        // The race: signatures land around a deadline a few seconds away.
+        ...(scenario === 'deadline-race' ? { signingDeadline: '8 seconds' } : {}),
       };
       try {
         await retrying('start', () => within(10_000, () => startEsignTransaction(client, input, { taskQueue })));
@@ -254,16 +293,36 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const handle = getEsignTransaction(client, referenceId);
         const status = await retrying('query', async () => {
           const s = await within(10_000, () => handle.query(statusQuery));
-          if (s.phase === 'completed' || s.phase === 'expired' || s.phase === 'cancelled')
+          if (isFinished(s.phase)) {
+            if (scenario === 'deadline-race') return s; // the deadline may win before anyone signs
             throw new Final(`ended ${s.phase} before signing`);
+          }
           if (!s.transactionId) throw new Error('not created yet');
           return s;
         });
         const participantIds = participants.map((p) => p.id);
-        await retrying('signing URL', () =>
-          within(15_000, () => handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds }] })),
-        );
-        for (const id of participantIds) await retrying('sign', () => sign(status.transactionId!, id));
+        if (!isFinished(status.phase)) {
+          await retrying('signing URL', () =>
+            within(15_000, () => handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds }] })).catch((err: unknown) => {
+              // The deadline may end a racing transaction while its URL is asked for.
+              if (scenario === 'deadline-race' && err instanceof WorkflowUpdateFailedError) return undefined;
+              throw err;
+            }),
+          );
+        }
+        const tx = status.transactionId!;
+        if (scenario === 'sign') {
+          for (const id of participantIds) await retrying('sign', () => sign(tx, id));
+        } else if (scenario === 'decline') {
+          await retrying('decline', () => ignoreEnded(() => sandbox.control.declineAs(tx, participantIds.at(-1)!, 'chaos says no')));
+        } else if (scenario === 'deadline-race') {
+          // Sign just before or just after the deadline: either the signature or the withdraw wins, never both.
+          await sleep(raceDelaysMs[i]!);
+          for (const id of participantIds) await retrying('sign', () => ignoreEnded(() => sign(tx, id)));
+        } else {
+          const end = ({ 'provider-cancel': 'cancelled', 'provider-expire': 'expired', 'provider-delete': 'deleted' } as const)[scenario];
+          await retrying('provider end', () => ignoreEnded(() => sandbox.control.forceEnd(tx, end)));
+        }
         const result = await retrying('result', async () => {
           try {
             return await handle.result();
@@ -293,7 +352,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // ---------------------------------------------------------- checking
     await sandbox.control.setFaults({});
     const injected = await sandbox.control.injectedFaults();
-    const checks = await checkRun({ client, provider, control: sandbox.control, archiveDir, results, referencePrefix: `chaos-${seed}-` });
+    const checks = await checkRun({
+      client,
+      provider,
+      control: sandbox.control,
+      archiveDir,
+      results,
+      planned,
+      referencePrefix: `chaos-${seed}-`,
+    });
     if (chaosError) checks.problems.unshift(`the chaos schedule itself failed: ${chaosError.message}`);
     clean = checks.problems.length === 0;
     durations.sort((a, b) => a[1] - b[1]);

@@ -47,7 +47,12 @@ async function main(): Promise<void> {
   const worker = await createEsignWorker({
     connection: env.nativeConnection,
     taskQueue,
-    deps: { client, archive: new LocalArchiveStore(join(work, 'archive')), documentRoots: [dirname(pdf)] },
+    deps: {
+      minReconcileInterval: '1 second',
+      client,
+      archive: new LocalArchiveStore(join(work, 'archive')),
+      documentRoots: [dirname(pdf)],
+    },
   });
 
   const input = (overrides: Partial<EsignTransactionInput> = {}): EsignTransactionInput => ({

@@ -13,6 +13,8 @@ export const FailureType = {
   TransactionFinished: 'TransactionFinished',
   TransactionIsDraft: 'TransactionIsDraft',
   UnknownParticipant: 'UnknownParticipant',
+  /** A cancel the provider refused: a participant has signed, so the transaction can still complete. */
+  WithdrawRefused: 'WithdrawRefused',
   // The provider.
   ProviderRejected: 'ProviderRejected',
   ProviderUnavailable: 'ProviderUnavailable',

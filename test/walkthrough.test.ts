@@ -60,7 +60,12 @@ beforeAll(async () => {
   worker = await createEsignWorker({
     connection: temporal.nativeConnection,
     taskQueue: 'walkthrough',
-    deps: { client: sandbox.client, archive: new LocalArchiveStore(join(dirname(pdf!), 'archive')), documentRoots: [dirname(pdf!)] },
+    deps: {
+      minReconcileInterval: '1 second',
+      client: sandbox.client,
+      archive: new LocalArchiveStore(join(dirname(pdf!), 'archive')),
+      documentRoots: [dirname(pdf!)],
+    },
     dataConverter,
   });
   running = worker.run();

@@ -4,7 +4,8 @@
  * and the CLI. (The inbox's protocol is in ./inbox-definitions.ts.)
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { EsignCompletedWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../src/esign/schemas.js';
+import type { ParticipantStatus } from '../src/esign/events.js';
+import type { EsignCompletedWebhook, EsignEndWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../src/esign/schemas.js';
 
 export const WORKFLOW_TYPE = 'esignTransaction';
 export const DEFAULT_TASK_QUEUE = 'esign-transactions';
@@ -13,8 +14,16 @@ export function workflowIdFor(referenceId: string): string {
   return `esign-${referenceId}`;
 }
 
-/** Phases, also the values of the `EsignStatus` search attribute. */
-export type EsignPhase = 'uploading' | 'creating' | 'draft' | 'awaiting_signatures' | 'archiving' | 'completed' | 'expired' | 'cancelled';
+/** How a transaction ends (docs/workflow.md draws every way). */
+export type EsignOutcome = 'completed' | 'declined' | 'expired' | 'cancelled' | 'deleted';
+
+/**
+ * Phases, also the values of the `EsignStatus` search attribute. `overdue`:
+ * the deadline passed but the provider refused to withdraw the transaction
+ * (someone has signed), so it may still complete; the workflow waits for the
+ * provider's end.
+ */
+export type EsignPhase = 'uploading' | 'creating' | 'draft' | 'awaiting_signatures' | 'overdue' | 'archiving' | EsignOutcome;
 
 export interface ArchiveResult {
   uri: string;
@@ -24,12 +33,16 @@ export interface ArchiveResult {
 }
 
 export interface EsignTransactionResult {
-  status: 'completed' | 'expired' | 'cancelled';
+  status: EsignOutcome;
   referenceId: string;
   transactionId: string | null;
   esignId: string | null;
   archive?: ArchiveResult;
   reason?: string;
+  /** Who declined, when the outcome is `declined` (the reason, in their words, is `reason`). */
+  declinedBy?: { participantId: string; name: string };
+  /** Who ended it: the caller (cancel), the deadline, a signer (decline), or the provider itself. */
+  endedBy?: 'request' | 'deadline' | 'signer' | 'provider';
 }
 
 export interface EsignTransactionStatus {
@@ -37,8 +50,8 @@ export interface EsignTransactionStatus {
   referenceId: string;
   transactionId: string | null;
   esignId: string | null;
-  /** Participant ids and names: enough to ask for signing URLs. */
-  participants: { id: string; name: string }[];
+  /** Participant ids and names: enough to ask for signing URLs; progress when the provider reports it. */
+  participants: { id: string; name: string; status?: ParticipantStatus; at?: string }[];
   providerStatus: string | null;
   /** Null only in the instant before the input is validated. */
   deadline: string | null;
@@ -50,6 +63,9 @@ export interface EsignTransactionStatus {
 
 /** The provider's `esign-completed` webhook payload (spec section 6), delivered by the bridge. */
 export const esignCompletedSignal = defineSignal<[EsignCompletedWebhook]>('esignCompleted');
+
+/** Any other end event in the same envelope (`esign-declined`, `esign-cancelled`, …), delivered by the bridge. */
+export const esignEventSignal = defineSignal<[EsignEndWebhook]>('esignEvent');
 
 export const statusQuery = defineQuery<EsignTransactionStatus>('status');
 
@@ -70,4 +86,32 @@ export interface ReplaceTransactionRequest {
 /** Maps to the spec's update operation (e.g. send a draft with `status: 'esign_pending'`). */
 export const replaceTransactionUpdate = defineUpdate<{ status: string }, [ReplaceTransactionRequest]>('replaceTransaction');
 
+/**
+ * Withdraws the transaction at the provider, then ends the workflow as
+ * `cancelled`. Fails with `WithdrawRefused` (the workflow goes on) when the
+ * provider refuses because a participant has signed, and with
+ * `TransactionFinished` when it has completed or ended meanwhile.
+ */
 export const cancelUpdate = defineUpdate<EsignTransactionResult, [{ reason?: string }]>('cancel');
+
+// ----------------------------------------------------------- late completion
+
+/**
+ * A transaction that completes at the provider after its workflow ended (a
+ * withdraw that lost a race, a provider that re-sent it) is archived by a
+ * workflow of its own, one per provider transaction, started by the inbox.
+ */
+export const LATE_COMPLETION_WORKFLOW_TYPE = 'esignLateCompletion';
+
+export function lateCompletionIdFor(transactionId: string): string {
+  return `esign-late-${transactionId}`;
+}
+
+export interface LateCompletionInput {
+  transactionId: string;
+  /** The ended workflow's archive prefix and callback, when it told its inbox. */
+  archivePrefix?: string;
+  callbackUrl?: string;
+  /** How the original workflow ended (null: no workflow ever owned the transaction). */
+  ownerOutcome: EsignOutcome | null;
+}

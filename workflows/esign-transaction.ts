@@ -1,90 +1,118 @@
 /**
- * One signature transaction, from PDFs to an archived, verified ZIP:
- * upload -> create -> (draft -> send) -> wait for signatures (webhook signal,
- * with reconciliation polls and a deadline) -> confirm -> archive -> report.
+ * One signature transaction, from PDFs to its end at the provider:
+ * upload -> create -> (draft -> send) -> wait for the provider's end (webhook
+ * signals, reconciliation polls, the deadline, a cancel) -> confirm ->
+ * archive when completed -> report. It never reports `cancelled` or `expired`
+ * while the provider's transaction can still complete: it withdraws it first.
+ * docs/workflow.md draws every way it ends.
  */
 import {
-  ActivityFailure,
-  type ActivityOptions,
   allHandlersFinished,
   ApplicationFailure,
   condition,
+  continueAsNew,
   getExternalWorkflowHandle,
   log,
   metricMeter,
   patched,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { EsignActivities } from '../activities/index.js';
+import type { ParticipantState, TransactionState, WithdrawOutcome } from '../activities/transactions.js';
+import { ESIGN_COMPLETED_EVENT, endStatusOf, isProviderEndStatus, type EsignEndEvent } from '../src/esign/events.js';
+import type { CreateTransactionRequest, EsignEndWebhook, Participant } from '../src/esign/schemas.js';
 import { FailureType } from '../src/failures.js';
 import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
+import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { durationToMs } from '../src/util/duration.js';
-import type { CreateTransactionRequest, EsignCompletedWebhook, Participant, UpdateTransactionRequest } from '../src/esign/schemas.js';
+import { ARCHIVE, POLL, PROVIDER, REPORT, step, UPLOAD } from './activity-options.js';
 import {
   cancelUpdate,
   esignCompletedSignal,
+  esignEventSignal,
   issueSigningUrlUpdate,
   replaceTransactionUpdate,
   statusQuery,
   type ArchiveResult,
+  type EsignOutcome,
   type EsignPhase,
   type EsignTransactionResult,
   type ReplaceTransactionRequest,
 } from './definitions.js';
 import { inboxIdFor, inboxOwnerFinishedSignal } from './inbox-definitions.js';
-import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
-import { readCompletedNotification } from './notification.js';
+import { readCompletedNotification, readEndNotification } from './notification.js';
+import { buildCreateRequest, buildUpdateRequest, validInput } from './requests.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';
 
-const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
+export { INPUT_VALIDATED_OUTSIDE_SANDBOX } from './requests.js';
+/** Cancel and deadline withdraw the transaction at the provider before the workflow reports its end. */
+export const WITHDRAW_BEFORE_END = 'withdraw-at-provider-before-end';
+/** Polls back off (with jitter) and the workflow continues as new before its history grows large. */
+export const BOUNDED_HISTORY = 'bounded-polling-and-continue-as-new';
+/** Our own bound on one run's history, whatever the server suggests (docs/workflow.md, "Bounded history"). */
+export const MAX_EVENTS_PER_RUN = 2_000;
 
-// Activities heartbeat every 2 s while they run (src/worker/heartbeat.ts), so a dead worker is noticed
-// within the heartbeat timeout, however long the start-to-close allows a slow upload or download.
-const UPLOAD = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '20 seconds', retry } as const;
-const PROVIDER = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry } as const;
-/** Reconciliation polls give up quickly: the next poll comes anyway. */
-const POLL = { ...PROVIDER, startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } } as const;
-const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '20 seconds', retry } as const;
-const REPORT = { startToCloseTimeout: '30 seconds', retry: { ...retry, maximumInterval: '5 minutes', maximumAttempts: 20 } } as const;
+/** What a run hands to the next when it continues as new: everything the transaction must not forget. */
+export interface ContinuedTransaction {
+  participants: Participant[];
+  request: CreateTransactionRequest;
+  created: { transactionId: string; esignId: string };
+  phase: EsignPhase;
+  deadlineAt: number;
+  providerStatus: string | null;
+  lastReconciledAt: string | null;
+  accepted: number;
+  rejected: number;
+  /** The latest notification ids, so a redelivery across the hand-over has one effect. */
+  seen: string[];
+  progress: ParticipantState[] | null;
+  pollMs: number;
+  runs: number;
+}
 
-/** Activities whose calls carry a summary, so the Web UI's timeline reads as the business process. */
-const step = (options: ActivityOptions, summary: string) => proxyActivities<EsignActivities>({ ...options, summary });
+const FINISHED: readonly EsignPhase[] = ['completed', 'declined', 'expired', 'cancelled', 'deleted'];
+const BACKOFF = 1.5;
+const SEEN_KEPT = 200;
 
-const FINISHED: readonly EsignPhase[] = ['completed', 'expired', 'cancelled'];
+/** A cancel that is being carried out: every `cancel` update waiting on it gets its outcome. */
+interface CancelAttempt {
+  reason: string;
+  refused?: { message: string; type: string };
+}
 
-/** Input validation moved from the workflow sandbox to a local activity (workflows/README.md says why). */
-export const INPUT_VALIDATED_OUTSIDE_SANDBOX = 'input-validated-in-local-activity';
-const checks = proxyLocalActivities<EsignActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } });
-
-export async function esignTransaction(rawInput: EsignTransactionInput): Promise<EsignTransactionResult> {
+export async function esignTransaction(rawInput: EsignTransactionInput, continued?: ContinuedTransaction): Promise<EsignTransactionResult> {
   // Set in step 0. Handlers are registered before it, so that an update sent
   // with the start (update-with-start) finds its handler.
   let input: ValidEsignTransactionInput | undefined;
-  let participants: Participant[] = [];
-  let deadlineAt = 0;
+  let participants: Participant[] = continued?.participants ?? [];
+  let deadlineAt = continued?.deadlineAt ?? 0;
 
   // ----------------------------------------------------------------- state
-  let phase = 'uploading' as EsignPhase;
-  let request: CreateTransactionRequest | undefined;
-  let created: { transactionId: string; esignId: string } | undefined;
-  let providerStatus: string | null = null;
-  let completionNotified = false;
-  let cancelReason: string | undefined;
-  let lastReconciledAt: string | null = null;
-  let accepted = 0;
-  let rejected = 0;
+  let phase: EsignPhase = continued?.phase ?? 'uploading';
+  let request: CreateTransactionRequest | undefined = continued?.request;
+  let created: { transactionId: string; esignId: string } | undefined = continued?.created;
+  let providerStatus: string | null = continued?.providerStatus ?? null;
+  let progress: ParticipantState[] | null = continued?.progress ?? null;
+  /** The end a webhook (or poll) announced, still to be confirmed with the provider. */
+  let notified: EsignEndEvent | undefined;
+  let cancelAttempt: CancelAttempt | undefined;
+  let lastReconciledAt: string | null = continued?.lastReconciledAt ?? null;
+  let accepted = continued?.accepted ?? 0;
+  let rejected = continued?.rejected ?? 0;
   let result: EsignTransactionResult | null = null;
-  const seenNotifications = new Set<string>();
-  const earlyNotifications: EsignCompletedWebhook[] = [];
+  let activity = 0; // bumped by every message: a busy transaction polls at its shortest interval
+  const seenNotifications = new Set<string>(continued?.seen ?? []);
+  const earlyNotifications: EsignEndWebhook[] = [];
 
   const setPhase = (next: EsignPhase) => {
     phase = next;
     upsertSearchAttributes([{ key: EsignStatus, value: next }]);
+  };
+  const nameOf = (id: string) => {
+    const p = participants.find((x) => x.id === id);
+    return p ? `${p.firstName} ${p.lastName}` : id;
   };
   // -------------------------------------------------------------- messages
   setHandler(statusQuery, () => ({
@@ -92,7 +120,14 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     referenceId: input?.referenceId ?? (typeof rawInput?.referenceId === 'string' ? rawInput.referenceId : ''),
     transactionId: created?.transactionId ?? null,
     esignId: created?.esignId ?? null,
-    participants: participants.map((p) => ({ id: p.id, name: `${p.firstName} ${p.lastName}` })),
+    participants: participants.map((p) => {
+      const state = progress?.find((s) => s.id === p.id);
+      return {
+        id: p.id,
+        name: `${p.firstName} ${p.lastName}`,
+        ...(state ? { status: state.status, ...(state.at ? { at: state.at } : {}) } : {}),
+      };
+    }),
     providerStatus,
     deadline: deadlineAt ? new Date(deadlineAt).toISOString() : null,
     lastReconciledAt,
@@ -101,21 +136,21 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     result,
   }));
 
-  const acceptNotification = (n: EsignCompletedWebhook) => {
+  const acceptNotification = (n: EsignEndWebhook) => {
     if (created && n.data.entity_id === created.esignId && n.data.transaction_id === created.transactionId) {
       accepted++;
-      completionNotified = true;
+      activity++;
+      // A completion outranks any other end: the ZIP must be archived.
+      if (notified !== ESIGN_COMPLETED_EVENT) notified = n.event;
     } else {
       rejected++;
-      log.warn('esignCompleted signal for another transaction ignored', { notificationId: n.data.notificationId });
+      log.warn('notification for another transaction ignored', { notificationId: n.data.notificationId });
     }
   };
-
-  setHandler(esignCompletedSignal, (payload) => {
-    const notification = readCompletedNotification(payload);
+  const receive = (notification: EsignEndWebhook | string) => {
     if (typeof notification === 'string') {
       rejected++;
-      log.warn('invalid esignCompleted signal ignored', { issue: notification });
+      log.warn('invalid notification signal ignored', { issue: notification });
       return;
     }
     const id = notification.data.notificationId;
@@ -124,15 +159,17 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     // Before creation returns we cannot match the ids yet: keep the notification.
     if (!created) earlyNotifications.push(notification);
     else acceptNotification(notification);
-  });
+  };
+  setHandler(esignCompletedSignal, (payload) => receive(readCompletedNotification(payload)));
+  setHandler(esignEventSignal, (payload) => receive(readEndNotification(payload)));
 
-  const isFinishing = () => FINISHED.includes(phase) || phase === 'archiving' || cancelReason !== undefined;
-
+  const isFinishing = () => FINISHED.includes(phase) || phase === 'archiving' || cancelAttempt !== undefined;
   const unknownParticipants = (ids: string[]) => ids.filter((id) => !participants.some((p) => p.id === id));
 
   setHandler(
     issueSigningUrlUpdate,
     async ({ participantIds, style }) => {
+      activity++;
       await condition(() => created !== undefined || isFinishing());
       if (!created || isFinishing()) throw ApplicationFailure.nonRetryable(`transaction is ${phase}`, FailureType.TransactionFinished);
       if (phase === 'draft') throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', FailureType.TransactionIsDraft);
@@ -149,7 +186,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     },
     {
       validator: ({ participantIds }) => {
-        if (isFinishing()) throw new Error(`transaction is ${cancelReason ? 'being cancelled' : phase}`);
+        if (isFinishing()) throw new Error(`transaction is ${cancelAttempt ? 'being cancelled' : phase}`);
         if (!Array.isArray(participantIds) || participantIds.length === 0) throw new Error('participantIds must not be empty');
         const unknown = input ? unknownParticipants(participantIds as string[]) : [];
         if (unknown.length > 0) throw new Error(`unknown participant(s): ${unknown.join(', ')}`);
@@ -160,15 +197,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   setHandler(
     replaceTransactionUpdate,
     async (change: ReplaceTransactionRequest) => {
+      activity++;
       await condition(() => request !== undefined && created !== undefined);
-      const next: UpdateTransactionRequest = {
-        documents: request!.documents,
-        participants: request!.participants,
-        referenceId: input!.referenceId,
-        status: change.status,
-        ...pick(request!, ['notifyParticipants', 'signingOrder', 'personalizedMessage', 'emailSubject']),
-        ...pick(change, ['notifyParticipants', 'signingOrder', 'personalizedMessage', 'emailSubject']),
-      };
+      const next = buildUpdateRequest(request!, input!.referenceId, change);
       const ref = await step(PROVIDER, `Replace the transaction (status ${change.status})`).updateTransaction({
         transactionId: created!.transactionId,
         request: next,
@@ -181,6 +212,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     {
       validator: (change: ReplaceTransactionRequest) => {
         if (isFinishing()) throw new Error(`transaction is ${phase}; it can no longer be replaced`);
+        if (phase === 'overdue') throw new Error('transaction is overdue: its deadline passed');
         if (change?.status !== 'draft' && change?.status !== 'esign_pending') throw new Error('status must be draft or esign_pending');
         if (change.emailSubject !== undefined && change.emailSubject.length > 255)
           throw new Error('emailSubject must be at most 255 characters');
@@ -191,9 +223,11 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
   setHandler(
     cancelUpdate,
     async ({ reason }) => {
-      cancelReason ??= reason?.slice(0, 500) || 'cancelled on request';
-      await condition(() => result !== null);
-      return result!;
+      activity++;
+      const attempt = (cancelAttempt ??= { reason: reason?.slice(0, 500) || 'cancelled on request' });
+      await condition(() => result !== null || attempt.refused !== undefined);
+      if (result) return result;
+      throw ApplicationFailure.nonRetryable(attempt.refused!.message, attempt.refused!.type);
     },
     {
       validator: (_request) => {
@@ -209,9 +243,13 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
       .createCounter('esign_transactions_finished', 'transactions', 'Transactions finished, by outcome')
       .add(1, { status: outcome.status });
     if (created) {
-      // Late redeliveries are then acknowledged by the inbox as stale instead of forwarded.
+      // Late redeliveries are then acknowledged by the inbox as stale; a late completion is archived by it.
       await getExternalWorkflowHandle(inboxIdFor(created.transactionId))
-        .signal(inboxOwnerFinishedSignal)
+        .signal(inboxOwnerFinishedSignal, {
+          outcome: outcome.status,
+          ...(input!.archivePrefix ? { archivePrefix: input!.archivePrefix } : {}),
+          ...(input!.callbackUrl ? { callbackUrl: input!.callbackUrl } : {}),
+        })
         .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
     }
     try {
@@ -226,168 +264,248 @@ export async function esignTransaction(rawInput: EsignTransactionInput): Promise
     await condition(allHandlersFinished);
     return outcome;
   };
-  const ended = (status: 'expired' | 'cancelled', reason: string) =>
+  const ended = (status: EsignOutcome, reason: string, endedBy: NonNullable<EsignTransactionResult['endedBy']>, extra = {}) =>
     finish({
       status,
       reason,
       referenceId: input!.referenceId,
       transactionId: created?.transactionId ?? null,
       esignId: created?.esignId ?? null,
+      ...(withdrawFirst ? { endedBy } : {}),
+      ...extra,
     });
 
   // ---------------------------------------------- 0. validate the input
-  const valid = await validInput(rawInput);
+  const valid = continued ? (rawInput as ValidEsignTransactionInput) : await validInput(rawInput);
   input = valid;
-  deadlineAt = Date.now() + durationToMs(valid.signingDeadline);
   const reconcileMs = durationToMs(valid.reconcileInterval);
-  // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
-  participants = valid.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
-  upsertSearchAttributes([
-    { key: EsignReferenceId, value: valid.referenceId },
-    { key: EsignStatus, value: phase },
-  ]);
-  metricMeter.createCounter('esign_transactions_started', 'transactions', 'Transactions started').add(1);
+  const maxPollMs = Math.max(reconcileMs, durationToMs(valid.reconcileMaxInterval ?? INPUT_DEFAULTS.reconcileMaxInterval));
+  // Set once the transaction exists (markers of new behaviour; false when replaying older histories).
+  let withdrawFirst = false;
+  let bounded: boolean;
 
-  // ------------------------------------------------------- 1. upload PDFs
-  const { storagePaths } = await step(UPLOAD, `Upload ${valid.documents.length} document(s)`).uploadDocuments({
-    documents: valid.documents.map((d) => ({ title: d.title, source: d.source })),
-  });
-  if (cancelReason) return ended('cancelled', cancelReason);
+  if (!continued) {
+    deadlineAt = Date.now() + durationToMs(valid.signingDeadline);
+    // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
+    participants = valid.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
+    upsertSearchAttributes([
+      { key: EsignReferenceId, value: valid.referenceId },
+      { key: EsignStatus, value: phase },
+    ]);
+    metricMeter.createCounter('esign_transactions_started', 'transactions', 'Transactions started').add(1);
 
-  // ------------------------------------------- 2. create the transaction
-  setPhase('creating');
-  request = buildCreateRequest(valid, participants, storagePaths);
-  const ref = await step(PROVIDER, `Create the transaction (${valid.status})`).createTransaction(request);
-  created = { transactionId: ref.transactionId, esignId: ref.esignId };
-  providerStatus = ref.status;
-  upsertSearchAttributes([
-    { key: EsignTransactionId, value: ref.transactionId },
-    { key: EsignId, value: ref.esignId },
-  ]);
-  // Webhooks name provider ids: tell the transaction's inbox (docs/webhooks.md) that this workflow owns them.
-  await step(PROVIDER, 'Register for completion webhooks').registerWithInbox({
-    transactionId: ref.transactionId,
-    ownerWorkflowId: workflowInfo().workflowId,
-  });
-  setPhase(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
-  for (const n of earlyNotifications.splice(0)) acceptNotification(n);
+    // ------------------------------------------------------- 1. upload PDFs
+    const { storagePaths } = await step(UPLOAD, `Upload ${valid.documents.length} document(s)`).uploadDocuments({
+      documents: valid.documents.map((d) => ({ title: d.title, source: d.source })),
+    });
+    // Nothing exists at the provider yet: a cancel needs no withdraw.
+    if (cancelAttempt) return ended('cancelled', cancelAttempt.reason, 'request');
 
-  // ------------------------------------- 3. wait for all signatures
+    // ------------------------------------------- 2. create the transaction
+    setPhase('creating');
+    request = buildCreateRequest(valid, participants, storagePaths);
+    const ref = await step(PROVIDER, `Create the transaction (${valid.status})`).createTransaction(request);
+    created = { transactionId: ref.transactionId, esignId: ref.esignId };
+    providerStatus = ref.status;
+    upsertSearchAttributes([
+      { key: EsignTransactionId, value: ref.transactionId },
+      { key: EsignId, value: ref.esignId },
+    ]);
+    // Webhooks name provider ids: tell the transaction's inbox (docs/webhooks.md) that this workflow owns them.
+    await step(PROVIDER, 'Register for provider webhooks').registerWithInbox({
+      transactionId: ref.transactionId,
+      ownerWorkflowId: workflowInfo().workflowId,
+    });
+    setPhase(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
+    withdrawFirst = patched(WITHDRAW_BEFORE_END);
+    bounded = patched(BOUNDED_HISTORY);
+    for (const n of earlyNotifications.splice(0)) acceptNotification(n);
+  } else {
+    withdrawFirst = patched(WITHDRAW_BEFORE_END);
+    bounded = patched(BOUNDED_HISTORY);
+    upsertSearchAttributes([
+      { key: EsignReferenceId, value: valid.referenceId },
+      { key: EsignTransactionId, value: created!.transactionId },
+      { key: EsignId, value: created!.esignId },
+      { key: EsignStatus, value: phase },
+    ]);
+    // The inbox signals the workflow id, not a run: it reaches this run without registering again.
+  }
+  const providerTx = created!;
+
+  // ------------------------------------------ ends, each confirmed first
+  /** Ends as the provider's state says, when it has ended; archives a completion first. */
+  const settle = async (state: Pick<TransactionState, 'status' | 'participants'>): Promise<EsignTransactionResult | undefined> => {
+    if (state.participants) progress = state.participants;
+    switch (state.status) {
+      case 'completed': {
+        setPhase('archiving');
+        const archive: ArchiveResult = await step(ARCHIVE, 'Download, verify and archive the signed ZIP').archiveCompletedDocuments({
+          referenceId: valid.referenceId,
+          transactionId: providerTx.transactionId,
+          esignId: providerTx.esignId,
+          documents: request!.documents.map((d) => ({ title: d.title, StoragePath: d.StoragePath })),
+          ...(valid.archivePrefix ? { archivePrefix: valid.archivePrefix } : {}),
+        });
+        return finish({
+          status: 'completed',
+          referenceId: valid.referenceId,
+          transactionId: providerTx.transactionId,
+          esignId: providerTx.esignId,
+          archive,
+        });
+      }
+      case 'declined': {
+        const decliner = state.participants?.find((p) => p.status === 'declined');
+        return ended('declined', decliner?.reason ?? 'a participant declined to sign', 'signer', {
+          ...(decliner ? { declinedBy: { participantId: decliner.id, name: nameOf(decliner.id) } } : {}),
+        });
+      }
+      case 'cancelled':
+        return ended('cancelled', 'the provider reports the transaction cancelled', 'provider');
+      case 'expired':
+        return ended('expired', 'the provider reports the transaction expired', 'provider');
+      case 'deleted':
+        // Histories before withdraw-before-end reported a provider deletion as expired.
+        return ended(withdrawFirst ? 'deleted' : 'expired', 'the provider reports the transaction deleted', 'provider');
+      default:
+        return undefined;
+    }
+  };
+
+  /** Takes the transaction back from its signers; what the provider holds if it refuses. */
+  const withdraw = (why: string): Promise<WithdrawOutcome> =>
+    step(PROVIDER, `Withdraw the transaction from its signers (${why})`).withdrawTransaction({
+      transactionId: providerTx.transactionId,
+      request: buildUpdateRequest(request!, valid.referenceId, { status: 'draft' }),
+    });
+
+  /** A refused withdraw: someone has signed, so the transaction can still complete. */
+  const signedCount = (w: WithdrawOutcome) =>
+    !w.withdrawn && w.participants ? `${w.participants.filter((p) => p.status === 'signed').length} of ${participants.length}` : 'some';
+
+  const endOnRequest = async (attempt: CancelAttempt): Promise<EsignTransactionResult | undefined> => {
+    if (!withdrawFirst) return ended('cancelled', attempt.reason, 'request');
+    const w = await withdraw('cancel');
+    providerStatus = w.status;
+    if (w.withdrawn) return ended('cancelled', attempt.reason, 'request');
+    cancelAttempt = undefined;
+    if (w.participants) progress = w.participants;
+    if (w.status === 'completed') {
+      attempt.refused = {
+        type: FailureType.TransactionFinished,
+        message: 'the transaction has completed at the provider; it is being archived',
+      };
+      notified = ESIGN_COMPLETED_EVENT;
+      return undefined;
+    }
+    if (isProviderEndStatus(w.status)) return settle(w); // the cancel returns that end
+    attempt.refused = {
+      type: FailureType.WithdrawRefused,
+      message: `the provider refused to withdraw the transaction: ${signedCount(w)} participant(s) have signed, so it can still complete; the workflow keeps following it`,
+    };
+    log.warn('cancel refused: the provider keeps the transaction open', { providerStatus: w.status });
+    return undefined;
+  };
+
+  const endAtDeadline = async (): Promise<EsignTransactionResult | undefined> => {
+    if (!withdrawFirst) return ended('expired', 'signing deadline passed', 'deadline');
+    const w = await withdraw('deadline');
+    providerStatus = w.status;
+    if (w.withdrawn) return ended('expired', 'signing deadline passed', 'deadline');
+    if (w.participants) progress = w.participants;
+    if (w.status === 'completed') {
+      notified = ESIGN_COMPLETED_EVENT;
+      return undefined;
+    }
+    if (isProviderEndStatus(w.status)) return settle(w);
+    setPhase('overdue');
+    log.warn('deadline passed but the provider refused to withdraw: following the transaction to its end', { signed: signedCount(w) });
+    return undefined;
+  };
+
+  // ------------------------------------- 3. follow the transaction to its end
+  let pollMs = continued?.pollMs ?? reconcileMs;
+  let quietSince = activity;
   for (;;) {
-    if (cancelReason) return ended('cancelled', cancelReason);
-    const remaining = deadlineAt - Date.now();
-    if (remaining <= 0) return ended('expired', 'signing deadline passed');
+    if (cancelAttempt && !cancelAttempt.refused) {
+      const end = await endOnRequest(cancelAttempt);
+      if (end) return end;
+    }
+    if (phase !== 'overdue' && Date.now() >= deadlineAt) {
+      const end = await endAtDeadline();
+      if (end) return end;
+    }
 
-    if (!completionNotified) {
-      const waitingIn = phase;
-      const wait = waitingIn === 'draft' ? remaining : Math.min(reconcileMs, remaining);
-      // A draft waits for replaceTransaction to send it (a phase change), not for polls.
-      const until = new Date(Date.now() + wait).toISOString().slice(0, 16).replace('T', ' ');
-      const woke = await condition(() => completionNotified || cancelReason !== undefined || phase !== waitingIn, wait, {
-        summary: waitingIn === 'draft' ? `Wait for the draft to be sent until ${until} UTC` : `Wait for signatures until ${until} UTC`,
-      });
-      if (woke || waitingIn === 'draft' || Date.now() >= deadlineAt) continue;
-      // ------------------------------- reconciliation: a webhook may be lost
-      try {
-        const polled = await step(POLL, 'Check the provider (a webhook may be lost)').getTransactionStatus(created.transactionId);
-        providerStatus = polled.status;
-        lastReconciledAt = new Date().toISOString();
-        if (polled.status === 'completed') completionNotified = true;
-        else if (polled.status === 'cancelled') return ended('cancelled', 'the provider reports the transaction cancelled');
-        else if (polled.status === 'expired' || polled.status === 'deleted')
-          return ended('expired', `the provider reports the transaction ${polled.status}`);
-      } catch (err) {
-        log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
+    if (notified) {
+      // --------------------------------- 4. confirm with the provider
+      const announced = notified;
+      const confirmed = await step(PROVIDER, `Confirm with the provider (${announced})`).getTransactionStatus(providerTx.transactionId);
+      providerStatus = confirmed.status;
+      notified = undefined;
+      const end = await settle(confirmed);
+      if (end) return end;
+      log.warn('notified of an end the provider does not confirm; waiting on', { announced: endStatusOf(announced), providerStatus });
+      continue;
+    }
+
+    if (bounded && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= MAX_EVENTS_PER_RUN)) {
+      // Handlers finish first; a message that arrives meanwhile is handled before the hand-over.
+      await condition(allHandlersFinished);
+      if (!notified && !cancelAttempt) {
+        const carried: ContinuedTransaction = {
+          participants,
+          request: request!,
+          created: providerTx,
+          phase,
+          deadlineAt,
+          providerStatus,
+          lastReconciledAt,
+          accepted,
+          rejected,
+          seen: [...seenNotifications].slice(-SEEN_KEPT),
+          progress,
+          pollMs,
+          runs: (continued?.runs ?? 1) + 1,
+        };
+        return continueAsNew<typeof esignTransaction>(valid, carried);
       }
       continue;
     }
 
-    // -------------------------------------------- 4. confirm completion
-    const confirmed = await step(PROVIDER, 'Confirm completion with the provider').getTransactionStatus(created.transactionId);
-    providerStatus = confirmed.status;
-    if (confirmed.status === 'completed') break;
-    log.warn('completion notified but the provider says otherwise; waiting on', { providerStatus: confirmed.status });
-    completionNotified = false;
-  }
-
-  // ---------------------------------------------- 5. download and archive
-  setPhase('archiving');
-  const archive: ArchiveResult = await step(ARCHIVE, 'Download, verify and archive the signed ZIP').archiveCompletedDocuments({
-    referenceId: valid.referenceId,
-    transactionId: created.transactionId,
-    esignId: created.esignId,
-    documents: request.documents.map((d) => ({ title: d.title, StoragePath: d.StoragePath })),
-    ...(valid.archivePrefix ? { archivePrefix: valid.archivePrefix } : {}),
-  });
-
-  // ------------------------------------------------------- 6. report
-  return finish({
-    status: 'completed',
-    referenceId: valid.referenceId,
-    transactionId: created.transactionId,
-    esignId: created.esignId,
-    archive,
-  });
-}
-
-function buildCreateRequest(
-  input: ValidEsignTransactionInput,
-  participants: Participant[],
-  storagePaths: string[],
-): CreateTransactionRequest {
-  return {
-    status: input.status,
-    referenceId: input.referenceId,
-    documents: input.documents.map((d, i) => ({
-      id: uuid4(),
-      title: d.title,
-      StoragePath: storagePaths[i]!,
-      sessionType: 'esign',
-      ...pick(d, ['description', 'order', 'readOnly', 'visible']),
-      tags: d.tags.map(({ signerIndex, signerId, ...tag }) => ({ ...tag, signerId: signerId ?? participants[signerIndex!]!.id })),
-    })),
-    participants,
-    ...pick(input, [
-      'notifyParticipants',
-      'signingOrder',
-      'personalizedMessage',
-      'emailSubject',
-      'evault',
-      'sendFinalEnoteTo',
-      'taggingOrganizationId',
-      'taggingUserId',
-    ]),
-  };
-}
-
-/** The listed keys of `from` that are defined (the provider's schema has no nulls). */
-function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
-  const out: Partial<Pick<T, K>> = {};
-  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
-  return out;
-}
-
-async function validInput(raw: EsignTransactionInput): Promise<ValidEsignTransactionInput> {
-  // Histories recorded before validation left the workflow sandbox have no marker here; their input was validated then.
-  if (!patched(INPUT_VALIDATED_OUTSIDE_SANDBOX)) return withInputDefaults(raw);
-  try {
-    return await checks.validateTransactionInput(raw);
-  } catch (err) {
-    // A refused input (or callback URL) fails the workflow with the activity's own type and message.
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
-      throw ApplicationFailure.nonRetryable(err.cause.message, err.cause.type);
+    // ------------------------------------------------- wait for news
+    const waitingIn = phase;
+    const remaining = deadlineAt - Date.now();
+    if (bounded && activity !== quietSince) {
+      pollMs = reconcileMs;
+      quietSince = activity;
     }
-    throw err;
-  }
-}
+    const interval = bounded ? Math.round(pollMs * (0.9 + 0.2 * Math.random())) : reconcileMs;
+    // A draft waits for replaceTransaction to send it (a phase change), not for polls; an overdue one has no deadline.
+    const wait = waitingIn === 'draft' ? remaining : waitingIn === 'overdue' ? interval : Math.min(interval, remaining);
+    const until = new Date(Date.now() + wait).toISOString().slice(0, 16).replace('T', ' ');
+    const summary =
+      waitingIn === 'draft'
+        ? `Wait for the draft to be sent until ${until} UTC`
+        : waitingIn === 'overdue'
+          ? `Overdue: wait for the provider's end (next check ${until} UTC)`
+          : `Wait for signatures until ${until} UTC`;
+    const woke = await condition(() => notified !== undefined || cancelAttempt !== undefined || phase !== waitingIn, wait, { summary });
+    if (woke || waitingIn === 'draft' || (waitingIn !== 'overdue' && Date.now() >= deadlineAt)) continue;
 
-/** The schema's defaults, for replaying histories whose input was validated inside the workflow. */
-function withInputDefaults(raw: EsignTransactionInput): ValidEsignTransactionInput {
-  return {
-    ...raw,
-    status: raw.status ?? INPUT_DEFAULTS.status,
-    signingDeadline: raw.signingDeadline ?? INPUT_DEFAULTS.signingDeadline,
-    reconcileInterval: raw.reconcileInterval ?? INPUT_DEFAULTS.reconcileInterval,
-    documents: raw.documents.map((d) => ({ ...d, tags: (d.tags ?? []).map((t) => ({ ...t, customData: t.customData ?? {} })) })),
-  };
+    // ------------------------------- reconciliation: a webhook may be lost
+    try {
+      const polled = await step(POLL, 'Check the provider (a webhook may be lost)').getTransactionStatus(providerTx.transactionId);
+      providerStatus = polled.status;
+      lastReconciledAt = new Date().toISOString();
+      if (polled.participants) progress = polled.participants;
+      if (polled.status === 'completed') notified = ESIGN_COMPLETED_EVENT;
+      else if (isProviderEndStatus(polled.status)) {
+        const end = await settle(polled);
+        if (end) return end;
+      } else if (bounded) pollMs = Math.min(maxPollMs, pollMs * BACKOFF);
+    } catch (err) {
+      log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
+    }
+  }
 }

@@ -4,7 +4,8 @@
  * workflow and operators use.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { EsignCompletedWebhook } from '../src/esign/schemas.js';
+import type { EsignEndWebhook } from '../src/esign/schemas.js';
+import type { EsignOutcome } from './definitions.js';
 
 /**
  * Webhooks name provider ids, workflows are keyed by referenceId. A small
@@ -32,12 +33,20 @@ export interface InboxResult {
   owner: string | null;
   forwarded: number;
   /** Notifications that found no owner (when orphaned). */
-  orphaned: EsignCompletedWebhook[];
+  orphaned: EsignEndWebhook[];
+  /** The late-completion workflow started for a completion nobody waited for, if any. */
+  lateCompletion?: string;
 }
 
-export const inboxNotificationSignal = defineSignal<[EsignCompletedWebhook]>('inboxNotification');
+export const inboxNotificationSignal = defineSignal<[EsignEndWebhook]>('inboxNotification');
 export const inboxRegisterSignal = defineSignal<[{ ownerWorkflowId: string }]>('inboxRegister');
-export const inboxOwnerFinishedSignal = defineSignal('inboxOwnerFinished');
+/** How the owner ended, and where a late completion should archive and report (absent in histories before late completion). */
+export interface OwnerFinished {
+  outcome: EsignOutcome;
+  archivePrefix?: string;
+  callbackUrl?: string;
+}
+export const inboxOwnerFinishedSignal = defineSignal<[OwnerFinished?]>('inboxOwnerFinished');
 export const inboxStatusQuery = defineQuery<{ owner: string | null; pending: number; forwarded: number; ownerFinished: boolean }>(
   'inboxStatus',
 );

@@ -1,3 +1,4 @@
 // The workflows the worker registers (by path: see src/worker/create-worker.ts).
 export { esignTransaction } from './esign-transaction.js';
 export { esignInbox } from './inbox.js';
+export { esignLateCompletion } from './late-completion.js';

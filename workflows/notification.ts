@@ -1,16 +1,16 @@
-import { ESIGN_COMPLETED_EVENT } from '../src/esign/events.js';
-import type { EsignCompletedWebhook } from '../src/esign/schemas.js';
+import { ESIGN_COMPLETED_EVENT, ESIGN_END_EVENTS, type EsignEndEvent } from '../src/esign/events.js';
+import type { EsignCompletedWebhook, EsignEndWebhook } from '../src/esign/schemas.js';
 
 /**
- * The fields of a completion notification that workflows act on, checked
+ * The fields of a provider notification that workflows act on, checked
  * without zod (workflows/README.md says why). The bridge has already
  * validated the webhook against the full schema; this guards against a
- * hand-sent signal (CLI, UI).
+ * hand-sent signal (CLI, UI). Returns why it is unusable, as a string.
  */
-export function readCompletedNotification(payload: unknown): EsignCompletedWebhook | string {
+export function readEndNotification(payload: unknown, allowed: readonly EsignEndEvent[] = ESIGN_END_EVENTS): EsignEndWebhook | string {
   if (typeof payload !== 'object' || payload === null) return 'not an object';
   const { event, entity, data } = payload as Record<string, unknown>;
-  if (event !== ESIGN_COMPLETED_EVENT) return `event: expected "${ESIGN_COMPLETED_EVENT}"`;
+  if (!(allowed as readonly unknown[]).includes(event)) return `event: expected one of ${allowed.join(', ')}`;
   if (entity !== 'esign') return 'entity: expected "esign"';
   if (typeof data !== 'object' || data === null) return 'data: expected an object';
   const fields = data as Record<string, unknown>;
@@ -18,7 +18,7 @@ export function readCompletedNotification(payload: unknown): EsignCompletedWebho
     if (typeof fields[key] !== 'string' || fields[key] === '') return `data.${key}: expected a non-empty string`;
   }
   return {
-    event: ESIGN_COMPLETED_EVENT,
+    event: event as EsignEndEvent,
     entity: 'esign',
     data: {
       notificationId: fields.notificationId as string,
@@ -26,4 +26,9 @@ export function readCompletedNotification(payload: unknown): EsignCompletedWebho
       transaction_id: fields.transaction_id as string,
     },
   };
+}
+
+/** The `esignCompleted` signal's payload: an `esign-completed` notification only. */
+export function readCompletedNotification(payload: unknown): EsignCompletedWebhook | string {
+  return readEndNotification(payload, [ESIGN_COMPLETED_EVENT]) as EsignCompletedWebhook | string;
 }

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { EsignCompletedWebhook } from '../esign/schemas.js';
+import type { EsignEndWebhook } from '../esign/schemas.js';
 import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxNotificationSignal, type InboxInput } from '../../workflows/inbox-definitions.js';
 import type { esignInbox } from '../../workflows/inbox.js';
 
@@ -12,13 +12,13 @@ export interface Delivery {
 }
 
 /**
- * Records a completion notification durably in Temporal: signal-with-start of
+ * Records a provider notification (any end event) durably in Temporal: signal-with-start of
  * the transaction's inbox workflow. When this resolves, the server has
  * accepted the signal, so the webhook may be acknowledged.
  */
 export async function deliverNotification(
   client: Client,
-  notification: EsignCompletedWebhook,
+  notification: EsignEndWebhook,
   options: { taskQueue: string; orphanAfter?: string; timeoutMs?: number },
 ): Promise<Delivery> {
   const workflowId = inboxIdFor(notification.data.transaction_id);
@@ -28,7 +28,7 @@ export async function deliverNotification(
   };
   try {
     await client.withDeadline(Date.now() + (options.timeoutMs ?? 10_000), () =>
-      client.workflow.signalWithStart<typeof esignInbox, [EsignCompletedWebhook]>(INBOX_WORKFLOW_TYPE, {
+      client.workflow.signalWithStart<typeof esignInbox, [EsignEndWebhook]>(INBOX_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: options.taskQueue,
         args: [args],

@@ -7,7 +7,7 @@
  * This module must stay free of Node APIs: workflow code imports it.
  */
 import { z } from 'zod';
-import { ESIGN_COMPLETED_EVENT } from './events.js';
+import { ESIGN_COMPLETED_EVENT, ESIGN_END_EVENTS, PARTICIPANT_STATUSES } from './events.js';
 
 /** Spec UUIDs. Lenient about version/variant bits so a real provider's ids are never refused. */
 export const Uuid = z.guid();
@@ -66,7 +66,7 @@ export type RequestStatus = z.infer<typeof RequestStatus>;
  * and mentions completed/cancelled/expired/deleted; responses are read as any
  * string so a real provider's other statuses never break the client.
  */
-export const TRANSACTION_STATUSES = ['draft', 'esign_pending', 'completed', 'cancelled', 'expired', 'deleted'] as const;
+export const TRANSACTION_STATUSES = ['draft', 'esign_pending', 'completed', 'declined', 'cancelled', 'expired', 'deleted'] as const;
 export type KnownTransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 export const TransactionStatus = z.string().min(1);
 
@@ -223,10 +223,19 @@ export const DocumentRecord = Document.partial().extend({
 });
 export type DocumentRecord = z.infer<typeof DocumentRecord>;
 
-/** A participant as returned: the identity fields, the rest optional. */
+/**
+ * A participant as returned: the identity fields, the rest optional. The
+ * spec shows no progress fields; the provider sandbox adds `status` and its
+ * timestamps (docs/spec-gaps.md, row 33), and a provider without them is read
+ * as telling nothing about progress.
+ */
 export const ParticipantRecord = Participant.partial().extend({
   id: z.string().min(1),
   email: z.string().optional(),
+  status: z.enum(PARTICIPANT_STATUSES).optional(),
+  signedAt: z.string().optional(),
+  declinedAt: z.string().optional(),
+  declineReason: z.string().optional(),
 });
 export type ParticipantRecord = z.infer<typeof ParticipantRecord>;
 
@@ -333,16 +342,26 @@ export const WebhookEnvelope = z.object({
 });
 export type WebhookEnvelope = z.infer<typeof WebhookEnvelope>;
 
+const EventData = z.object({
+  notificationId: Uuid,
+  entity_id: Uuid,
+  transaction_id: z.string().min(1),
+});
+
 export const EsignCompletedWebhook = z.object({
   event: z.literal(ESIGN_COMPLETED_EVENT),
   entity: z.literal('esign'),
-  data: z.object({
-    notificationId: Uuid,
-    entity_id: Uuid,
-    transaction_id: z.string().min(1),
-  }),
+  data: EventData,
 });
 export type EsignCompletedWebhook = z.infer<typeof EsignCompletedWebhook>;
+
+/** Any event that ends a transaction, in `esign-completed`'s envelope (docs/spec-gaps.md, row 32). */
+export const EsignEndWebhook = z.object({
+  event: z.enum(ESIGN_END_EVENTS),
+  entity: z.literal('esign'),
+  data: EventData,
+});
+export type EsignEndWebhook = z.infer<typeof EsignEndWebhook>;
 
 // ------------------------------------------------- Errors (RFC 9457, chosen)
 

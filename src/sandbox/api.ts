@@ -105,11 +105,11 @@ export class ProviderApi {
     const now = this.#options.now().toISOString();
     const id = randomUUID();
     this.#store.insertTransaction({ id, esignId: randomUUID(), org, status: body.status, body: stored, createdAt: now, updatedAt: now });
-    return toRecord(this.#store.getTransaction(id)!);
+    return toRecord(this.#store, this.#store.getTransaction(id)!);
   }
 
   getTransaction(org: string, id: string): TransactionRecord {
-    return toRecord(ownedTransaction(this.#store, org, id));
+    return toRecord(this.#store, ownedTransaction(this.#store, org, id));
   }
 
   updateTransaction(org: string, id: string, input: unknown): TransactionRecord {
@@ -128,14 +128,14 @@ export class ProviderApi {
       const stored = this.#resolveDocuments(org, merged);
       this.#store.clearSigning(id);
       this.#store.updateTransaction(id, { status: body.status, body: stored, updatedAt: this.#options.now().toISOString() });
-      return toRecord(this.#store.getTransaction(id)!);
+      return toRecord(this.#store, this.#store.getTransaction(id)!);
     });
   }
 
   listTransactions(org: string, query: unknown): { data: TransactionRecord[]; total: number } {
     const q = validated(ListTransactionsQuery, query, 'query');
     const { rows, total } = this.#store.listTransactions(org, q.status, q.limit, q.offset);
-    return { data: rows.map(toRecord), total };
+    return { data: rows.map((r) => toRecord(this.#store, r)), total };
   }
 
   /** The completed ZIP on disk; 409 until the transaction is completed. */

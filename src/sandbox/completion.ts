@@ -1,15 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ESIGN_COMPLETED_EVENT, type EsignCompletedWebhook } from '../esign/schemas.js';
+import { ESIGN_COMPLETED_EVENT } from '../esign/events.js';
+import type { EventOutbox } from './outbox.js';
 import { stampPdf } from './pdf.js';
 import type { SandboxStore, TransactionRow } from './store.js';
 import { writeZip, zipEntryName } from './zip.js';
 
 export interface CompletionOptions {
-  /** Where webhooks go; read at completion, as tests point them at their receivers. */
-  webhookUrls: () => readonly string[];
-  onWebhookEnqueued: () => void;
+  outbox: EventOutbox;
   now: () => Date;
 }
 
@@ -81,19 +79,6 @@ export class CompletionPipeline {
 
   #markCompleted(t: TransactionRow, zip: { bytes: number; sha256: string }): void {
     const completedAt = this.#options.now().toISOString();
-    const notification: EsignCompletedWebhook = {
-      event: ESIGN_COMPLETED_EVENT,
-      entity: 'esign',
-      data: { notificationId: randomUUID(), entity_id: t.esignId, transaction_id: t.id },
-    };
-    const payload = JSON.stringify(notification);
-    const urls = this.#options.webhookUrls();
-    this.#store.transaction(() => {
-      this.#store.completeTransaction(t.id, completedAt, zip);
-      for (const url of urls) {
-        this.#store.enqueueDelivery({ notificationId: notification.data.notificationId, url, payload, now: Date.now() });
-      }
-    });
-    if (urls.length > 0) this.#options.onWebhookEnqueued();
+    this.#options.outbox.publish(t, ESIGN_COMPLETED_EVENT, () => this.#store.completeTransaction(t.id, completedAt, zip));
   }
 }

@@ -51,7 +51,13 @@ export class SandboxControlClient {
     return this.#call('POST', path, values ? { values } : {});
   }
 
-  /** Ends a transaction at the provider as its own cancel, expiry or deletion would. */
+  /** Declines for a participant, as if through the signing page; the transaction ends `declined`. */
+  declineAs(transactionId: string, participantId: string, reason?: string): Promise<{ declined: true }> {
+    const path = `/transactions/${encodeURIComponent(transactionId)}/participants/${encodeURIComponent(participantId)}/decline`;
+    return this.#call('POST', path, reason === undefined ? {} : { reason });
+  }
+
+  /** Ends a transaction at the provider as its own cancel, expiry or deletion would, with its webhook. */
   forceEnd(transactionId: string, status: ForcedEnd): Promise<TransactionRecord> {
     const action = { cancelled: 'cancel', expired: 'expire', deleted: 'delete' }[status];
     return this.#call('POST', `/transactions/${encodeURIComponent(transactionId)}/${action}`);

@@ -1,5 +1,7 @@
 import type { TransactionRecord } from '../esign/schemas.js';
+import { isProviderEndStatus } from '../esign/events.js';
 import type { CompletionPipeline } from './completion.js';
+import type { EventOutbox } from './outbox.js';
 import { SandboxError } from './errors.js';
 import { toRecord } from './records.js';
 import type { SigningSessions } from './signing.js';
@@ -18,12 +20,14 @@ export class SandboxControls {
   readonly #store: SandboxStore;
   readonly #signing: SigningSessions;
   readonly #completion: CompletionPipeline;
+  readonly #outbox: EventOutbox;
   readonly #now: () => Date;
 
-  constructor(store: SandboxStore, signing: SigningSessions, completion: CompletionPipeline, now: () => Date) {
+  constructor(store: SandboxStore, signing: SigningSessions, completion: CompletionPipeline, outbox: EventOutbox, now: () => Date) {
     this.#store = store;
     this.#signing = signing;
     this.#completion = completion;
+    this.#outbox = outbox;
     this.#now = now;
   }
 
@@ -32,24 +36,31 @@ export class SandboxControls {
     return this.#signing.signAs(id, participantId, values);
   }
 
+  /** Declines for a participant, as if through the signing page. */
+  declineAs(id: string, participantId: string, reason?: string): { declined: true } {
+    return this.#signing.declineAs(id, participantId, reason);
+  }
+
   /** Completes a pending transaction with a ZIP supplied from outside (benchmarks need ZIPs of any size), then notifies. */
   async completeWithZip(id: string, zipTempPath: string, zip: { bytes: number; sha256: string }): Promise<TransactionRecord> {
     const t = this.#store.getTransaction(id);
     if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
     if (t.status !== 'esign_pending') throw new SandboxError('conflict', `transaction is ${t.status}`);
     await this.#completion.completeWithZip(t, zipTempPath, zip);
-    return toRecord(this.#store.getTransaction(id)!);
+    return toRecord(this.#store, this.#store.getTransaction(id)!);
   }
 
-  /** Cancels, expires or deletes a transaction that is not completed. */
+  /**
+   * Cancels, expires or deletes a transaction as the provider itself would,
+   * with its webhook (`esign-cancelled`, …). A transaction that has ended
+   * (completed, declined, or already in that state) cannot be moved.
+   */
   forceEnd(id: string, status: ForcedEnd): TransactionRecord {
-    return this.#store.transaction(() => {
-      const t = this.#store.getTransaction(id);
-      if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
-      if (t.status === 'completed') throw new SandboxError('conflict', 'transaction is already completed');
-      this.#store.updateTransaction(id, { status, updatedAt: this.#now().toISOString() });
-      return toRecord(this.#store.getTransaction(id)!);
-    });
+    const t = this.#store.getTransaction(id);
+    if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
+    if (isProviderEndStatus(t.status)) throw new SandboxError('conflict', `transaction is already ${t.status}`);
+    this.#outbox.publish(t, `esign-${status}`, () => this.#store.updateTransaction(id, { status, updatedAt: this.#now().toISOString() }));
+    return toRecord(this.#store, this.#store.getTransaction(id)!);
   }
 
   /** The raw transaction, by id or esignId, with its ZIP's size and hash once completed. */
@@ -57,7 +68,7 @@ export class SandboxControls {
     const t = this.#store.getTransaction(id) ?? this.#store.getTransactionByEsignId(id);
     if (!t) return undefined;
     return {
-      record: toRecord(t),
+      record: toRecord(this.#store, t),
       zip: t.zipBytes !== null && t.zipSha256 !== null ? { bytes: t.zipBytes, sha256: t.zipSha256 } : null,
       org: t.org,
     };

@@ -7,6 +7,7 @@ import { CompletionPipeline } from './completion.js';
 import { SandboxControls } from './controls.js';
 import { FaultInjector } from './faults.js';
 import { buildSandboxServer } from './http/server.js';
+import { EventOutbox } from './outbox.js';
 import { SigningSessions } from './signing.js';
 import { SandboxStore } from './store.js';
 import { SandboxTokens } from './tokens.js';
@@ -79,9 +80,10 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
     iframeTtlSeconds: config.iframeTtlSeconds,
     now,
   });
-  const completion = new CompletionPipeline(store, { webhookUrls: () => webhookUrls, onWebhookEnqueued: () => dispatcher.kick(), now });
-  const signing = new SigningSessions(store, tokens, completion, { now });
-  const controls = new SandboxControls(store, signing, completion, now);
+  const outbox = new EventOutbox(store, { webhookUrls: () => webhookUrls, onEnqueued: () => dispatcher.kick() });
+  const completion = new CompletionPipeline(store, { outbox, now });
+  const signing = new SigningSessions(store, tokens, completion, outbox, { now });
+  const controls = new SandboxControls(store, signing, completion, outbox, now);
 
   let app: FastifyInstance | undefined;
   try {

@@ -3,15 +3,25 @@ import type { Participant, TransactionRecord } from '../esign/schemas.js';
 import { SandboxError } from './errors.js';
 import type { SandboxStore, TransactionBody, TransactionRow } from './store.js';
 
-/** The record as the API returns it. Signer passwords are never returned. */
-export function toRecord(t: TransactionRow): TransactionRecord {
+/**
+ * The record as the API returns it, with each participant's progress
+ * (docs/spec-gaps.md, row 33). Signer passwords are never returned.
+ */
+export function toRecord(store: SandboxStore, t: TransactionRow): TransactionRecord {
   const { participants, ...rest } = t.body;
+  const progress = store.participantProgress(t.id);
   return {
     ...stripUndefined(rest),
     id: t.id,
     esignId: t.esignId,
     status: t.status,
-    participants: participants.map(({ personalPassword: _secret, ...p }) => p),
+    participants: participants.map(({ personalPassword: _secret, ...p }) => {
+      const done = progress.get(p.id);
+      if (!done) return { ...p, status: 'pending' as const };
+      return done.status === 'signed'
+        ? { ...p, status: 'signed' as const, signedAt: done.at }
+        : { ...p, status: 'declined' as const, declinedAt: done.at, ...(done.reason ? { declineReason: done.reason } : {}) };
+    }),
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
     ...(t.completedAt ? { completedAt: t.completedAt } : {}),

@@ -7,6 +7,7 @@ const REFUSALS: Record<SigningRefusal, { title: string; detail: string }> = {
   not_found: { title: 'This transaction no longer exists', detail: 'It may have been deleted.' },
   participant_mismatch: { title: 'You are not a participant of this transaction', detail: 'The link does not match the transaction.' },
   completed: { title: 'This transaction is already completed', detail: 'Everyone has signed. There is nothing left to do.' },
+  declined: { title: 'This transaction was declined', detail: 'A participant declined to sign. It can no longer be signed.' },
   cancelled: { title: 'This transaction was cancelled', detail: 'It can no longer be signed.' },
   expired: { title: 'This transaction has expired', detail: 'It can no longer be signed.' },
   not_sent: { title: 'This transaction has not been sent for signing yet', detail: 'Try again once it has been sent.' },
@@ -41,7 +42,10 @@ h1{font-size:20px;margin:0 0 12px} h2{font-size:16px;margin:16px 0 8px}
 .tag{position:absolute;z-index:2;box-sizing:border-box;border:2px dashed var(--primary);background:#fff8;color:var(--primary);font-size:12px;cursor:pointer;padding:0 4px;overflow:hidden;white-space:nowrap}
 .tag.applied{border-style:solid;background:var(--secondary);font-family:Georgia,serif;font-style:italic;cursor:default}
 button.finish{background:var(--primary);color:#fff;border:0;border-radius:6px;padding:10px 16px;font-size:15px;cursor:pointer}
-button.finish:disabled{opacity:.5;cursor:not-allowed}`;
+button.finish:disabled{opacity:.5;cursor:not-allowed}
+button.decline{background:none;border:1px solid var(--error);color:var(--error);border-radius:6px;padding:9px 14px;font-size:14px;cursor:pointer;margin-left:8px}
+form.decline{margin:12px 0;padding:12px;border:1px solid var(--error);border-radius:6px;background:#fff}
+form.decline textarea{display:block;width:100%;box-sizing:border-box;min-height:60px;margin:6px 0;font:inherit}`;
 }
 
 /** The signing page: the refusal page for spec section 7's conditions, or the documents to sign. */
@@ -127,6 +131,13 @@ function render() {
     btn.disabled = p.finished || !p.yourTurn || missing > 0;
     btn.addEventListener('click', () => finish(p));
     actions.appendChild(btn);
+    if (!p.finished) {
+      const no = document.createElement('button');
+      no.type = 'button'; no.className = 'decline'; no.dataset.declineFor = p.id;
+      no.textContent = 'Decline to sign as ' + p.name;
+      no.addEventListener('click', () => askReason(p));
+      actions.appendChild(no);
+    }
   }
   const waiting = v.participants.find(p => !p.finished && !p.yourTurn && p.waitingFor);
   if (v.participants.every(p => p.finished)) say('Thank you. Your signature has been recorded.', 'success');
@@ -160,6 +171,35 @@ async function finish(p) {
     if (result && result.completed) post('esign:completed', { transactionId: VIEW.transactionId });
     render();
   } catch (e) { say('Could not finish signing: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
+}
+function askReason(p) {
+  const actions = document.getElementById('actions');
+  actions.textContent = '';
+  const form = document.createElement('form');
+  form.className = 'decline';
+  const label = document.createElement('label');
+  label.textContent = 'Why do you decline to sign? The sender will see your reason.';
+  const reason = document.createElement('textarea');
+  reason.name = 'reason'; reason.maxLength = 500; label.appendChild(reason);
+  const confirm = document.createElement('button');
+  confirm.type = 'submit'; confirm.className = 'decline'; confirm.textContent = 'Decline to sign';
+  const back = document.createElement('button');
+  back.type = 'button'; back.className = 'finish'; back.textContent = 'Back to signing';
+  back.addEventListener('click', () => render());
+  form.append(label, back, confirm);
+  form.addEventListener('submit', (e) => { e.preventDefault(); decline(p, reason.value); });
+  actions.appendChild(form);
+  reason.focus();
+}
+async function decline(p, reason) {
+  try {
+    await call('/participants/' + encodeURIComponent(p.id) + '/decline', { reason });
+    post('esign:declined', { participantId: p.id });
+    document.getElementById('docs').textContent = '';
+    document.getElementById('actions').textContent = '';
+    say('You declined to sign. The sender has been told.', 'info');
+    document.body.dataset.declined = 'true';
+  } catch (e) { say('Could not decline: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
 }
 render();
 post('esign:loaded', { participantIds: VIEW.participants.map(p => p.id) });

@@ -1,5 +1,7 @@
 import type { IframeStyle, Tag } from '../esign/schemas.js';
+import { ESIGN_DECLINED_EVENT } from '../esign/events.js';
 import type { CompletionPipeline } from './completion.js';
+import type { EventOutbox } from './outbox.js';
 import { SandboxError } from './errors.js';
 import { nextSigner } from './records.js';
 import type { SandboxStore, TransactionRow } from './store.js';
@@ -9,7 +11,7 @@ import { TokenError, type SandboxTokens } from './tokens.js';
 
 /** Why a signing page cannot be shown (spec section 7). */
 export type SigningRefusal =
-  'link_invalid' | 'link_expired' | 'not_found' | 'participant_mismatch' | 'completed' | 'cancelled' | 'expired' | 'not_sent';
+  'link_invalid' | 'link_expired' | 'not_found' | 'participant_mismatch' | 'completed' | 'declined' | 'cancelled' | 'expired' | 'not_sent';
 
 export interface SigningTagView {
   docIndex: number;
@@ -46,12 +48,20 @@ export class SigningSessions {
   readonly #store: SandboxStore;
   readonly #tokens: SandboxTokens;
   readonly #completion: CompletionPipeline;
+  readonly #outbox: EventOutbox;
   readonly #options: { now: () => Date };
 
-  constructor(store: SandboxStore, tokens: SandboxTokens, completion: CompletionPipeline, options: { now: () => Date }) {
+  constructor(
+    store: SandboxStore,
+    tokens: SandboxTokens,
+    completion: CompletionPipeline,
+    outbox: EventOutbox,
+    options: { now: () => Date },
+  ) {
     this.#store = store;
     this.#tokens = tokens;
     this.#completion = completion;
+    this.#outbox = outbox;
     this.#options = options;
   }
 
@@ -177,6 +187,43 @@ export class SigningSessions {
     return this.#finishParticipant(t, participantId, values, true);
   }
 
+  /** Declines for a participant from a signing page: the transaction ends `declined` and its webhook is queued. */
+  async decline(token: string, participantId: string, reason: string | undefined): Promise<{ declined: true }> {
+    const opened = await this.#openAddress(token);
+    if ('refusal' in opened) {
+      const expiredOrInvalid = opened.refusal === 'link_invalid' || opened.refusal === 'link_expired';
+      throw new SandboxError(expiredOrInvalid ? 'unauthorized' : 'conflict', `signing address unusable: ${opened.refusal}`);
+    }
+    if (!opened.participantIds.includes(participantId))
+      throw new SandboxError('forbidden', 'this address was not issued for that participant');
+    return this.#decline(opened.t, participantId, reason);
+  }
+
+  /** Declines for a participant without a browser (the test controls' declineAs). */
+  declineAs(id: string, participantId: string, reason: string | undefined): { declined: true } {
+    const t = this.#store.getTransaction(id);
+    if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
+    return this.#decline(t, participantId, reason);
+  }
+
+  #decline(t: TransactionRow, participantId: string, reason: string | undefined): { declined: true } {
+    // A signer may decline out of turn: refusing does not wait for the others.
+    if (t.status !== 'esign_pending') throw new SandboxError('conflict', `transaction is ${t.status}`);
+    if (!t.body.participants.some((p) => p.id === participantId)) {
+      throw new SandboxError('not_found', `participant ${participantId} is not in this transaction`);
+    }
+    if (this.#store.finishedParticipants(t.id).has(participantId)) {
+      throw new SandboxError('conflict', 'this participant has already signed');
+    }
+    const why = reason?.trim().slice(0, 500) || undefined;
+    const at = this.#options.now().toISOString();
+    this.#outbox.publish(t, ESIGN_DECLINED_EVENT, () => {
+      this.#store.declineParticipant(t.id, participantId, why, at);
+      this.#store.updateTransaction(t.id, { status: 'declined', updatedAt: at });
+    });
+    return { declined: true };
+  }
+
   async #signable(token: string, participantId: string): Promise<TransactionRow> {
     const opened = await this.#openAddress(token);
     if ('refusal' in opened) {
@@ -250,6 +297,8 @@ function statusRefusal(status: string): SigningRefusal | undefined {
       return 'completed';
     case 'cancelled':
       return 'cancelled';
+    case 'declined':
+      return 'declined';
     case 'draft':
       return 'not_sent';
     default:

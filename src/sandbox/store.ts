@@ -41,6 +41,13 @@ export interface AppliedTagRow {
   appliedAt: string;
 }
 
+export interface ParticipantProgress {
+  status: 'signed' | 'declined';
+  at: string;
+  /** Why a participant declined, in their words. */
+  reason?: string;
+}
+
 export interface DeliveryRow {
   id: number;
   notificationId: string;
@@ -71,6 +78,9 @@ CREATE TABLE IF NOT EXISTS applied_tags (
   PRIMARY KEY (transaction_id, doc_index, tag_index));
 CREATE TABLE IF NOT EXISTS finished_participants (
   transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, finished_at TEXT NOT NULL,
+  PRIMARY KEY (transaction_id, participant_id));
+CREATE TABLE IF NOT EXISTS declined_participants (
+  transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, reason TEXT, declined_at TEXT NOT NULL,
   PRIMARY KEY (transaction_id, participant_id));
 CREATE TABLE IF NOT EXISTS webhook_deliveries (
   id INTEGER PRIMARY KEY AUTOINCREMENT, notification_id TEXT NOT NULL, url TEXT NOT NULL, payload TEXT NOT NULL,
@@ -306,6 +316,28 @@ export class SandboxStore {
   clearSigning(transactionId: string): void {
     this.#db.prepare('DELETE FROM applied_tags WHERE transaction_id = ?').run(transactionId);
     this.#db.prepare('DELETE FROM finished_participants WHERE transaction_id = ?').run(transactionId);
+    this.#db.prepare('DELETE FROM declined_participants WHERE transaction_id = ?').run(transactionId);
+  }
+
+  declineParticipant(transactionId: string, participantId: string, reason: string | undefined, at: string): void {
+    this.#db
+      .prepare('INSERT OR IGNORE INTO declined_participants (transaction_id, participant_id, reason, declined_at) VALUES (?, ?, ?, ?)')
+      .run(transactionId, participantId, reason ?? null, at);
+  }
+
+  /** Who has signed or declined, and when; participants not listed are pending. */
+  participantProgress(transactionId: string): Map<string, ParticipantProgress> {
+    const progress = new Map<string, ParticipantProgress>();
+    const signed = this.#db
+      .prepare('SELECT participant_id, finished_at FROM finished_participants WHERE transaction_id = ?')
+      .all(transactionId) as { participant_id: string; finished_at: string }[];
+    for (const r of signed) progress.set(r.participant_id, { status: 'signed', at: r.finished_at });
+    const declined = this.#db
+      .prepare('SELECT participant_id, reason, declined_at FROM declined_participants WHERE transaction_id = ?')
+      .all(transactionId) as { participant_id: string; reason: string | null; declined_at: string }[];
+    for (const r of declined)
+      progress.set(r.participant_id, { status: 'declined', at: r.declined_at, ...(r.reason ? { reason: r.reason } : {}) });
+    return progress;
   }
 
   finishedParticipants(transactionId: string): Set<string> {

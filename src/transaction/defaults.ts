@@ -9,4 +9,6 @@ export const INPUT_DEFAULTS = {
   signingDeadline: '30 days',
   /** How often the provider is polled while waiting, in case a webhook is lost. */
   reconcileInterval: '1 hour',
+  /** The longest a quiet transaction goes between polls, unless reconcileInterval is longer. */
+  reconcileMaxInterval: '6 hours',
 } as const;

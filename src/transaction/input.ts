@@ -76,6 +76,11 @@ export const EsignTransactionInput = z
     iframeStyle: IframeStyle.optional(),
     signingDeadline: DurationInput.default(INPUT_DEFAULTS.signingDeadline),
     reconcileInterval: DurationInput.default(INPUT_DEFAULTS.reconcileInterval),
+    /**
+     * Polls back off while nothing happens, from reconcileInterval up to this
+     * (at least reconcileInterval); any notification or request resets them.
+     */
+    reconcileMaxInterval: DurationInput.optional(),
     /** Sub-folder (local) or key prefix (S3) of the archive store. */
     archivePrefix: z
       .string()

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { DURATION_PATTERN } from '../util/duration.js';
 import { envList, parseEnv } from '../util/env.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
 
@@ -29,6 +30,8 @@ export const WorkerEnv = z.object({
   ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().positive().default(40),
   ESIGN_MAX_CACHED_WORKFLOWS: z.coerce.number().int().nonnegative().default(1000),
   ESIGN_SHUTDOWN_GRACE: z.string().default('30 seconds'),
+  /** Transactions asking for a shorter reconciliation interval get this one. */
+  ESIGN_MIN_RECONCILE_INTERVAL: z.string().regex(DURATION_PATTERN, 'must be a duration such as "1 minute"').default('1 minute'),
   /** A prebuilt workflow bundle (npm run build:workflows); bundled from source when unset. */
   ESIGN_WORKFLOW_BUNDLE: z.string().optional(),
 });
@@ -44,6 +47,7 @@ export interface WorkerConfig {
   documentRoots: string[];
   allowedUrls: string[];
   maxDocumentBytes: number;
+  minReconcileInterval: string;
   tuning: {
     maxConcurrentActivityTaskExecutions: number;
     maxConcurrentWorkflowTaskExecutions: number;
@@ -84,6 +88,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     documentRoots: e.ESIGN_DOCUMENT_ROOTS.map((r) => resolve(r)),
     allowedUrls: e.ESIGN_ALLOWED_URLS,
     maxDocumentBytes: e.ESIGN_MAX_DOCUMENT_BYTES,
+    minReconcileInterval: e.ESIGN_MIN_RECONCILE_INTERVAL,
     tuning: {
       maxConcurrentActivityTaskExecutions: e.ESIGN_MAX_CONCURRENT_ACTIVITIES,
       maxConcurrentWorkflowTaskExecutions: e.ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS,

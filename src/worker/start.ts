@@ -48,6 +48,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       documentRoots: config.documentRoots,
       allowedUrls: config.allowedUrls,
       maxDocumentBytes: config.maxDocumentBytes,
+      minReconcileInterval: config.minReconcileInterval,
     },
     ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
     tuning: config.tuning,

@@ -49,6 +49,8 @@ export async function startEsignTestEnv(
     namespace: temporal.namespace,
     taskQueue,
     deps: {
+      // Tests poll in seconds; production workers keep the 1-minute floor.
+      minReconcileInterval: '1 second',
       client: sandbox.client,
       archive: new LocalArchiveStore(archiveDir),
       documentRoots: [dirname(pdfs[0]!)],

@@ -12,7 +12,7 @@ const client = new EsignClient({ baseUrl: env.PROVIDER_URL!, token: env.PROVIDER
 const worker = await createEsignWorker({
   connection,
   taskQueue: env.TASK_QUEUE!,
-  deps: { client, archive: new LocalArchiveStore(env.ARCHIVE_DIR!), documentRoots: [env.DOCUMENT_ROOT!] },
+  deps: { minReconcileInterval: '1 second', client, archive: new LocalArchiveStore(env.ARCHIVE_DIR!), documentRoots: [env.DOCUMENT_ROOT!] },
   wrapActivities: (activities) => ({
     ...activities,
     async createTransaction(request) {

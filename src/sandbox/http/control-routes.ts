@@ -9,6 +9,7 @@ import type { SandboxControls } from '../controls.js';
 import { SandboxError } from '../errors.js';
 import { FaultConfig, type FaultInjector } from '../faults.js';
 import type { SandboxTokens } from '../tokens.js';
+import { DeclineBody } from './signing-routes.js';
 
 export interface ControlRoutesOptions {
   controls: SandboxControls;
@@ -37,6 +38,12 @@ export async function controlRoutes(app: FastifyInstance, { controls, tokens, fa
     const body = SignBody.safeParse(request.body ?? undefined);
     if (!body.success) throw new SandboxError('validation', 'body must be {values?: {"<docIndex>:<tagIndex>": value}}');
     return controls.signAs(request.params.id, request.params.pid, body.data?.values);
+  });
+
+  app.post<{ Params: { id: string; pid: string } }>('/_sandbox/transactions/:id/participants/:pid/decline', async (request) => {
+    const body = DeclineBody.safeParse(request.body ?? {});
+    if (!body.success) throw new SandboxError('validation', 'body must be {reason?: string of at most 500 characters}');
+    return controls.declineAs(request.params.id, request.params.pid, body.data.reason);
   });
 
   for (const [action, status] of FORCED_ENDS) {

@@ -11,6 +11,8 @@ const require_ = createRequire(import.meta.url);
 // pdf.js renders each page in the signer's browser; served from our own origin (no CDN).
 const PDFJS: Record<string, string> = { 'pdf.mjs': 'pdf.min.mjs', 'pdf.worker.mjs': 'pdf.worker.min.mjs' };
 
+/** Shared with the test controls' decline. */
+export const DeclineBody = z.object({ reason: z.string().max(500).optional() });
 const ApplyBody = z.object({ docIndex: z.number().int().nonnegative(), tagIndex: z.number().int().nonnegative(), value: z.string() });
 
 function securePage(reply: FastifyReply): FastifyReply {
@@ -56,6 +58,12 @@ export async function signingRoutes(app: FastifyInstance, { signing }: { signing
     if (!body.success) throw new SandboxError('validation', 'body must be {docIndex, tagIndex, value}');
     await signing.applyTag(request.params.token, request.params.pid, body.data.docIndex, body.data.tagIndex, body.data.value);
     return securePage(reply).code(204).send();
+  });
+
+  app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/decline', async (request, reply) => {
+    const body = DeclineBody.safeParse(request.body ?? {});
+    if (!body.success) throw new SandboxError('validation', 'body must be {reason?: string of at most 500 characters}');
+    return securePage(reply).send(await signing.decline(request.params.token, request.params.pid, body.data.reason));
   });
 
   app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/finish', async (request, reply) => {

@@ -1,0 +1,20 @@
+/** Timeouts and retry policies of the workflows' activities (docs/workflow.md tables them). */
+import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
+import type { EsignActivities } from '../activities/index.js';
+
+const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
+
+// Activities heartbeat every 2 s while they run (src/worker/heartbeat.ts), so a dead worker is noticed
+// within the heartbeat timeout, however long the start-to-close allows a slow upload or download.
+export const UPLOAD = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '20 seconds', retry } as const;
+export const PROVIDER = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry } as const;
+/** Reconciliation polls give up quickly: the next poll comes anyway. */
+export const POLL = { ...PROVIDER, startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } } as const;
+export const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '20 seconds', retry } as const;
+export const REPORT = {
+  startToCloseTimeout: '30 seconds',
+  retry: { ...retry, maximumInterval: '5 minutes', maximumAttempts: 20 },
+} as const;
+
+/** Activities whose calls carry a summary, so the Web UI's timeline reads as the business process. */
+export const step = (options: ActivityOptions, summary: string) => proxyActivities<EsignActivities>({ ...options, summary });

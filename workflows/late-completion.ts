@@ -1,0 +1,65 @@
+/**
+ * Archives a transaction that completed at the provider after its
+ * transaction workflow had ended (or that no workflow ever owned): nothing
+ * signed may end without an archive. Started by the transaction's inbox, one
+ * per provider transaction (workflow id `esign-late-<transactionId>`), so it
+ * archives exactly once. Operators find these with `EsignStatus = "completed_late"`.
+ */
+import { log, upsertSearchAttributes } from '@temporalio/workflow';
+import type { LateCompletionInput, EsignTransactionResult } from './definitions.js';
+import { ARCHIVE, PROVIDER, REPORT, step } from './activity-options.js';
+import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';
+
+export interface LateCompletionResult {
+  status: 'archived' | 'not_completed';
+  transactionId: string;
+  /** The provider's status when it was not completed after all. */
+  providerStatus: string;
+  report: EsignTransactionResult | null;
+}
+
+export async function esignLateCompletion(input: LateCompletionInput): Promise<LateCompletionResult> {
+  upsertSearchAttributes([
+    { key: EsignTransactionId, value: input.transactionId },
+    { key: EsignStatus, value: 'late_archiving' },
+  ]);
+  const described = await step(PROVIDER, 'Read the transaction that completed late').describeTransaction(input.transactionId);
+  if (described.status !== 'completed') {
+    upsertSearchAttributes([{ key: EsignStatus, value: 'late_not_completed' }]);
+    log.warn('a completion was reported, but the provider says otherwise; nothing to archive', { providerStatus: described.status });
+    return { status: 'not_completed', transactionId: input.transactionId, providerStatus: described.status, report: null };
+  }
+  const referenceId = described.referenceId ?? input.transactionId;
+  upsertSearchAttributes([
+    { key: EsignReferenceId, value: referenceId },
+    { key: EsignId, value: described.esignId },
+  ]);
+  const archive = await step(ARCHIVE, 'Download, verify and archive the late-signed ZIP').archiveCompletedDocuments({
+    referenceId,
+    transactionId: input.transactionId,
+    esignId: described.esignId,
+    documents: described.documents,
+    ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+  });
+  upsertSearchAttributes([{ key: EsignStatus, value: 'completed_late' }]);
+  const report: EsignTransactionResult = {
+    status: 'completed',
+    referenceId,
+    transactionId: input.transactionId,
+    esignId: described.esignId,
+    archive,
+    reason:
+      input.ownerOutcome === null
+        ? 'completed at the provider; no transaction workflow waited for it'
+        : `completed at the provider after the transaction workflow ended ${input.ownerOutcome}`,
+  };
+  try {
+    await step(REPORT, 'Report the late completion').recordCompletion({
+      result: report,
+      ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+    });
+  } catch (err) {
+    log.error('late completion could not be reported to the callback', { error: (err as Error).message });
+  }
+  return { status: 'archived', transactionId: input.transactionId, providerStatus: described.status, report };
+}
