@@ -5,7 +5,9 @@ import { readdir } from 'node:fs/promises';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { deliverNotification } from '../src/bridge/deliver.js';
 import type { RunningBridge } from '../src/bridge/index.js';
+import type { EsignEndWebhook } from '../src/esign/schemas.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import {
   cancelUpdate,
@@ -231,12 +233,11 @@ describe('nothing signed is ever lost', () => {
     expect((await late.describe()).typedSearchAttributes.getAll().find((p) => p.key.name === 'EsignStatus')?.value).toBe('completed_late');
 
     // A redelivered completion starts nothing more: one late workflow, one archive.
-    const completed = (await env.sandbox.deliveries(status.transactionId!)).filter(
-      (d) => JSON.parse(d.payload).event === 'esign-completed',
-    );
+    const completed = (await env.sandbox.deliveries(status.transactionId!))
+      .map((d) => JSON.parse(d.payload) as EsignEndWebhook)
+      .filter((n) => n.event === 'esign-completed');
     expect(completed).toHaveLength(1);
-    const { deliverNotification } = await import('../src/bridge/deliver.js');
-    await deliverNotification(env.temporal.client, JSON.parse(completed[0]!.payload), { taskQueue: env.taskQueue });
+    await deliverNotification(env.temporal.client, completed[0]!, { taskQueue: env.taskQueue });
     await new Promise((r) => setTimeout(r, 1500));
     const runs = [];
     for await (const wf of env.temporal.client.workflow.list({ query: `WorkflowId = '${lateCompletionIdFor(status.transactionId!)}'` }))
