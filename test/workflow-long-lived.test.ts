@@ -1,0 +1,93 @@
+// A transaction that lives a year, on the time-skipping test server: polls at
+// the production floor (1 minute, backing off while nothing happens), continues
+// as new before its history grows large, and still completes when its signer
+// signs in month ten, by a webhook signal sent to whichever run is current.
+import { randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { LocalArchiveStore } from '../src/archive/store.js';
+import { startEsignTransaction } from '../src/client/transactions.js';
+import { createEsignWorker } from '../src/worker/create-worker.js';
+import { esignCompletedSignal, statusQuery } from '../workflows/definitions.js';
+import { MAX_EVENTS_PER_RUN } from '../workflows/esign-transaction.js';
+import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
+import { createTimeSkippingEnv } from './support/temporal.js';
+
+let env: TestWorkflowEnvironment;
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  env = await createTimeSkippingEnv();
+  sandbox = await startTestSandbox();
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await env?.teardown();
+});
+
+/** The bound stated in docs/workflow.md: the hand-over threshold plus one loop iteration's events. */
+const RUN_BOUND = MAX_EVENTS_PER_RUN + 40;
+
+it('lives a year at the minimum poll interval in bounded runs, and completes by a signal to the current run', async () => {
+  const [pdf] = await samplePdfFiles(['Lease']);
+  const worker = await createEsignWorker({
+    connection: env.nativeConnection,
+    taskQueue: 'long-lived',
+    deps: {
+      // The production floor: nobody polls more often than once a minute.
+      minReconcileInterval: '1 minute',
+      client: sandbox.client,
+      archive: new LocalArchiveStore(`${dirname(pdf!)}/archive`),
+      documentRoots: [dirname(pdf!)],
+    },
+  });
+  const outcome = await worker.runUntil(async () => {
+    const { handle } = await startEsignTransaction(
+      env.client,
+      {
+        referenceId: `year-${randomUUID()}`,
+        documents: [
+          {
+            title: 'Lease',
+            source: { path: pdf! },
+            tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+          },
+        ],
+        participants: [
+          { email: 'tenant@example.com', firstName: 'Tia', lastName: 'Tenant', authenticationType: 'none', twoFactorContact: 'email' },
+        ],
+        signingDeadline: '365 days',
+        reconcileInterval: '1 second', // raised to the worker's 1-minute floor
+      },
+      { taskQueue: 'long-lived' },
+    );
+    await env.sleep('300 days');
+    const status = await handle.query(statusQuery);
+    expect(status.phase).toBe('awaiting_signatures');
+    expect(status.lastReconciledAt).not.toBeNull();
+    // The signer signs in month ten; the webhook reaches the current run through the workflow id.
+    await sandbox.control.signAs(status.transactionId!, status.participants[0]!.id);
+    await env.client.workflow.getHandle(handle.workflowId).signal(esignCompletedSignal, {
+      event: 'esign-completed',
+      entity: 'esign',
+      data: { notificationId: randomUUID(), entity_id: status.esignId!, transaction_id: status.transactionId! },
+    });
+    const result = await env.client.workflow.getHandle(handle.workflowId).result();
+
+    // Follow the chain of runs from the first one and measure each history.
+    const runs: number[] = [];
+    let runId: string | undefined = handle.firstExecutionRunId;
+    while (runId) {
+      const history = await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+      const events = history.events ?? [];
+      runs.push(events.length);
+      runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    }
+    return { result, runs };
+  });
+
+  expect(outcome.result.status).toBe('completed');
+  expect(outcome.result.archive?.sha256).toMatch(/^[0-9a-f]{64}$/);
+  expect(outcome.runs.length).toBeGreaterThan(1); // it did continue as new
+  for (const events of outcome.runs) expect(events).toBeLessThanOrEqual(RUN_BOUND);
+}, 240_000);
