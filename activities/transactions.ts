@@ -148,7 +148,15 @@ export function createTransactionActivities(deps: TransactionDeps) {
     async describeTransaction(
       transactionId: string,
     ): Promise<TransactionRef & { referenceId: string | null; documents: { title: string; StoragePath: string }[] }> {
-      const record = await callProvider(() => deps.client.getTransaction(transactionId, { signal: Context.current().cancellationSignal }));
+      const signal = Context.current().cancellationSignal;
+      const record = await whileHeartbeating(() =>
+        deps.client.getTransaction(transactionId, { signal }).catch((err: unknown) => {
+          // A webhook naming a transaction the provider does not know: nothing to archive.
+          if (err instanceof EsignApiError && err.kind === 'http' && err.status === 404) return undefined;
+          throw providerFailure(err);
+        }),
+      );
+      if (!record) return { transactionId, esignId: '', status: 'not_found', referenceId: null, documents: [] };
       return {
         transactionId,
         esignId: record.esignId ?? '',

@@ -19,9 +19,12 @@ import { sandboxConfig, startSandbox } from '../src/sandbox/index.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
+import type { EsignEndWebhook } from '../src/esign/schemas.js';
 import {
   cancelUpdate,
   esignCompletedSignal,
+  esignEventSignal,
+  lateCompletionIdFor,
   issueSigningUrlUpdate,
   replaceTransactionUpdate,
   statusQuery,
@@ -91,13 +94,35 @@ async function main(): Promise<void> {
     }
     throw new Error(`never reached ${phase}`);
   };
-  const signAll = async (handle: Handle) => {
-    const s = await awaitPhase(handle, 'awaiting_signatures');
+  const waitFor = async (done: () => Promise<boolean>) => {
+    for (let i = 0; i < 300; i++) {
+      if (await done()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('never happened');
+  };
+  const signer = (firstName: string) =>
+    ({
+      email: `${firstName.toLowerCase()}@example.com`,
+      firstName,
+      lastName: 'Signer',
+      authenticationType: 'none',
+      twoFactorContact: 'email',
+    }) as const;
+  const signAll = async (handle: Handle, ...phases: string[]) => {
+    const s = phases.length > 0 ? await handle.query(statusQuery) : await awaitPhase(handle, 'awaiting_signatures');
     for (const p of s.participants) await sandbox.controls.signAs(s.transactionId!, p.id);
     return s;
   };
 
-  const scenarios: Record<string, () => Promise<Handle>> = {
+  const webhook = (event: EsignEndWebhook['event'], ids: { transactionId: string | null; esignId: string | null }): EsignEndWebhook => ({
+    event,
+    entity: 'esign',
+    data: { notificationId: randomUUID(), entity_id: ids.esignId!, transaction_id: ids.transactionId! },
+  });
+
+  // Each scenario returns the handle whose history it records, or several (file suffix -> handle).
+  const scenarios: Record<string, () => Promise<Handle | Record<string, Handle>>> = {
     async 'completed-by-webhook'() {
       const { handle } = await start(input());
       const s = await signAll(handle);
@@ -124,12 +149,119 @@ async function main(): Promise<void> {
       await handle.result();
       return handle;
     },
+    // Cancel withdraws the transaction at the provider, then ends.
     async cancelled() {
       const { handle } = await start(input());
       await awaitPhase(handle, 'awaiting_signatures');
       await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] });
       await handle.result();
       return handle;
+    },
+    // Cancel refused (a participant has signed), then completed.
+    async 'cancel-refused-then-completed'() {
+      const { handle } = await start(input({ participants: [signer('Sam'), signer('Sue')] }));
+      const s = await awaitPhase(handle, 'awaiting_signatures');
+      await sandbox.controls.signAs(s.transactionId!, s.participants[0]!.id);
+      await handle.executeUpdate(cancelUpdate, { args: [{}] }).catch(() => undefined);
+      await sandbox.controls.signAs(s.transactionId!, s.participants[1]!.id);
+      await handle.signal(esignCompletedSignal, webhook('esign-completed', s) as never);
+      await handle.result();
+      return handle;
+    },
+    // The deadline passes after one of two signed: overdue, then completed by reconciliation.
+    async 'overdue-then-completed'() {
+      const { handle } = await start(
+        input({ participants: [signer('Sam'), signer('Sue')], signingDeadline: '3 seconds', reconcileInterval: '1 second' }),
+      );
+      const s = await awaitPhase(handle, 'awaiting_signatures');
+      await sandbox.controls.signAs(s.transactionId!, s.participants[0]!.id);
+      await awaitPhase(handle, 'overdue');
+      await sandbox.controls.signAs(s.transactionId!, s.participants[1]!.id);
+      await handle.result();
+      return handle;
+    },
+    // A signer declines; the provider's webhook arrives as an esignEvent signal.
+    async declined() {
+      const { handle } = await start(input());
+      const s = await awaitPhase(handle, 'awaiting_signatures');
+      sandbox.controls.declineAs(s.transactionId!, s.participants[0]!.id, 'replay scenario');
+      await handle.signal(esignEventSignal, webhook('esign-declined', s));
+      await handle.result();
+      return handle;
+    },
+    // The provider cancels the transaction itself; reconciliation finds it.
+    async 'provider-cancelled'() {
+      const { handle } = await start(input({ reconcileInterval: '1 second' }));
+      const s = await awaitPhase(handle, 'awaiting_signatures');
+      sandbox.controls.forceEnd(s.transactionId!, 'cancelled');
+      await handle.result();
+      return handle;
+    },
+    // Two runs joined by continue-as-new (a server suggesting it after 40 events), completed by a webhook in the second.
+    async 'continued-as-new'() {
+      const small = await TestWorkflowEnvironment.createLocal({
+        server: {
+          executable: executableFor(cli),
+          ip: '127.0.0.1',
+          searchAttributes: [...esignSearchAttributes],
+          extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=40'],
+        },
+      });
+      try {
+        const smallWorker = await createEsignWorker({
+          connection: small.nativeConnection,
+          taskQueue,
+          deps: {
+            minReconcileInterval: '1 second',
+            client,
+            archive: new LocalArchiveStore(join(work, 'archive')),
+            documentRoots: [dirname(pdf)],
+          },
+        });
+        return await smallWorker.runUntil(async () => {
+          const { handle } = await startEsignTransaction(
+            small.client,
+            input({ reconcileInterval: '1 second', reconcileMaxInterval: '1 second' }),
+            {
+              taskQueue,
+            },
+          );
+          const s = await awaitPhase(handle, 'awaiting_signatures');
+          const first = small.client.workflow.getHandle(handle.workflowId, (await handle.describe()).runId);
+          await waitFor(async () => (await first.describe()).status.name === 'CONTINUED_AS_NEW');
+          for (const p of s.participants) await sandbox.controls.signAs(s.transactionId!, p.id);
+          await small.client.workflow.getHandle(handle.workflowId).signal(esignCompletedSignal, webhook('esign-completed', s) as never);
+          const last = small.client.workflow.getHandle(handle.workflowId);
+          await last.result();
+          const second = small.client.workflow.getHandle(handle.workflowId, (await last.describe()).runId);
+          // Recorded while this server lives: fetch both histories now.
+          const [h1, h2] = await Promise.all([first.fetchHistory(), second.fetchHistory()]);
+          const fixed = (h: typeof h1): Handle =>
+            ({ fetchHistory: async () => h, query: handle.query.bind(handle), result: handle.result.bind(handle) }) as Handle;
+          return { '-1': fixed(h1), '-2': fixed(h2) };
+        });
+      } finally {
+        await small.teardown();
+      }
+    },
+    // A withdrawn transaction sent again by someone else and signed: its inbox starts a late completion.
+    async 'late-completion'() {
+      const { handle } = await start(input());
+      const s = await awaitPhase(handle, 'awaiting_signatures');
+      await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] });
+      await handle.result();
+      const record = await client.getTransaction(s.transactionId!);
+      await client.updateTransaction(s.transactionId!, {
+        status: 'esign_pending',
+        referenceId: record.referenceId!,
+        documents: record.documents.map((d) => ({ id: d.id!, title: d.title!, StoragePath: d.StoragePath, tags: d.tags ?? [] })),
+        participants: record.participants.map(({ status: _s, signedAt: _a, declinedAt: _d, declineReason: _r, ...p }) => p) as never,
+      });
+      await signAll(handle, 'awaiting_signatures', 'cancelled');
+      await deliverNotification(env.client, webhook('esign-completed', s), { taskQueue });
+      const late = env.client.workflow.getHandle(lateCompletionIdFor(s.transactionId!));
+      await waitFor(async () => (await late.describe().catch(() => undefined))?.status.name === 'COMPLETED');
+      return { '': late, '-inbox': env.client.workflow.getHandle(inboxIdFor(s.transactionId!)) };
     },
     async expired() {
       const { handle } = await start(input({ signingDeadline: '3 seconds', reconcileInterval: '1 second' }));
@@ -176,13 +308,16 @@ async function main(): Promise<void> {
   await worker.runUntil(async () => {
     for (const [name, run] of Object.entries(scenarios)) {
       if (wanted.length > 0 && !wanted.includes(name)) continue;
-      const handle = await run().catch((err: unknown) => {
+      const recorded = await run().catch((err: unknown) => {
         console.error(`scenario ${name} failed:`, err);
         throw err;
       });
-      const history = await handle.fetchHistory();
-      await writeFile(join(outDir, `${name}.json`), historyToJSON(history));
-      process.stdout.write(`wrote ${name}.json (${history.events?.length ?? 0} events)\n`);
+      const handles: Record<string, Handle> = 'fetchHistory' in recorded ? { '': recorded as Handle } : recorded;
+      for (const [suffix, handle] of Object.entries(handles)) {
+        const history = await handle.fetchHistory();
+        await writeFile(join(outDir, `${name}${suffix}.json`), historyToJSON(history));
+        process.stdout.write(`wrote ${name}${suffix}.json (${history.events?.length ?? 0} events)\n`);
+      }
     }
   });
   await client.close();

@@ -6,6 +6,7 @@ import { workflowsPath } from '../src/worker/create-worker.js';
 
 const dir = fileURLToPath(new URL('./replay/histories/', import.meta.url));
 
+/** The transaction's main paths, recorded by every version since input validation left the workflow sandbox. */
 const PATHS = [
   'cancelled.json',
   'completed-by-reconciliation.json',
@@ -15,6 +16,17 @@ const PATHS = [
 ];
 /** The webhook inbox: forwarding, a redelivery and a webhook after its owner finished; and an orphaned one. */
 const INBOX_PATHS = ['inbox-forwarded-then-stale.json', 'inbox-orphaned.json'];
+/** Every way a transaction ends, continue-as-new, and the late completion with the inbox that started it. */
+const LIFECYCLE_PATHS = [
+  'cancel-refused-then-completed.json',
+  'continued-as-new-1.json',
+  'continued-as-new-2.json',
+  'declined.json',
+  'late-completion-inbox.json',
+  'late-completion.json',
+  'overdue-then-completed.json',
+  'provider-cancelled.json',
+];
 
 // Committed histories of the workflows' paths (npm run replay:regenerate writes
 // the top level). Histories of earlier workflow versions stay in sub-folders, so
@@ -22,7 +34,16 @@ const INBOX_PATHS = ['inbox-forwarded-then-stale.json', 'inbox-orphaned.json'];
 // fails here: version it with `patched`.
 it('replays every committed history, of this version and earlier ones, with the current workflow code', async () => {
   const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
-  expect(files).toEqual([...PATHS.map((f) => `before-input-validation-patch/${f}`), ...[...PATHS, ...INBOX_PATHS].sort()]);
+  expect(files).toEqual(
+    [
+      ...INBOX_PATHS.map((f) => `before-late-completion-patch/${f}`),
+      ...PATHS.map((f) => `before-input-validation-patch/${f}`),
+      ...PATHS.map((f) => `before-withdraw-patch/${f}`),
+      ...PATHS,
+      ...INBOX_PATHS,
+      ...LIFECYCLE_PATHS,
+    ].sort(),
+  );
   const histories = await Promise.all(
     files.map(async (file) => ({ workflowId: file, history: JSON.parse(await readFile(`${dir}${file}`, 'utf8')) as unknown })),
   );

@@ -4,6 +4,7 @@
 // signs in month ten, by a webhook signal sent to whichever run is current.
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
+import type { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LocalArchiveStore } from '../src/archive/store.js';
@@ -61,6 +62,7 @@ it('lives a year at the minimum poll interval in bounded runs, and completes by 
       },
       { taskQueue: 'long-lived' },
     );
+    const firstRunId = (await handle.describe()).runId;
     await env.sleep('300 days');
     const status = await handle.query(statusQuery);
     expect(status.phase).toBe('awaiting_signatures');
@@ -76,10 +78,10 @@ it('lives a year at the minimum poll interval in bounded runs, and completes by 
 
     // Follow the chain of runs from the first one and measure each history.
     const runs: number[] = [];
-    let runId: string | undefined = handle.firstExecutionRunId;
+    let runId: string | undefined = firstRunId;
     while (runId) {
-      const history = await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
-      const events = history.events ?? [];
+      const history: temporal.api.history.v1.IHistory = await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+      const events: temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
       runs.push(events.length);
       runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     }
