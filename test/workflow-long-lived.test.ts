@@ -11,7 +11,7 @@ import { LocalArchiveStore } from '../src/archive/store.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
 import { esignCompletedSignal, statusQuery } from '../workflows/definitions.js';
-import { MAX_EVENTS_PER_RUN } from '../workflows/esign-transaction.js';
+import { MAX_EVENTS_PER_RUN, type esignTransaction } from '../workflows/esign-transaction.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { createTimeSkippingEnv } from './support/temporal.js';
 
@@ -74,7 +74,7 @@ it('lives a year at the minimum poll interval in bounded runs, and completes by 
       entity: 'esign',
       data: { notificationId: randomUUID(), entity_id: status.esignId!, transaction_id: status.transactionId! },
     });
-    const result = await env.client.workflow.getHandle(handle.workflowId).result();
+    const result = await env.client.workflow.getHandle<typeof esignTransaction>(handle.workflowId).result();
 
     // Follow the chain of runs from the first one and measure each history.
     const runs: number[] = [];
