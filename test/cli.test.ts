@@ -95,6 +95,45 @@ describe('esign CLI', () => {
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ status: 'cancelled', reason: 'test' });
 
     expect((await esign('status', 'no-such-reference')).code).toBe(3);
+
+    // A signer declines: status says who, why, and how it ended.
+    const declinedRef = `cli-declined-${Date.now()}`;
+    const second = await esign(
+      '--json',
+      'start',
+      '--file',
+      env.pdfs[0]!,
+      '--signer',
+      'Ada Lovelace <ada@example.com>',
+      '--reference-id',
+      declinedRef,
+    );
+    expect(second.code).toBe(0);
+    const ada = (JSON.parse(second.stdout) as { participants: { id: string }[] }).participants[0]!.id;
+    let transactionId: string | null = null;
+    await expect
+      .poll(
+        async () =>
+          (transactionId = (JSON.parse((await esign('--json', 'status', declinedRef)).stdout) as { transactionId: string | null })
+            .transactionId),
+        {
+          timeout: 30_000,
+        },
+      )
+      .not.toBeNull();
+    await expect
+      .poll(async () => (await env.sandbox.control.declineAs(transactionId!, ada, 'wrong name on page 2').catch(() => null)) !== null, {
+        timeout: 10_000,
+      })
+      .toBe(true);
+    await expect
+      .poll(async () => (JSON.parse((await esign('--json', 'status', declinedRef)).stdout) as { phase: string }).phase, { timeout: 30_000 })
+      .toBe('declined');
+    const shown = await esign('status', declinedRef);
+    expect(shown.stdout).toMatch(/outcome\s+declined/);
+    expect(shown.stdout).toMatch(/reason\s+wrong name on page 2/);
+    expect(shown.stdout).toMatch(/declinedBy\s+Ada Lovelace/);
+    expect(shown.stdout).toMatch(/declined/);
     expect((await esign('start', '--file', env.pdfs[0]!)).code).toBe(2); // no signer
     expect((await esign('start', '--signer', 'not a signer')).code).toBe(2);
     const help = await esign('start', '--help');

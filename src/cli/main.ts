@@ -56,7 +56,15 @@ program
     const s = await withContext((ctx) => commands.status(ctx, referenceId));
     print(s, () => {
       const { participants, result, ...rest } = s;
-      return `${fields({ ...rest, archive: result?.archive?.uri ?? null })}\n\n${table(participants)}`;
+      const ending = result
+        ? {
+            outcome: result.status,
+            reason: result.reason ?? null,
+            ...(result.declinedBy ? { declinedBy: `${result.declinedBy.name} (${result.declinedBy.participantId})` } : {}),
+            ...(result.endedBy ? { endedBy: result.endedBy } : {}),
+          }
+        : {};
+      return `${fields({ ...rest, ...ending, archive: result?.archive?.uri ?? null })}\n\n${table(participants, ['id', 'name', 'status', 'at'])}`;
     });
   });
 
