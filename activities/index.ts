@@ -7,6 +7,7 @@ import { createInboxActivities } from './inbox.js';
 import { createInputValidationActivities } from './input-validation.js';
 import { createTransactionActivities } from './transactions.js';
 import { durationToMs } from '../src/util/duration.js';
+import { CallbackSigner } from '../src/worker/callback-signer.js';
 import { UrlPolicy } from '../src/worker/url-policy.js';
 import type { ZipLimits } from '../src/archive/zip-verify.js';
 
@@ -19,6 +20,8 @@ export interface ActivityDeps {
   allowedUrls?: readonly string[];
   maxDocumentBytes?: number;
   zipLimits?: ZipLimits;
+  /** The integrator's `whsec_` secrets: events to callback URLs are signed with each (several during a rotation). */
+  callbackSecrets?: readonly string[];
   /** The shortest reconciliation interval a transaction may ask for (default 1 minute). */
   minReconcileInterval?: string | number;
   /** How long an unowned webhook waits in its inbox before it is closed as orphaned. */
@@ -28,8 +31,13 @@ export interface ActivityDeps {
 /** All activities of the transaction workflow, bound to their dependencies. */
 export function createActivities(deps: ActivityDeps) {
   const urlPolicy = new UrlPolicy(deps.allowedUrls ?? []);
+  const callbackSigner = deps.callbackSecrets && deps.callbackSecrets.length > 0 ? new CallbackSigner(deps.callbackSecrets) : undefined;
   return {
-    ...createInputValidationActivities({ urlPolicy, minReconcileMs: durationToMs(deps.minReconcileInterval ?? '1 minute') }),
+    ...createInputValidationActivities({
+      urlPolicy,
+      minReconcileMs: durationToMs(deps.minReconcileInterval ?? '1 minute'),
+      canSignCallbacks: callbackSigner !== undefined,
+    }),
     ...createDocumentActivities({
       client: deps.client,
       documentRoots: deps.documentRoots ?? [],
@@ -38,7 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createTransactionActivities({ client: deps.client }),
     ...createArchiveActivities({ client: deps.client, archive: deps.archive, ...(deps.zipLimits ? { zipLimits: deps.zipLimits } : {}) }),
-    ...createCompletionActivities({ urlPolicy }),
+    ...createCompletionActivities({ urlPolicy, ...(callbackSigner ? { callbackSigner } : {}) }),
     ...createInboxActivities(deps.inboxOrphanAfter ? { orphanAfter: deps.inboxOrphanAfter } : {}),
   };
 }

@@ -10,6 +10,8 @@ export interface InputValidationDeps {
   urlPolicy: UrlPolicy;
   /** The shortest reconciliation interval this worker allows; shorter requests are raised to it. */
   minReconcileMs: number;
+  /** Whether the worker has secrets to sign callbacks with (ESIGN_CALLBACK_SECRETS). */
+  canSignCallbacks: boolean;
 }
 
 /**
@@ -25,7 +27,15 @@ export function createInputValidationActivities(deps: InputValidationDeps) {
       if (!parsed.success) {
         throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, FailureType.InvalidInput);
       }
-      if (parsed.data.callbackUrl) deps.urlPolicy.check(parsed.data.callbackUrl, 'callbackUrl');
+      if (parsed.data.callbackUrl) {
+        deps.urlPolicy.check(parsed.data.callbackUrl, 'callbackUrl');
+        if (!deps.canSignCallbacks) {
+          throw ApplicationFailure.nonRetryable(
+            'invalid input: callbackUrl: this worker has no ESIGN_CALLBACK_SECRETS to sign events with; configure them or leave callbackUrl out',
+            FailureType.InvalidInput,
+          );
+        }
+      }
       // The floor keeps a busy provider from being polled to death and a year-long transaction's history bounded.
       if (durationToMs(parsed.data.reconcileInterval) < deps.minReconcileMs)
         return { ...parsed.data, reconcileInterval: deps.minReconcileMs };

@@ -29,7 +29,7 @@ const { code } = await bundleWorkflowCode({
 const connection = await NativeConnection.connect({ address: env.address });
 // The transaction's steps before it waits, doing nothing: the scenario weighs the workflow, not its activities.
 const activities = {
-  ...createInputValidationActivities({ urlPolicy: new UrlPolicy([]), minReconcileMs: 1000 }),
+  ...createInputValidationActivities({ urlPolicy: new UrlPolicy([]), minReconcileMs: 1000, canSignCallbacks: false }),
   async upload() {},
   async create() {},
   async register() {},

@@ -236,8 +236,11 @@ async function main(): Promise<void> {
           const second = small.client.workflow.getHandle(handle.workflowId, (await last.describe()).runId);
           // Recorded while this server lives: fetch both histories now.
           const [h1, h2] = await Promise.all([first.fetchHistory(), second.fetchHistory()]);
-          const fixed = (h: typeof h1): Handle =>
-            ({ fetchHistory: async () => h, query: handle.query.bind(handle), result: handle.result.bind(handle) });
+          const fixed = (h: typeof h1): Handle => ({
+            fetchHistory: async () => h,
+            query: handle.query.bind(handle),
+            result: handle.result.bind(handle),
+          });
           return { '-1': fixed(h1), '-2': fixed(h2) };
         });
       } finally {

@@ -3,11 +3,13 @@
 // while workers are SIGKILLed, the bridge is killed and Temporal restarts;
 // most are signed, the rest decline, are ended by the provider or race their deadline.
 import { expect, it } from 'vitest';
-import { runChaos } from '../chaos/run-chaos.js';
+import { defaultFaults, runChaos } from '../chaos/run-chaos.js';
 
 it('ends every transaction in the one outcome the provider agrees with, archiving each completed one once, whatever is killed on the way', async () => {
   const lines: string[] = [];
-  const report = await runChaos({ seed: 1, transactions: 30, concurrency: 15, timeoutMs: 4 * 60_000, log: (l) => lines.push(l) });
+  // A denser mix than the default: 30 transactions make few enough API calls that a 2 % fault could go unseen.
+  const faults = { ...defaultFaults(1), resetRate: 0.04, lostResponseRate: 0.04, rateLimitRate: 0.05 };
+  const report = await runChaos({ seed: 1, transactions: 30, concurrency: 15, faults, timeoutMs: 4 * 60_000, log: (l) => lines.push(l) });
 
   expect(report.problems, lines.join('\n')).toEqual([]);
   // 21 signed, 3 declined, 3 ended by the provider (one each way), 3 racing their deadline (completed or expired).

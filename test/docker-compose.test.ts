@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { cliTypeOf, esignSearchAttributes } from '../workflows/search-attributes.js';
 
 // No Docker engine runs here: the compose file is validated statically with
 // Debian's docker-compose (installed by .ci/run), which needs no engine for `config`.
@@ -34,7 +35,8 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
     'worker',
   ]);
   const resolved = (await compose(['config'], secrets)).stdout;
-  for (const sa of ['EsignReferenceId', 'EsignTransactionId', 'EsignId', 'EsignStatus']) expect(resolved).toContain(sa);
+  // The same attributes, with the same types, as the workflows define (workflows/search-attributes.ts).
+  for (const sa of esignSearchAttributes) expect(resolved).toContain(`${sa.name}:${cliTypeOf(sa)}`);
   expect(resolved.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(6);
   expect(await readFile(`${root}/Dockerfile`, 'utf8')).toContain('bundle-workflows');
 });

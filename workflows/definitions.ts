@@ -5,7 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ParticipantStatus } from '../src/esign/events.js';
-import type { EsignCompletedWebhook, EsignEndWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../src/esign/schemas.js';
+import type { EsignCompletedWebhook, EsignWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../src/esign/schemas.js';
 
 export const WORKFLOW_TYPE = 'esignTransaction';
 export const DEFAULT_TASK_QUEUE = 'esign-transactions';
@@ -64,8 +64,8 @@ export interface EsignTransactionStatus {
 /** The provider's `esign-completed` webhook payload (spec section 6), delivered by the bridge. */
 export const esignCompletedSignal = defineSignal<[EsignCompletedWebhook]>('esignCompleted');
 
-/** Any other end event in the same envelope (`esign-declined`, `esign-cancelled`, …), delivered by the bridge. */
-export const esignEventSignal = defineSignal<[EsignEndWebhook]>('esignEvent');
+/** Any other provider event in the same envelope (`esign-declined`, `esign-participant-signed`, …), delivered by the bridge. */
+export const esignEventSignal = defineSignal<[EsignWebhook]>('esignEvent');
 
 export const statusQuery = defineQuery<EsignTransactionStatus>('status');
 
@@ -93,6 +93,27 @@ export const replaceTransactionUpdate = defineUpdate<{ status: string }, [Replac
  * `TransactionFinished` when it has completed or ended meanwhile.
  */
 export const cancelUpdate = defineUpdate<EsignTransactionResult, [{ reason?: string }]>('cancel');
+
+// ------------------------------------------------------- integrator events
+
+/** What the integrator's backend receives at `callbackUrl` (docs/integrator-events.md). */
+export type IntegratorEventType =
+  | 'participant.signed'
+  | 'reminder.due'
+  | 'transaction.completed'
+  | 'transaction.completed_late'
+  | 'transaction.declined'
+  | 'transaction.cancelled'
+  | 'transaction.expired'
+  | 'transaction.deleted';
+
+export interface IntegratorEvent {
+  type: IntegratorEventType;
+  /** Unique per event of a transaction; its hash is the `webhook-id` receivers deduplicate by. */
+  key: string;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}
 
 // ----------------------------------------------------------- late completion
 

@@ -15,14 +15,15 @@ import {
   log,
   metricMeter,
   patched,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ParticipantState, TransactionState, WithdrawOutcome } from '../activities/transactions.js';
-import { ESIGN_COMPLETED_EVENT, endStatusOf, isProviderEndStatus, type EsignEndEvent } from '../src/esign/events.js';
-import type { CreateTransactionRequest, EsignEndWebhook, Participant } from '../src/esign/schemas.js';
+import { ESIGN_COMPLETED_EVENT, endStatusOf, isEndEvent, isProviderEndStatus, type EsignEndEvent } from '../src/esign/events.js';
+import type { CreateTransactionRequest, EsignWebhook, Participant } from '../src/esign/schemas.js';
 import { FailureType } from '../src/failures.js';
 import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
 import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
@@ -39,18 +40,22 @@ import {
   type EsignOutcome,
   type EsignPhase,
   type EsignTransactionResult,
+  type IntegratorEvent,
   type ReplaceTransactionRequest,
 } from './definitions.js';
 import { inboxIdFor, inboxOwnerFinishedSignal } from './inbox-definitions.js';
-import { readCompletedNotification, readEndNotification } from './notification.js';
+import { readCompletedNotification, readNotification } from './notification.js';
+import { Progress } from './progress.js';
 import { buildCreateRequest, buildUpdateRequest, validInput } from './requests.js';
-import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';
+import { EsignId, EsignReferenceId, EsignSignedCount, EsignStatus, EsignTransactionId, EsignWaitingFor } from './search-attributes.js';
 
 export { INPUT_VALIDATED_OUTSIDE_SANDBOX } from './requests.js';
 /** Cancel and deadline withdraw the transaction at the provider before the workflow reports its end. */
 export const WITHDRAW_BEFORE_END = 'withdraw-at-provider-before-end';
 /** Polls back off (with jitter) and the workflow continues as new before its history grows large. */
 export const BOUNDED_HISTORY = 'bounded-polling-and-continue-as-new';
+/** Participant progress, reminders and signed events to the integrator's callback. */
+export const PROGRESS_AND_EVENTS = 'participant-progress-reminders-and-events';
 /** Our own bound on one run's history, whatever the server suggests (docs/workflow.md, "Bounded history"). */
 export const MAX_EVENTS_PER_RUN = 2_000;
 
@@ -68,6 +73,9 @@ export interface ContinuedTransaction {
   /** The latest notification ids, so a redelivery across the hand-over has one effect. */
   seen: string[];
   progress: ParticipantState[] | null;
+  /** Participants whose signature the integrator was told of. */
+  announced: string[];
+  reminders: { sent: number; nextAt: number | null };
   pollMs: number;
   runs: number;
 }
@@ -94,7 +102,13 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   let request: CreateTransactionRequest | undefined = continued?.request;
   let created: { transactionId: string; esignId: string } | undefined = continued?.created;
   let providerStatus: string | null = continued?.providerStatus ?? null;
-  let progress: ParticipantState[] | null = continued?.progress ?? null;
+  let progress: Progress | undefined = continued
+    ? new Progress(continued.participants, continued.progress, continued.announced)
+    : undefined;
+  /** A participant event arrived: read the record to learn who did what. */
+  let progressStale = false;
+  let reminders = continued?.reminders ?? { sent: 0, nextAt: null as number | null };
+  const outstanding: Promise<void>[] = [];
   /** The end a webhook (or poll) announced, still to be confirmed with the provider. */
   let notified: EsignEndEvent | undefined;
   let cancelAttempt: CancelAttempt | undefined;
@@ -104,11 +118,20 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   let result: EsignTransactionResult | null = null;
   let activity = 0; // bumped by every message: a busy transaction polls at its shortest interval
   const seenNotifications = new Set<string>(continued?.seen ?? []);
-  const earlyNotifications: EsignEndWebhook[] = [];
+  const earlyNotifications: EsignWebhook[] = [];
 
+  /** The Web UI's one line: where the transaction is, and who it waits for. */
+  const currentDetails = () => {
+    if (FINISHED.includes(phase)) return `Ended ${phase}${result?.reason ? `: ${result.reason}` : ''}`;
+    const who = progress?.known ? progress.summary() : `${participants.length} participant(s) to sign`;
+    if (phase === 'awaiting_signatures') return who;
+    if (phase === 'overdue') return `Overdue: ${who}`;
+    return phase.replace('_', ' ');
+  };
   const setPhase = (next: EsignPhase) => {
     phase = next;
     upsertSearchAttributes([{ key: EsignStatus, value: next }]);
+    setCurrentDetails(currentDetails());
   };
   const nameOf = (id: string) => {
     const p = participants.find((x) => x.id === id);
@@ -121,7 +144,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     transactionId: created?.transactionId ?? null,
     esignId: created?.esignId ?? null,
     participants: participants.map((p) => {
-      const state = progress?.find((s) => s.id === p.id);
+      const state = progress?.states?.find((s) => s.id === p.id);
       return {
         id: p.id,
         name: `${p.firstName} ${p.lastName}`,
@@ -136,10 +159,14 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     result,
   }));
 
-  const acceptNotification = (n: EsignEndWebhook) => {
+  const acceptNotification = (n: EsignWebhook) => {
     if (created && n.data.entity_id === created.esignId && n.data.transaction_id === created.transactionId) {
       accepted++;
       activity++;
+      if (!isEndEvent(n.event)) {
+        progressStale = true;
+        return;
+      }
       // A completion outranks any other end: the ZIP must be archived.
       if (notified !== ESIGN_COMPLETED_EVENT) notified = n.event;
     } else {
@@ -147,7 +174,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       log.warn('notification for another transaction ignored', { notificationId: n.data.notificationId });
     }
   };
-  const receive = (notification: EsignEndWebhook | string) => {
+  const receive = (notification: EsignWebhook | string) => {
     if (typeof notification === 'string') {
       rejected++;
       log.warn('invalid notification signal ignored', { issue: notification });
@@ -161,7 +188,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     else acceptNotification(notification);
   };
   setHandler(esignCompletedSignal, (payload) => receive(readCompletedNotification(payload)));
-  setHandler(esignEventSignal, (payload) => receive(readEndNotification(payload)));
+  setHandler(esignEventSignal, (payload) => receive(readNotification(payload)));
 
   const isFinishing = () => FINISHED.includes(phase) || phase === 'archiving' || cancelAttempt !== undefined;
   const unknownParticipants = (ids: string[]) => ids.filter((id) => !participants.some((p) => p.id === id));
@@ -252,6 +279,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
         })
         .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
     }
+    await Promise.all(outstanding.splice(0)); // progress events reach the integrator before the outcome
     try {
       await step(REPORT, `Report: ${outcome.status}`).recordCompletion({
         result: outcome,
@@ -283,11 +311,13 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   // Set once the transaction exists (markers of new behaviour; false when replaying older histories).
   let withdrawFirst = false;
   let bounded: boolean;
+  let eventsOn = false;
 
   if (!continued) {
     deadlineAt = Date.now() + durationToMs(valid.signingDeadline);
     // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
     participants = valid.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
+    progress = new Progress(participants);
     upsertSearchAttributes([
       { key: EsignReferenceId, value: valid.referenceId },
       { key: EsignStatus, value: phase },
@@ -319,10 +349,14 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     setPhase(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
     withdrawFirst = patched(WITHDRAW_BEFORE_END);
     bounded = patched(BOUNDED_HISTORY);
+    eventsOn = patched(PROGRESS_AND_EVENTS);
+    if (eventsOn && valid.reminders && valid.callbackUrl) reminders.nextAt = Date.now() + durationToMs(valid.reminders.firstAfter);
     for (const n of earlyNotifications.splice(0)) acceptNotification(n);
   } else {
     withdrawFirst = patched(WITHDRAW_BEFORE_END);
     bounded = patched(BOUNDED_HISTORY);
+    eventsOn = patched(PROGRESS_AND_EVENTS);
+    setCurrentDetails(currentDetails());
     upsertSearchAttributes([
       { key: EsignReferenceId, value: valid.referenceId },
       { key: EsignTransactionId, value: created!.transactionId },
@@ -333,10 +367,86 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   }
   const providerTx = created!;
 
+  // ----------------------------------------- progress and the integrator
+  /** Sends an event to the integrator's callback without holding up the transaction; retried by Temporal. */
+  const notify = (event: Omit<IntegratorEvent, 'occurredAt'> & { occurredAt?: string }) => {
+    if (!eventsOn || !valid.callbackUrl) return;
+    const full: IntegratorEvent = { ...event, occurredAt: event.occurredAt ?? new Date().toISOString() };
+    outstanding.push(
+      step(REPORT, `Tell the integrator: ${event.type}`)
+        .notifyIntegrator({ callbackUrl: valid.callbackUrl, event: full })
+        .catch((err: unknown) =>
+          log.error('an event could not be delivered to the callback', { type: event.type, error: (err as Error).message }),
+        ),
+    );
+  };
+  const refs = () => ({ referenceId: valid.referenceId, transactionId: providerTx.transactionId });
+  /** Takes the provider's report of who did what; announces new signatures and updates what operators see. */
+  const applyProgress = (states: ParticipantState[] | undefined) => {
+    if (!progress?.apply(states)) return;
+    if (eventsOn) {
+      for (const s of progress.takeNewlySigned()) {
+        notify({
+          type: 'participant.signed',
+          key: `${providerTx.transactionId}:participant.signed:${s.id}`,
+          ...(s.at ? { occurredAt: s.at } : {}),
+          data: {
+            ...refs(),
+            participant: { id: s.id, name: nameOf(s.id) },
+            signedAt: s.at ?? null,
+            signed: progress.signedCount,
+            of: participants.length,
+          },
+        });
+      }
+      upsertSearchAttributes([
+        { key: EsignSignedCount, value: progress.signedCount },
+        { key: EsignWaitingFor, value: progress.waiting.map((p) => p.id) },
+      ]);
+    }
+    setCurrentDetails(currentDetails());
+  };
+
+  /** Reminds each participant still to sign, with a fresh signing URL, through the integrator (embedded signing). */
+  const sendReminders = async (plan: NonNullable<ValidEsignTransactionInput['reminders']>): Promise<EsignTransactionResult | undefined> => {
+    const fresh = await step(PROVIDER, 'Check who still has to sign').getTransactionStatus(providerTx.transactionId);
+    providerStatus = fresh.status;
+    applyProgress(fresh.participants);
+    if (fresh.status === 'completed') {
+      notified = ESIGN_COMPLETED_EVENT;
+      return undefined;
+    }
+    if (isProviderEndStatus(fresh.status)) return settle(fresh);
+    const n = reminders.sent + 1;
+    for (const p of progress!.waiting) {
+      const style = valid.iframeStyle;
+      const { url } = await step(PROVIDER, `Issue a signing URL for reminder ${n}`).createSigningUrl({
+        esignId: providerTx.esignId,
+        participantIds: [p.id],
+        ...(style ? { style } : {}),
+      });
+      notify({
+        type: 'reminder.due',
+        key: `${providerTx.transactionId}:reminder.due:${n}:${p.id}`,
+        data: {
+          ...refs(),
+          participant: { id: p.id, name: nameOf(p.id) },
+          signingUrl: url,
+          reminder: n,
+          of: plan.maxCount,
+          deadline: new Date(deadlineAt).toISOString(),
+        },
+      });
+    }
+    const next = reminders.nextAt! + durationToMs(plan.every);
+    reminders = { sent: n, nextAt: n >= plan.maxCount || next >= deadlineAt ? null : next };
+    return undefined;
+  };
+
   // ------------------------------------------ ends, each confirmed first
   /** Ends as the provider's state says, when it has ended; archives a completion first. */
   const settle = async (state: Pick<TransactionState, 'status' | 'participants'>): Promise<EsignTransactionResult | undefined> => {
-    if (state.participants) progress = state.participants;
+    applyProgress(state.participants);
     switch (state.status) {
       case 'completed': {
         setPhase('archiving');
@@ -390,7 +500,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     providerStatus = w.status;
     if (w.withdrawn) return ended('cancelled', attempt.reason, 'request');
     cancelAttempt = undefined;
-    if (w.participants) progress = w.participants;
+    applyProgress(w.participants);
     if (w.status === 'completed') {
       attempt.refused = {
         type: FailureType.TransactionFinished,
@@ -413,7 +523,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     const w = await withdraw('deadline');
     providerStatus = w.status;
     if (w.withdrawn) return ended('expired', 'signing deadline passed', 'deadline');
-    if (w.participants) progress = w.participants;
+    applyProgress(w.participants);
     if (w.status === 'completed') {
       notified = ESIGN_COMPLETED_EVENT;
       return undefined;
@@ -449,10 +559,31 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       continue;
     }
 
+    if (progressStale && eventsOn) {
+      // A participant event: the record says who did what (webhooks only hint, and may come out of order).
+      progressStale = false;
+      const state = await step(PROVIDER, "Read the participants' progress").getTransactionStatus(providerTx.transactionId);
+      providerStatus = state.status;
+      if (state.status === 'completed') notified = ESIGN_COMPLETED_EVENT;
+      else if (isProviderEndStatus(state.status)) {
+        const end = await settle(state);
+        if (end) return end;
+      }
+      applyProgress(state.participants);
+      continue;
+    }
+
+    if (valid.reminders && reminders.nextAt !== null && phase === 'awaiting_signatures' && Date.now() >= reminders.nextAt) {
+      const end = await sendReminders(valid.reminders);
+      if (end) return end;
+      continue;
+    }
+
     if (bounded && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= MAX_EVENTS_PER_RUN)) {
-      // Handlers finish first; a message that arrives meanwhile is handled before the hand-over.
+      // Handlers and events in flight finish first; a message that arrives meanwhile is handled before the hand-over.
+      await Promise.all(outstanding.splice(0));
       await condition(allHandlersFinished);
-      if (!notified && !cancelAttempt) {
+      if (!notified && !cancelAttempt && !progressStale) {
         const carried: ContinuedTransaction = {
           participants,
           request: request!,
@@ -464,7 +595,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
           accepted,
           rejected,
           seen: [...seenNotifications].slice(-SEEN_KEPT),
-          progress,
+          progress: progress?.states ?? null,
+          announced: [...(progress?.announced ?? [])],
+          reminders,
           pollMs,
           runs: (continued?.runs ?? 1) + 1,
         };
@@ -482,7 +615,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     }
     const interval = bounded ? Math.round(pollMs * (0.9 + 0.2 * Math.random())) : reconcileMs;
     // A draft waits for replaceTransaction to send it (a phase change), not for polls; an overdue one has no deadline.
-    const wait = waitingIn === 'draft' ? remaining : waitingIn === 'overdue' ? interval : Math.min(interval, remaining);
+    const untilReminder =
+      reminders.nextAt !== null && waitingIn === 'awaiting_signatures' ? Math.max(0, reminders.nextAt - Date.now()) : Infinity;
+    const wait = waitingIn === 'draft' ? remaining : waitingIn === 'overdue' ? interval : Math.min(interval, remaining, untilReminder);
     const until = new Date(Date.now() + wait).toISOString().slice(0, 16).replace('T', ' ');
     const summary =
       waitingIn === 'draft'
@@ -490,15 +625,20 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
         : waitingIn === 'overdue'
           ? `Overdue: wait for the provider's end (next check ${until} UTC)`
           : `Wait for signatures until ${until} UTC`;
-    const woke = await condition(() => notified !== undefined || cancelAttempt !== undefined || phase !== waitingIn, wait, { summary });
+    const woke = await condition(
+      () => notified !== undefined || cancelAttempt !== undefined || phase !== waitingIn || progressStale,
+      wait,
+      { summary },
+    );
     if (woke || waitingIn === 'draft' || (waitingIn !== 'overdue' && Date.now() >= deadlineAt)) continue;
+    if (reminders.nextAt !== null && waitingIn === 'awaiting_signatures' && Date.now() >= reminders.nextAt) continue;
 
     // ------------------------------- reconciliation: a webhook may be lost
     try {
       const polled = await step(POLL, 'Check the provider (a webhook may be lost)').getTransactionStatus(providerTx.transactionId);
       providerStatus = polled.status;
       lastReconciledAt = new Date().toISOString();
-      if (polled.participants) progress = polled.participants;
+      applyProgress(polled.participants);
       if (polled.status === 'completed') notified = ESIGN_COMPLETED_EVENT;
       else if (isProviderEndStatus(polled.status)) {
         const end = await settle(polled);

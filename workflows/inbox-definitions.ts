@@ -4,7 +4,7 @@
  * workflow and operators use.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { EsignEndWebhook } from '../src/esign/schemas.js';
+import type { EsignWebhook } from '../src/esign/schemas.js';
 import type { EsignOutcome } from './definitions.js';
 
 /**
@@ -33,12 +33,12 @@ export interface InboxResult {
   owner: string | null;
   forwarded: number;
   /** Notifications that found no owner (when orphaned). */
-  orphaned: EsignEndWebhook[];
+  orphaned: EsignWebhook[];
   /** The late-completion workflow started for a completion nobody waited for, if any. */
   lateCompletion?: string;
 }
 
-export const inboxNotificationSignal = defineSignal<[EsignEndWebhook]>('inboxNotification');
+export const inboxNotificationSignal = defineSignal<[EsignWebhook]>('inboxNotification');
 export const inboxRegisterSignal = defineSignal<[{ ownerWorkflowId: string }]>('inboxRegister');
 /** How the owner ended, and where a late completion should archive and report (absent in histories before late completion). */
 export interface OwnerFinished {

@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
 import { ESIGN_COMPLETED_EVENT } from '../src/esign/events.js';
-import type { EsignCompletedWebhook, EsignEndWebhook } from '../src/esign/schemas.js';
+import type { EsignCompletedWebhook, EsignWebhook } from '../src/esign/schemas.js';
 import { durationToMs } from '../src/util/duration.js';
 import { esignCompletedSignal, esignEventSignal } from './definitions.js';
 import {
@@ -29,7 +29,7 @@ import {
   type InboxResult,
   type OwnerFinished,
 } from './inbox-definitions.js';
-import { readEndNotification } from './notification.js';
+import { readNotification } from './notification.js';
 import { EsignStatus, EsignTransactionId } from './search-attributes.js';
 
 /** Completions nobody waits for start a late-completion workflow; histories before it only logged them. */
@@ -47,9 +47,9 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
   let owner: string | null = null;
   let ownerFinished = false;
   let finishedAs: OwnerFinished | undefined;
-  const pending: EsignEndWebhook[] = [];
+  const pending: EsignWebhook[] = [];
   /** Completions that arrived after the owner ended without archiving. */
-  const late: EsignEndWebhook[] = [];
+  const late: EsignWebhook[] = [];
   const seen = new Set<string>();
   let forwarded = 0;
   let lateCompletion: string | undefined;
@@ -70,7 +70,7 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
     finishedAs = finished;
   });
   setHandler(inboxNotificationSignal, (payload) => {
-    const notification = readEndNotification(payload);
+    const notification = readNotification(payload);
     if (typeof notification === 'string' || notification.data.transaction_id !== input.transactionId) {
       log.warn('notification for another transaction or invalid; ignored');
       return;

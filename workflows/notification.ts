@@ -1,5 +1,5 @@
-import { ESIGN_COMPLETED_EVENT, ESIGN_END_EVENTS, type EsignEndEvent } from '../src/esign/events.js';
-import type { EsignCompletedWebhook, EsignEndWebhook } from '../src/esign/schemas.js';
+import { ESIGN_COMPLETED_EVENT, ESIGN_EVENTS, type EsignEventName } from '../src/esign/events.js';
+import type { EsignCompletedWebhook, EsignWebhook } from '../src/esign/schemas.js';
 
 /**
  * The fields of a provider notification that workflows act on, checked
@@ -7,7 +7,7 @@ import type { EsignCompletedWebhook, EsignEndWebhook } from '../src/esign/schema
  * validated the webhook against the full schema; this guards against a
  * hand-sent signal (CLI, UI). Returns why it is unusable, as a string.
  */
-export function readEndNotification(payload: unknown, allowed: readonly EsignEndEvent[] = ESIGN_END_EVENTS): EsignEndWebhook | string {
+export function readNotification(payload: unknown, allowed: readonly EsignEventName[] = ESIGN_EVENTS): EsignWebhook | string {
   if (typeof payload !== 'object' || payload === null) return 'not an object';
   const { event, entity, data } = payload as Record<string, unknown>;
   if (!(allowed as readonly unknown[]).includes(event)) return `event: expected one of ${allowed.join(', ')}`;
@@ -17,18 +17,22 @@ export function readEndNotification(payload: unknown, allowed: readonly EsignEnd
   for (const key of ['notificationId', 'entity_id', 'transaction_id'] as const) {
     if (typeof fields[key] !== 'string' || fields[key] === '') return `data.${key}: expected a non-empty string`;
   }
+  if ((event as string).startsWith('esign-participant-') && (typeof fields.participant_id !== 'string' || fields.participant_id === '')) {
+    return 'data.participant_id: expected a non-empty string';
+  }
   return {
-    event: event as EsignEndEvent,
+    event,
     entity: 'esign',
     data: {
       notificationId: fields.notificationId as string,
       entity_id: fields.entity_id as string,
       transaction_id: fields.transaction_id as string,
+      ...(typeof fields.participant_id === 'string' ? { participant_id: fields.participant_id } : {}),
     },
-  };
+  } as EsignWebhook;
 }
 
 /** The `esignCompleted` signal's payload: an `esign-completed` notification only. */
 export function readCompletedNotification(payload: unknown): EsignCompletedWebhook | string {
-  return readEndNotification(payload, [ESIGN_COMPLETED_EVENT]) as EsignCompletedWebhook | string;
+  return readNotification(payload, [ESIGN_COMPLETED_EVENT]) as EsignCompletedWebhook | string;
 }

@@ -32,6 +32,8 @@ function withInputDefaults(raw: EsignTransactionInput): ValidEsignTransactionInp
     signingDeadline: raw.signingDeadline ?? INPUT_DEFAULTS.signingDeadline,
     reconcileInterval: raw.reconcileInterval ?? INPUT_DEFAULTS.reconcileInterval,
     documents: raw.documents.map((d) => ({ ...d, tags: (d.tags ?? []).map((t) => ({ ...t, customData: t.customData ?? {} })) })),
+    // Reminders came after this version of the input: none.
+    reminders: undefined,
   };
 }
 

@@ -9,5 +9,21 @@ export const EsignReferenceId = defineSearchAttributeKey('EsignReferenceId', Sea
 export const EsignTransactionId = defineSearchAttributeKey('EsignTransactionId', SearchAttributeType.KEYWORD);
 export const EsignId = defineSearchAttributeKey('EsignId', SearchAttributeType.KEYWORD);
 export const EsignStatus = defineSearchAttributeKey('EsignStatus', SearchAttributeType.KEYWORD);
+/** How many participants have signed, e.g. `EsignSignedCount >= 1`. */
+export const EsignSignedCount = defineSearchAttributeKey('EsignSignedCount', SearchAttributeType.INT);
+/** Participant ids (never names) still to sign, e.g. `EsignWaitingFor = "<participant id>"`. */
+export const EsignWaitingFor = defineSearchAttributeKey('EsignWaitingFor', SearchAttributeType.KEYWORD_LIST);
 
-export const esignSearchAttributes = [EsignReferenceId, EsignTransactionId, EsignId, EsignStatus] as const;
+export const esignSearchAttributes = [
+  EsignReferenceId,
+  EsignTransactionId,
+  EsignId,
+  EsignStatus,
+  EsignSignedCount,
+  EsignWaitingFor,
+] as const;
+
+/** The type names the Temporal CLI uses (`--search-attribute Name=Type`, `search-attribute create --type`). */
+export function cliTypeOf(key: (typeof esignSearchAttributes)[number]): 'Keyword' | 'Int' | 'KeywordList' {
+  return key.type === SearchAttributeType.INT ? 'Int' : key.type === SearchAttributeType.KEYWORD_LIST ? 'KeywordList' : 'Keyword';
+}

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { EsignEndWebhook } from '../esign/schemas.js';
+import type { EsignWebhook } from '../esign/schemas.js';
 import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxNotificationSignal, type InboxInput } from '../../workflows/inbox-definitions.js';
 import type { esignInbox } from '../../workflows/inbox.js';
 
@@ -18,7 +18,7 @@ export interface Delivery {
  */
 export async function deliverNotification(
   client: Client,
-  notification: EsignEndWebhook,
+  notification: EsignWebhook,
   options: { taskQueue: string; orphanAfter?: string; timeoutMs?: number },
 ): Promise<Delivery> {
   const workflowId = inboxIdFor(notification.data.transaction_id);
@@ -28,7 +28,7 @@ export async function deliverNotification(
   };
   try {
     await client.withDeadline(Date.now() + (options.timeoutMs ?? 10_000), () =>
-      client.workflow.signalWithStart<typeof esignInbox, [EsignEndWebhook]>(INBOX_WORKFLOW_TYPE, {
+      client.workflow.signalWithStart<typeof esignInbox, [EsignWebhook]>(INBOX_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: options.taskQueue,
         args: [args],

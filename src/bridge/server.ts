@@ -1,8 +1,8 @@
 import type { Client, Connection } from '@temporalio/client';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { ESIGN_END_EVENTS } from '../esign/events.js';
-import { EsignEndWebhook, WebhookEnvelope } from '../esign/schemas.js';
+import { ESIGN_EVENTS } from '../esign/events.js';
+import { EsignWebhook, WebhookEnvelope } from '../esign/schemas.js';
 import { issuesToProblemErrors } from '../util/zod-issues.js';
 import { sendProblem } from '../http/problem.js';
 import { authenticate, AuthenticationError, type AuthMode } from './authenticate.js';
@@ -124,12 +124,12 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
       count('invalid');
       return sendProblem(reply, 422, 'body is not a webhook envelope', { errors: issuesToProblemErrors(envelope.error) });
     }
-    if (!(ESIGN_END_EVENTS as readonly string[]).includes(envelope.data.event)) {
+    if (!(ESIGN_EVENTS as readonly string[]).includes(envelope.data.event)) {
       count('ignored_event');
       request.log.info({ event: envelope.data.event }, 'webhook event acknowledged and ignored');
       return reply.code(202).send({ status: 'ignored', event: envelope.data.event });
     }
-    const notification = EsignEndWebhook.safeParse(json);
+    const notification = EsignWebhook.safeParse(json);
     if (!notification.success) {
       count('invalid');
       return sendProblem(reply, 422, `${envelope.data.event} payload is invalid`, { errors: issuesToProblemErrors(notification.error) });

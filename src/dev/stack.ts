@@ -18,7 +18,7 @@ import { installObservability } from '../observability/runtime.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
 import { workerConfigFromEnv } from '../worker/config.js';
 import { startWorker, type StartedWorker } from '../worker/start.js';
-import { esignSearchAttributes } from '../../workflows/search-attributes.js';
+import { cliTypeOf, esignSearchAttributes } from '../../workflows/search-attributes.js';
 
 const DevEnv = z.object({
   ESIGN_DATA_DIR: z.string().default('.data'),
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
       'warn',
       '--ui-codec-endpoint',
       codecUrl,
-      ...esignSearchAttributes.flatMap((sa) => ['--search-attribute', `${sa.name}=Keyword`]),
+      ...esignSearchAttributes.flatMap((sa) => ['--search-attribute', `${sa.name}=${cliTypeOf(sa)}`]),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

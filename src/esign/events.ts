@@ -22,6 +22,22 @@ export const ESIGN_END_EVENTS = [
 ] as const;
 export type EsignEndEvent = (typeof ESIGN_END_EVENTS)[number];
 
+/** A participant finished signing (the transaction may still wait for others). */
+export const ESIGN_PARTICIPANT_SIGNED_EVENT = 'esign-participant-signed';
+/** A participant opened the signing page for the first time. */
+export const ESIGN_PARTICIPANT_VIEWED_EVENT = 'esign-participant-viewed';
+/** Progress events: the envelope of the end events, plus `data.participant_id` (docs/spec-gaps.md, row 37). */
+export const ESIGN_PARTICIPANT_EVENTS = [ESIGN_PARTICIPANT_SIGNED_EVENT, ESIGN_PARTICIPANT_VIEWED_EVENT] as const;
+export type EsignParticipantEvent = (typeof ESIGN_PARTICIPANT_EVENTS)[number];
+
+/** Every event the bridge forwards to the workflows. */
+export const ESIGN_EVENTS = [...ESIGN_END_EVENTS, ...ESIGN_PARTICIPANT_EVENTS] as const;
+export type EsignEventName = (typeof ESIGN_EVENTS)[number];
+
+export function isEndEvent(event: string): event is EsignEndEvent {
+  return (ESIGN_END_EVENTS as readonly string[]).includes(event);
+}
+
 /** Statuses in which a transaction can no longer change at the provider. */
 export const PROVIDER_END_STATUSES = ['completed', 'declined', 'cancelled', 'expired', 'deleted'] as const;
 export type ProviderEndStatus = (typeof PROVIDER_END_STATUSES)[number];
@@ -36,5 +52,5 @@ export function endStatusOf(event: EsignEndEvent): ProviderEndStatus {
 }
 
 /** A participant's progress as the provider sandbox's record reports it. */
-export const PARTICIPANT_STATUSES = ['pending', 'signed', 'declined'] as const;
+export const PARTICIPANT_STATUSES = ['pending', 'viewed', 'signed', 'declined'] as const;
 export type ParticipantStatus = (typeof PARTICIPANT_STATUSES)[number];

@@ -7,7 +7,7 @@
  * This module must stay free of Node APIs: workflow code imports it.
  */
 import { z } from 'zod';
-import { ESIGN_COMPLETED_EVENT, ESIGN_END_EVENTS, PARTICIPANT_STATUSES } from './events.js';
+import { ESIGN_COMPLETED_EVENT, ESIGN_END_EVENTS, ESIGN_PARTICIPANT_EVENTS, PARTICIPANT_STATUSES } from './events.js';
 
 /** Spec UUIDs. Lenient about version/variant bits so a real provider's ids are never refused. */
 export const Uuid = z.guid();
@@ -233,6 +233,7 @@ export const ParticipantRecord = Participant.partial().extend({
   id: z.string().min(1),
   email: z.string().optional(),
   status: z.enum(PARTICIPANT_STATUSES).optional(),
+  viewedAt: z.string().optional(),
   signedAt: z.string().optional(),
   declinedAt: z.string().optional(),
   declineReason: z.string().optional(),
@@ -362,6 +363,18 @@ export const EsignEndWebhook = z.object({
   data: EventData,
 });
 export type EsignEndWebhook = z.infer<typeof EsignEndWebhook>;
+
+/** A participant's progress: the same envelope, naming the participant (docs/spec-gaps.md, row 37). */
+export const EsignParticipantWebhook = z.object({
+  event: z.enum(ESIGN_PARTICIPANT_EVENTS),
+  entity: z.literal('esign'),
+  data: EventData.extend({ participant_id: z.string().min(1) }),
+});
+export type EsignParticipantWebhook = z.infer<typeof EsignParticipantWebhook>;
+
+/** Every event the bridge forwards. */
+export const EsignWebhook = z.discriminatedUnion('event', [EsignEndWebhook, EsignParticipantWebhook]);
+export type EsignWebhook = EsignEndWebhook | EsignParticipantWebhook;
 
 // ------------------------------------------------- Errors (RFC 9457, chosen)
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { EsignEndEvent } from '../esign/events.js';
-import type { EsignEndWebhook } from '../esign/schemas.js';
+import type { EsignEventName } from '../esign/events.js';
+import type { EsignWebhook } from '../esign/schemas.js';
 import type { SandboxStore, TransactionRow } from './store.js';
 
 export interface OutboxOptions {
@@ -9,6 +9,9 @@ export interface OutboxOptions {
   /** Wakes the dispatcher once a change with webhooks is committed. */
   onEnqueued: () => void;
 }
+
+/** Returned by a change that turned out to change nothing: no webhook is queued. */
+export const SKIP = Symbol('no change');
 
 /**
  * Queues the provider's webhooks in the same SQLite transaction as the change
@@ -24,22 +27,31 @@ export class EventOutbox {
     this.#options = options;
   }
 
-  /** Applies `change` and queues `event` for transaction `t`, atomically; returns what `change` returned. */
-  publish<T>(t: TransactionRow, event: EsignEndEvent, change: () => T): T {
-    const notification: EsignEndWebhook = {
+  /**
+   * Applies `change` and queues `event` for transaction `t`, atomically;
+   * returns what `change` returned. Participant events name their participant.
+   */
+  publish<T>(t: TransactionRow, event: EsignEventName, change: () => T, participantId?: string): T {
+    const notification = {
       event,
       entity: 'esign',
-      data: { notificationId: randomUUID(), entity_id: t.esignId, transaction_id: t.id },
-    };
+      data: {
+        notificationId: randomUUID(),
+        entity_id: t.esignId,
+        transaction_id: t.id,
+        ...(participantId ? { participant_id: participantId } : {}),
+      },
+    } as EsignWebhook;
     const payload = JSON.stringify(notification);
     const urls = this.#options.webhookUrls();
     const result = this.#store.transaction(() => {
       const out = change();
+      if (out === SKIP) return out;
       for (const url of urls)
         this.#store.enqueueDelivery({ notificationId: notification.data.notificationId, url, payload, now: Date.now() });
       return out;
     });
-    if (urls.length > 0) this.#options.onEnqueued();
+    if (urls.length > 0 && result !== SKIP) this.#options.onEnqueued();
     return result;
   }
 }

@@ -18,9 +18,11 @@ export function toRecord(store: SandboxStore, t: TransactionRow): TransactionRec
     participants: participants.map(({ personalPassword: _secret, ...p }) => {
       const done = progress.get(p.id);
       if (!done) return { ...p, status: 'pending' as const };
+      const viewed = done.viewedAt ? { viewedAt: done.viewedAt } : {};
+      if (done.status === 'viewed') return { ...p, status: 'viewed' as const, ...viewed };
       return done.status === 'signed'
-        ? { ...p, status: 'signed' as const, signedAt: done.at }
-        : { ...p, status: 'declined' as const, declinedAt: done.at, ...(done.reason ? { declineReason: done.reason } : {}) };
+        ? { ...p, status: 'signed' as const, ...viewed, signedAt: done.at }
+        : { ...p, status: 'declined' as const, ...viewed, declinedAt: done.at, ...(done.reason ? { declineReason: done.reason } : {}) };
     }),
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,

@@ -1,7 +1,7 @@
 import type { IframeStyle, Tag } from '../esign/schemas.js';
-import { ESIGN_DECLINED_EVENT } from '../esign/events.js';
+import { ESIGN_DECLINED_EVENT, ESIGN_PARTICIPANT_SIGNED_EVENT, ESIGN_PARTICIPANT_VIEWED_EVENT } from '../esign/events.js';
 import type { CompletionPipeline } from './completion.js';
-import type { EventOutbox } from './outbox.js';
+import { SKIP, type EventOutbox } from './outbox.js';
 import { SandboxError } from './errors.js';
 import { nextSigner } from './records.js';
 import type { SandboxStore, TransactionRow } from './store.js';
@@ -94,6 +94,24 @@ export class SigningSessions {
   async view(token: string): Promise<SigningView | { refusal: SigningRefusal; style: IframeStyle }> {
     const opened = await this.#openAddress(token);
     return 'refusal' in opened ? opened : this.#view(opened.t, opened.participantIds, opened.style);
+  }
+
+  /** The page itself: as `view`, and a participant's first look is recorded (`esign-participant-viewed`). */
+  async open(token: string): Promise<SigningView | { refusal: SigningRefusal; style: IframeStyle }> {
+    const opened = await this.#openAddress(token);
+    if ('refusal' in opened) return opened;
+    const at = this.#options.now().toISOString();
+    const finished = this.#store.finishedParticipants(opened.t.id);
+    for (const pid of opened.participantIds) {
+      if (finished.has(pid)) continue;
+      this.#outbox.publish(
+        opened.t,
+        ESIGN_PARTICIPANT_VIEWED_EVENT,
+        () => (this.#store.markViewed(opened.t.id, pid, at) ? undefined : SKIP),
+        pid,
+      );
+    }
+    return this.#view(opened.t, opened.participantIds, opened.style);
   }
 
   #view(t: TransactionRow, participantIds: readonly string[], style: IframeStyle): SigningView {
@@ -261,27 +279,33 @@ export class SigningSessions {
     const signer = t.body.participants.find((p) => p.id === participantId)!;
     const applied = new Map(this.#store.appliedTags(t.id).map((a) => [`${a.docIndex}:${a.tagIndex}`, a.value]));
     const missing: string[] = [];
-    this.#store.transaction(() => {
-      t.body.documents.forEach((d, docIndex) => {
-        d.tags.forEach((tag, tagIndex) => {
-          if (tag.signerId !== participantId) return;
-          const key = `${docIndex}:${tagIndex}`;
-          const value =
-            values[key] ??
-            applied.get(key) ??
-            (fillDefaults ? defaultTagValue(tag, signer, { now, documentId: d.id ?? '', esignId: t.esignId }) : undefined);
-          if (value === undefined) {
-            if (isRequired(tag)) missing.push(`documents[${docIndex}].tags[${tagIndex}]`);
-            return;
-          }
-          this.#store.applyTag({ transactionId: t.id, docIndex, tagIndex, participantId, value, appliedAt: now.toISOString() });
+    // The tags, the participant's finish and its webhook commit together.
+    this.#outbox.publish(
+      t,
+      ESIGN_PARTICIPANT_SIGNED_EVENT,
+      () => {
+        t.body.documents.forEach((d, docIndex) => {
+          d.tags.forEach((tag, tagIndex) => {
+            if (tag.signerId !== participantId) return;
+            const key = `${docIndex}:${tagIndex}`;
+            const value =
+              values[key] ??
+              applied.get(key) ??
+              (fillDefaults ? defaultTagValue(tag, signer, { now, documentId: d.id ?? '', esignId: t.esignId }) : undefined);
+            if (value === undefined) {
+              if (isRequired(tag)) missing.push(`documents[${docIndex}].tags[${tagIndex}]`);
+              return;
+            }
+            this.#store.applyTag({ transactionId: t.id, docIndex, tagIndex, participantId, value, appliedAt: now.toISOString() });
+          });
         });
-      });
-      if (missing.length > 0) {
-        throw new SandboxError('validation', `required tags not applied: ${missing.join(', ')}`);
-      }
-      this.#store.finishParticipant(t.id, participantId, now.toISOString());
-    });
+        if (missing.length > 0) {
+          throw new SandboxError('validation', `required tags not applied: ${missing.join(', ')}`);
+        }
+        this.#store.finishParticipant(t.id, participantId, now.toISOString());
+      },
+      participantId,
+    );
     const finished = this.#store.finishedParticipants(t.id);
     const allDone = t.body.participants.every((p) => finished.has(p.id));
     if (allDone) await this.#completion.complete(t.id);

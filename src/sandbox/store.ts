@@ -42,8 +42,10 @@ export interface AppliedTagRow {
 }
 
 export interface ParticipantProgress {
-  status: 'signed' | 'declined';
+  status: 'viewed' | 'signed' | 'declined';
+  /** When the participant reached `status`. */
   at: string;
+  viewedAt?: string;
   /** Why a participant declined, in their words. */
   reason?: string;
 }
@@ -78,6 +80,9 @@ CREATE TABLE IF NOT EXISTS applied_tags (
   PRIMARY KEY (transaction_id, doc_index, tag_index));
 CREATE TABLE IF NOT EXISTS finished_participants (
   transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, finished_at TEXT NOT NULL,
+  PRIMARY KEY (transaction_id, participant_id));
+CREATE TABLE IF NOT EXISTS viewed_participants (
+  transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, viewed_at TEXT NOT NULL,
   PRIMARY KEY (transaction_id, participant_id));
 CREATE TABLE IF NOT EXISTS declined_participants (
   transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, reason TEXT, declined_at TEXT NOT NULL,
@@ -317,6 +322,7 @@ export class SandboxStore {
     this.#db.prepare('DELETE FROM applied_tags WHERE transaction_id = ?').run(transactionId);
     this.#db.prepare('DELETE FROM finished_participants WHERE transaction_id = ?').run(transactionId);
     this.#db.prepare('DELETE FROM declined_participants WHERE transaction_id = ?').run(transactionId);
+    this.#db.prepare('DELETE FROM viewed_participants WHERE transaction_id = ?').run(transactionId);
   }
 
   declineParticipant(transactionId: string, participantId: string, reason: string | undefined, at: string): void {
@@ -325,13 +331,26 @@ export class SandboxStore {
       .run(transactionId, participantId, reason ?? null, at);
   }
 
-  /** Who has signed or declined, and when; participants not listed are pending. */
+  /** Records a participant's first look at the signing page; true the first time. */
+  markViewed(transactionId: string, participantId: string, at: string): boolean {
+    return (
+      this.#db
+        .prepare('INSERT OR IGNORE INTO viewed_participants (transaction_id, participant_id, viewed_at) VALUES (?, ?, ?)')
+        .run(transactionId, participantId, at).changes === 1
+    );
+  }
+
+  /** Who has viewed, signed or declined, and when; participants not listed are pending. */
   participantProgress(transactionId: string): Map<string, ParticipantProgress> {
     const progress = new Map<string, ParticipantProgress>();
+    const viewed = this.#db
+      .prepare('SELECT participant_id, viewed_at FROM viewed_participants WHERE transaction_id = ?')
+      .all(transactionId) as { participant_id: string; viewed_at: string }[];
+    for (const r of viewed) progress.set(r.participant_id, { status: 'viewed', at: r.viewed_at, viewedAt: r.viewed_at });
     const signed = this.#db
       .prepare('SELECT participant_id, finished_at FROM finished_participants WHERE transaction_id = ?')
       .all(transactionId) as { participant_id: string; finished_at: string }[];
-    for (const r of signed) progress.set(r.participant_id, { status: 'signed', at: r.finished_at });
+    for (const r of signed) progress.set(r.participant_id, { ...progress.get(r.participant_id), status: 'signed', at: r.finished_at });
     const declined = this.#db
       .prepare('SELECT participant_id, reason, declined_at FROM declined_participants WHERE transaction_id = ?')
       .all(transactionId) as { participant_id: string; reason: string | null; declined_at: string }[];

@@ -81,6 +81,15 @@ export const EsignTransactionInput = z
      * (at least reconcileInterval); any notification or request resets them.
      */
     reconcileMaxInterval: DurationInput.optional(),
+    /**
+     * Reminders (docs/workflow.md): the first after `firstAfter`, then every
+     * `every`, at most `maxCount`, never after the deadline. Each is an event
+     * to callbackUrl with a fresh signing URL per participant still to sign.
+     */
+    reminders: z
+      .object({ firstAfter: DurationInput, every: DurationInput, maxCount: z.number().int().min(1).max(50).default(3) })
+      .strict()
+      .optional(),
     /** Sub-folder (local) or key prefix (S3) of the archive store. */
     archivePrefix: z
       .string()
@@ -90,6 +99,9 @@ export const EsignTransactionInput = z
     callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
   })
   .superRefine((input, ctx) => {
+    if (input.reminders && !input.callbackUrl) {
+      ctx.addIssue({ code: 'custom', path: ['reminders'], message: 'reminders go to callbackUrl: give one' });
+    }
     const ids = new Set<string>();
     input.participants.forEach((p, i) => {
       if (p.id === undefined) return;

@@ -30,6 +30,8 @@ export const WorkerEnv = z.object({
   ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().positive().default(40),
   ESIGN_MAX_CACHED_WORKFLOWS: z.coerce.number().int().nonnegative().default(1000),
   ESIGN_SHUTDOWN_GRACE: z.string().default('30 seconds'),
+  /** The integrator's whsec_ secrets for signing events to callback URLs (several during a rotation). */
+  ESIGN_CALLBACK_SECRETS: envList.pipe(z.array(z.string().regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be whsec_ secrets'))),
   /** Transactions asking for a shorter reconciliation interval get this one. */
   ESIGN_MIN_RECONCILE_INTERVAL: z.string().regex(DURATION_PATTERN, 'must be a duration such as "1 minute"').default('1 minute'),
   /** A prebuilt workflow bundle (npm run build:workflows); bundled from source when unset. */
@@ -48,6 +50,8 @@ export interface WorkerConfig {
   allowedUrls: string[];
   maxDocumentBytes: number;
   minReconcileInterval: string;
+  /** Never logged. */
+  callbackSecrets: string[];
   tuning: {
     maxConcurrentActivityTaskExecutions: number;
     maxConcurrentWorkflowTaskExecutions: number;
@@ -89,6 +93,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     allowedUrls: e.ESIGN_ALLOWED_URLS,
     maxDocumentBytes: e.ESIGN_MAX_DOCUMENT_BYTES,
     minReconcileInterval: e.ESIGN_MIN_RECONCILE_INTERVAL,
+    callbackSecrets: e.ESIGN_CALLBACK_SECRETS,
     tuning: {
       maxConcurrentActivityTaskExecutions: e.ESIGN_MAX_CONCURRENT_ACTIVITIES,
       maxConcurrentWorkflowTaskExecutions: e.ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS,

@@ -49,6 +49,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       allowedUrls: config.allowedUrls,
       maxDocumentBytes: config.maxDocumentBytes,
       minReconcileInterval: config.minReconcileInterval,
+      callbackSecrets: config.callbackSecrets,
     },
     ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
     tuning: config.tuning,

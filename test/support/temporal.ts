@@ -4,7 +4,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { executableFor } from '../../src/temporal/binaries.js';
-import { esignSearchAttributes } from '../../workflows/search-attributes.js';
+import { cliTypeOf, esignSearchAttributes } from '../../workflows/search-attributes.js';
 
 /** Connections to the suite's shared dev server (started in test/setup/temporal-server.ts). */
 export interface TemporalTestContext {
@@ -49,7 +49,14 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(
-      esignSearchAttributes.map((sa) => [sa.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+      esignSearchAttributes.map((sa) => [
+        sa.name,
+        {
+          Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+          Int: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
+          KeywordList: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+        }[cliTypeOf(sa)],
+      ]),
     ),
   });
   return env;

@@ -29,7 +29,7 @@ function securePage(reply: FastifyReply): FastifyReply {
 /** The embedded signing page (spec 7) and the calls it makes; the signing address's token is the credential. */
 export async function signingRoutes(app: FastifyInstance, { signing }: { signing: SigningSessions }): Promise<void> {
   app.get<{ Params: { token: string } }>('/sign/:token', async (request, reply) => {
-    const view = await signing.view(request.params.token);
+    const view = await signing.open(request.params.token);
     const status = 'refusal' in view ? (view.refusal === 'link_invalid' || view.refusal === 'link_expired' ? 401 : 409) : 200;
     return securePage(reply).code(status).type('text/html; charset=utf-8').send(renderSigningPage(view));
   });
