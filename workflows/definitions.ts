@@ -47,6 +47,8 @@ export interface EsignTransactionResult {
 
 export interface EsignTransactionStatus {
   phase: EsignPhase;
+  /** One line for people, as the Web UI shows it: "1 of 2 signed; waiting for Alan Turing". */
+  summary: string;
   referenceId: string;
   transactionId: string | null;
   esignId: string | null;

@@ -140,6 +140,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   // -------------------------------------------------------------- messages
   setHandler(statusQuery, () => ({
     phase,
+    summary: currentDetails(),
     referenceId: input?.referenceId ?? (typeof rawInput?.referenceId === 'string' ? rawInput.referenceId : ''),
     transactionId: created?.transactionId ?? null,
     esignId: created?.esignId ?? null,
