@@ -4,7 +4,9 @@
 // which test/replay.test.ts replays on every run. Name scenarios to record
 // only those (e.g. a new path); re-record existing ones only for an intended,
 // released-nothing-yet change, otherwise version the change with `patched`.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -47,11 +49,20 @@ async function main(): Promise<void> {
   await mkdir(dirname(pdf), { recursive: true });
   await writeFile(pdf, await samplePdf('Contract'));
   const taskQueue = 'replay-histories';
+  // The integrator's backend: accepts every event (their signatures are tested in test/integrator-events.test.ts).
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
   const worker = await createEsignWorker({
     connection: env.nativeConnection,
     taskQueue,
     deps: {
       minReconcileInterval: '1 second',
+      callbackSecrets: [`whsec_${randomBytes(24).toString('base64')}`],
+      allowedUrls: [new URL(callbackUrl).origin],
       client,
       archive: new LocalArchiveStore(join(work, 'archive')),
       documentRoots: [dirname(pdf)],
@@ -197,6 +208,29 @@ async function main(): Promise<void> {
       await handle.result();
       return handle;
     },
+    // Two signers: a reminder, one signs (its webhook arrives), the second signs; every event goes to the callback.
+    async 'progress-reminders-and-events'() {
+      const { handle } = await start(
+        input({
+          participants: [signer('Sam'), signer('Sue')],
+          callbackUrl,
+          reminders: { firstAfter: '1 second', every: '1 hour', maxCount: 2 },
+        }),
+      );
+      const s = await awaitPhase(handle, 'awaiting_signatures');
+      await waitFor(async () => (await handle.fetchHistory()).events!.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'notifyIntegrator'));
+      await sandbox.controls.signAs(s.transactionId!, s.participants[0]!.id);
+      await handle.signal(esignEventSignal, {
+        event: 'esign-participant-signed',
+        entity: 'esign',
+        data: { notificationId: randomUUID(), entity_id: s.esignId!, transaction_id: s.transactionId!, participant_id: s.participants[0]!.id },
+      });
+      await waitFor(async () => (await handle.query(statusQuery)).participants[0]!.status === 'signed');
+      await sandbox.controls.signAs(s.transactionId!, s.participants[1]!.id);
+      await handle.signal(esignCompletedSignal, webhook('esign-completed', s) as never);
+      await handle.result();
+      return handle;
+    },
     // Two runs joined by continue-as-new (a server suggesting it after 40 events), completed by a webhook in the second.
     async 'continued-as-new'() {
       const small = await TestWorkflowEnvironment.createLocal({
@@ -323,6 +357,7 @@ async function main(): Promise<void> {
       }
     }
   });
+  receiver.close();
   await client.close();
   await sandbox.stop();
   await env.teardown();

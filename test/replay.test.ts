@@ -27,6 +27,8 @@ const LIFECYCLE_PATHS = [
   'overdue-then-completed.json',
   'provider-cancelled.json',
 ];
+/** Participant progress, a reminder and the integrator's events. */
+const PROGRESS_PATHS = ['progress-reminders-and-events.json'];
 
 // Committed histories of the workflows' paths (npm run replay:regenerate writes
 // the top level). Histories of earlier workflow versions stay in sub-folders, so
@@ -39,9 +41,11 @@ it('replays every committed history, of this version and earlier ones, with the 
       ...INBOX_PATHS.map((f) => `before-late-completion-patch/${f}`),
       ...PATHS.map((f) => `before-input-validation-patch/${f}`),
       ...PATHS.map((f) => `before-withdraw-patch/${f}`),
+      ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS].map((f) => `before-progress-patch/${f}`),
       ...PATHS,
       ...INBOX_PATHS,
       ...LIFECYCLE_PATHS,
+      ...PROGRESS_PATHS,
     ].sort(),
   );
   const histories = await Promise.all(
