@@ -218,12 +218,21 @@ async function main(): Promise<void> {
         }),
       );
       const s = await awaitPhase(handle, 'awaiting_signatures');
-      await waitFor(async () => (await handle.fetchHistory()).events!.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'notifyIntegrator'));
+      await waitFor(async () =>
+        (await handle.fetchHistory()).events!.some(
+          (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'notifyIntegrator',
+        ),
+      );
       await sandbox.controls.signAs(s.transactionId!, s.participants[0]!.id);
       await handle.signal(esignEventSignal, {
         event: 'esign-participant-signed',
         entity: 'esign',
-        data: { notificationId: randomUUID(), entity_id: s.esignId!, transaction_id: s.transactionId!, participant_id: s.participants[0]!.id },
+        data: {
+          notificationId: randomUUID(),
+          entity_id: s.esignId!,
+          transaction_id: s.transactionId!,
+          participant_id: s.participants[0]!.id,
+        },
       });
       await waitFor(async () => (await handle.query(statusQuery)).participants[0]!.status === 'signed');
       await sandbox.controls.signAs(s.transactionId!, s.participants[1]!.id);

@@ -37,6 +37,8 @@ beforeAll(async () => {
   env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
   // The integrator's page: embeds the signing URL as the spec recommends.
   host = await StubHttpServer.start();
+  // Only the integrator's origin may frame the signing page and receive its messages.
+  env.sandbox.running.embedOrigins.push(host.url);
   host.handler = (req, res) => {
     const src = new URL(req.url ?? '/', 'http://host').searchParams.get('src') ?? '';
     res.setHeader('content-type', 'text/html');

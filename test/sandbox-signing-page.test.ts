@@ -14,6 +14,8 @@ beforeAll(async () => {
   sb = await startTestSandbox({ iframeTtlSeconds: 900 });
   // The integrator's page: embeds the signing URL in an iframe as the spec recommends and records its messages.
   host = await StubHttpServer.start();
+  // Only the integrator's origin may frame the signing page and receive its messages.
+  sb.running.embedOrigins.push(host.url);
   host.handler = (req, res) => {
     const src = new URL(req.url ?? '/', 'http://host').searchParams.get('src') ?? '';
     res.writeHead(200, { 'content-type': 'text/html' });
@@ -150,5 +152,72 @@ describe('signing page', () => {
     const keptUrl = await sb.client.createIframeUrl({ type: 'esign', data: { esignId: created.esignId!, participantIds: [kept.id] } });
     expect(await refusalOf(keptUrl)).toMatchObject({ refusal: 'cancelled', text: 'This transaction was cancelled' });
     await page.close();
+  });
+
+  it('is locked down: only the integrator origin frames it and hears it, a link opens the page once, only its session acts', async () => {
+    const request = await uploadedRequest(sb.client, { signers: 1 });
+    const created = await sb.client.createTransaction(request);
+    const signer = request.participants[0]!;
+    const link = () => sb.client.createIframeUrl({ type: 'esign', data: { esignId: created.esignId!, participantIds: [signer.id] } });
+
+    // Another origin (a page on another port) cannot frame it: Chromium refuses to render it there.
+    const other = await StubHttpServer.start();
+    other.handler = host.handler;
+    try {
+      const url = await link();
+      const page = await browser.newPage();
+      await page.goto(`${other.url}/?src=${encodeURIComponent(url)}`);
+      await page.waitForTimeout(1000);
+      expect(await page.frameLocator('#signer').locator('main#app').count()).toBe(0);
+      expect(await events(page)).toEqual([]);
+      await page.close();
+      // Chromium did request it, so the link is used up now.
+      expect((await fetch(url)).status).toBe(410);
+    } finally {
+      await other.close();
+    }
+
+    // The integrator's own page frames it and receives its messages.
+    const url = await link();
+    const res = await fetch(url);
+    expect(res.headers.get('content-security-policy')).toContain(`frame-ancestors ${host.url}`);
+    const html = await res.text();
+    expect(html).toContain('main id="app"');
+    // The link was used by that fetch: it opens nothing a second time, and says so.
+    const again = await fetch(url);
+    expect(again.status).toBe(410);
+    expect(await again.text()).toContain('This signing link was already used');
+
+    // The link itself cannot act; the page's session can (it is in the page, not in any address).
+    const linkToken = new URL(url).pathname.split('/').pop()!;
+    const session = /"session":"([^"]+)"/.exec(html)![1]!;
+    const act = (token: string) =>
+      fetch(`${sb.running.url}/sign/${token}/participants/${signer.id}/tags`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ docIndex: 0, tagIndex: 0, value: 'Signer1 Tester' }),
+      });
+    expect((await act(linkToken)).status).toBe(401);
+    expect((await act(session)).status).toBe(204);
+    // A session cannot open a page either.
+    expect((await fetch(`${sb.running.url}/sign/${session}`)).status).toBe(401);
+
+    // Links are short-lived: five minutes by default (docs/spec-gaps.md, row 38).
+    const fresh = await startTestSandbox();
+    try {
+      const r = await uploadedRequest(fresh.client);
+      const c = await fresh.client.createTransaction(r);
+      const u = await fresh.client.createIframeUrl({
+        type: 'esign',
+        data: { esignId: c.esignId!, participantIds: [r.participants[0]!.id] },
+      });
+      const claims = JSON.parse(Buffer.from(new URL(u).pathname.split('/').pop()!.split('.')[1]!, 'base64url').toString()) as {
+        iat: number;
+        exp: number;
+      };
+      expect(claims.exp - claims.iat).toBe(300);
+    } finally {
+      await fresh.close();
+    }
   });
 });

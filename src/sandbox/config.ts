@@ -17,7 +17,15 @@ export const SandboxEnv = z.object({
   SANDBOX_PUBLIC_URL: z.url().optional(),
   /** Base URL of signing pages handed out by /iframe-request (spec's `{iframe_host}`). */
   SANDBOX_IFRAME_BASE_URL: z.url().optional(),
-  SANDBOX_IFRAME_TTL_SECONDS: z.coerce.number().int().positive().default(900),
+  SANDBOX_IFRAME_TTL_SECONDS: z.coerce.number().int().positive().default(300),
+  /** How long an opened signing page may act (its session token). */
+  SANDBOX_SIGNING_SESSION_SECONDS: z.coerce.number().int().positive().default(3600),
+  /** Origins allowed to frame the signing page and to receive its messages; none: the page cannot be framed. */
+  SANDBOX_EMBED_ORIGINS: z
+    .string()
+    .default('')
+    .transform(splitList)
+    .pipe(z.array(z.url({ protocol: /^https?$/ }))),
   SANDBOX_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SANDBOX_WEBHOOK_URLS: csv.default([]),
   SANDBOX_WEBHOOK_SECRET: z
@@ -62,6 +70,8 @@ export interface SandboxConfig {
   publicUrl: string | undefined;
   iframeBaseUrl: string | undefined;
   iframeTtlSeconds: number;
+  signingSessionSeconds: number;
+  embedOrigins: string[];
   jwtSecret: string | undefined;
   webhookUrls: string[];
   webhookSecret: string | undefined;
@@ -85,6 +95,8 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
     publicUrl: e.SANDBOX_PUBLIC_URL,
     iframeBaseUrl: e.SANDBOX_IFRAME_BASE_URL,
     iframeTtlSeconds: e.SANDBOX_IFRAME_TTL_SECONDS,
+    signingSessionSeconds: e.SANDBOX_SIGNING_SESSION_SECONDS,
+    embedOrigins: e.SANDBOX_EMBED_ORIGINS.map((u) => new URL(u).origin),
     jwtSecret: e.SANDBOX_JWT_SECRET,
     webhookUrls: e.SANDBOX_WEBHOOK_URLS,
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET,

@@ -25,6 +25,8 @@ export interface RunningSandbox {
   faults: FaultInjector;
   /** Webhook URLs can change while running (tests point them at their receivers). */
   webhookUrls: string[];
+  /** Origins that may frame the signing page; they can change while running, too. */
+  embedOrigins: string[];
   issueToken(org?: string, ttlSeconds?: number): Promise<string>;
   stop(): Promise<void>;
 }
@@ -36,7 +38,9 @@ export function sandboxConfig(overrides: Partial<SandboxConfig> & { dataDir: str
     port: 0,
     publicUrl: undefined,
     iframeBaseUrl: undefined,
-    iframeTtlSeconds: 900,
+    iframeTtlSeconds: 300,
+    signingSessionSeconds: 3600,
+    embedOrigins: [],
     jwtSecret: undefined,
     webhookUrls: [],
     webhookSecret: undefined,
@@ -62,6 +66,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
   const tokens = new SandboxTokens(jwtSecret);
   const faults = new FaultInjector(config.faults ?? {});
   const webhookUrls = [...config.webhookUrls];
+  const embedOrigins = [...config.embedOrigins];
   const log = config.log
     ? (line: Record<string, unknown>) => console.log(JSON.stringify({ component: 'sandbox-webhooks', ...line }))
     : undefined;
@@ -82,7 +87,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
   });
   const outbox = new EventOutbox(store, { webhookUrls: () => webhookUrls, onEnqueued: () => dispatcher.kick() });
   const completion = new CompletionPipeline(store, { outbox, now });
-  const signing = new SigningSessions(store, tokens, completion, outbox, { now });
+  const signing = new SigningSessions(store, tokens, completion, outbox, { now, sessionTtlSeconds: config.signingSessionSeconds });
   const controls = new SandboxControls(store, signing, completion, outbox, now);
 
   let app: FastifyInstance | undefined;
@@ -90,6 +95,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
     app = await buildSandboxServer({
       api,
       signing,
+      embedOrigins: () => embedOrigins,
       controls,
       tokens,
       faults,
@@ -124,6 +130,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
     controls,
     faults,
     webhookUrls,
+    embedOrigins,
     issueToken: (org, ttl) => tokens.issueApiToken(org, ttl),
     async stop() {
       await dispatcher.stop();

@@ -4,6 +4,7 @@ import type { SigningRefusal, SigningView } from './signing.js';
 const REFUSALS: Record<SigningRefusal, { title: string; detail: string }> = {
   link_invalid: { title: 'This signing link is not valid', detail: 'Ask for a new signing link.' },
   link_expired: { title: 'This signing link has expired', detail: 'Signing links are short-lived. Ask for a new one.' },
+  link_used: { title: 'This signing link was already used', detail: 'Each signing link opens the page once. Ask for a new one.' },
   not_found: { title: 'This transaction no longer exists', detail: 'It may have been deleted.' },
   participant_mismatch: { title: 'You are not a participant of this transaction', detail: 'The link does not match the transaction.' },
   completed: { title: 'This transaction is already completed', detail: 'Everyone has signed. There is nothing left to do.' },
@@ -49,24 +50,37 @@ form.decline textarea{display:block;width:100%;box-sizing:border-box;min-height:
 }
 
 /** The signing page: the refusal page for spec section 7's conditions, or the documents to sign. */
-export function renderSigningPage(view: SigningView | { refusal: SigningRefusal; style: IframeStyle }): string {
+/**
+ * The signing page, or its refusal. Messages go only to the framing page's
+ * origin, and only when it is one of the configured integrator origins.
+ */
+export function renderSigningPage(
+  view: (SigningView & { session: string }) | { refusal: SigningRefusal; style: IframeStyle },
+  embedOrigins: readonly string[],
+): string {
+  const target = `const ORIGINS = ${scriptJson(embedOrigins)};
+const ancestor = (location.ancestorOrigins && location.ancestorOrigins[0]) || null;
+const TARGET = ORIGINS.includes(ancestor) ? ancestor : (ORIGINS.length === 1 && window.parent !== window ? ORIGINS[0] : null);`;
   if ('refusal' in view) {
     const r = REFUSALS[view.refusal];
     return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${escapeHtml(r.title)}</title><style>${css(view.style)}</style></head>
 <body><main data-refusal="${view.refusal}"><h1>${escapeHtml(r.title)}</h1><p class="msg error" role="alert">${escapeHtml(r.detail)}</p></main>
-<script>parent.postMessage(${scriptJson({ source: 'esign-sandbox', type: 'esign:error', reason: view.refusal })}, '*');</script></body></html>`;
+<script>${target}
+if (TARGET) parent.postMessage(${scriptJson({ source: 'esign-sandbox', type: 'esign:error', reason: view.refusal })}, TARGET);</script></body></html>`;
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Sign: ${escapeHtml(view.title)}</title><style>${css(view.style)}</style></head>
 <body><main id="app"><h1>${escapeHtml(view.title)}</h1><div id="status" class="msg info" role="status">Loading…</div><div id="docs"></div><div id="actions"></div></main>
 <script type="module">
 const VIEW = ${scriptJson(view)};
-const base = location.pathname.replace(/\\/$/, '');
-const post = (type, extra) => parent.postMessage(Object.assign({ source: 'esign-sandbox', type, esignId: VIEW.esignId }, extra), '*');
+${target}
+// The link in the address bar is used up; the page acts with its own session.
+const base = '/sign/' + VIEW.session;
+const post = (type, extra) => { if (TARGET) parent.postMessage(Object.assign({ source: 'esign-sandbox', type, esignId: VIEW.esignId }, extra), TARGET); };
 const statusEl = document.getElementById('status');
 function say(text, kind) { statusEl.textContent = text; statusEl.className = 'msg ' + kind; }
-const state = { view: VIEW };
+const state = { view: VIEW, declining: null, declined: false };
 function mineToSign() { return state.view.participants.filter(p => p.yourTurn); }
 // Pages are drawn once by pdf.js; re-renders only move the tag buttons.
 const canvases = new Map();
@@ -91,6 +105,7 @@ async function drawPages() {
   } catch (e) { say('Could not display the document: ' + e.message, 'error'); }
 }
 function render() {
+  if (state.declined) return;
   const v = state.view;
   const docs = document.getElementById('docs');
   docs.textContent = '';
@@ -135,10 +150,12 @@ function render() {
       const no = document.createElement('button');
       no.type = 'button'; no.className = 'decline'; no.dataset.declineFor = p.id;
       no.textContent = 'Decline to sign as ' + p.name;
-      no.addEventListener('click', () => askReason(p));
+      no.addEventListener('click', () => { state.declining = { participant: p, reason: '' }; render(); });
       actions.appendChild(no);
     }
   }
+  // An open decline form survives re-renders (pdf.js finishing its drawing re-renders the page).
+  if (state.declining) askReason(state.declining);
   const waiting = v.participants.find(p => !p.finished && !p.yourTurn && p.waitingFor);
   if (v.participants.every(p => p.finished)) say('Thank you. Your signature has been recorded.', 'success');
   else if (waiting && mineToSign().length === 0) say('It is not your turn yet: waiting for ' + waiting.waitingFor + ' to sign.', 'info');
@@ -172,7 +189,7 @@ async function finish(p) {
     render();
   } catch (e) { say('Could not finish signing: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
 }
-function askReason(p) {
+function askReason(declining) {
   const actions = document.getElementById('actions');
   actions.textContent = '';
   const form = document.createElement('form');
@@ -180,21 +197,23 @@ function askReason(p) {
   const label = document.createElement('label');
   label.textContent = 'Why do you decline to sign? The sender will see your reason.';
   const reason = document.createElement('textarea');
-  reason.name = 'reason'; reason.maxLength = 500; label.appendChild(reason);
+  reason.name = 'reason'; reason.maxLength = 500; reason.value = declining.reason;
+  reason.addEventListener('input', () => { declining.reason = reason.value; });
+  label.appendChild(reason);
   const confirm = document.createElement('button');
   confirm.type = 'submit'; confirm.className = 'decline'; confirm.textContent = 'Decline to sign';
   const back = document.createElement('button');
   back.type = 'button'; back.className = 'finish'; back.textContent = 'Back to signing';
-  back.addEventListener('click', () => render());
+  back.addEventListener('click', () => { state.declining = null; render(); });
   form.append(label, back, confirm);
-  form.addEventListener('submit', (e) => { e.preventDefault(); decline(p, reason.value); });
+  form.addEventListener('submit', (e) => { e.preventDefault(); decline(declining.participant, declining.reason); });
   actions.appendChild(form);
-  reason.focus();
 }
 async function decline(p, reason) {
   try {
     await call('/participants/' + encodeURIComponent(p.id) + '/decline', { reason });
     post('esign:declined', { participantId: p.id });
+    state.declining = null; state.declined = true;
     document.getElementById('docs').textContent = '';
     document.getElementById('actions').textContent = '';
     say('You declined to sign. The sender has been told.', 'info');

@@ -11,7 +11,16 @@ import { TokenError, type SandboxTokens } from './tokens.js';
 
 /** Why a signing page cannot be shown (spec section 7). */
 export type SigningRefusal =
-  'link_invalid' | 'link_expired' | 'not_found' | 'participant_mismatch' | 'completed' | 'declined' | 'cancelled' | 'expired' | 'not_sent';
+  | 'link_invalid'
+  | 'link_expired'
+  | 'link_used'
+  | 'not_found'
+  | 'participant_mismatch'
+  | 'completed'
+  | 'declined'
+  | 'cancelled'
+  | 'expired'
+  | 'not_sent';
 
 export interface SigningTagView {
   docIndex: number;
@@ -49,14 +58,14 @@ export class SigningSessions {
   readonly #tokens: SandboxTokens;
   readonly #completion: CompletionPipeline;
   readonly #outbox: EventOutbox;
-  readonly #options: { now: () => Date };
+  readonly #options: { now: () => Date; sessionTtlSeconds: number };
 
   constructor(
     store: SandboxStore,
     tokens: SandboxTokens,
     completion: CompletionPipeline,
     outbox: EventOutbox,
-    options: { now: () => Date },
+    options: { now: () => Date; sessionTtlSeconds: number },
   ) {
     this.#store = store;
     this.#tokens = tokens;
@@ -72,6 +81,7 @@ export class SigningSessions {
    */
   async #openAddress(
     token: string,
+    use: 'page' | 'session' = 'session',
   ): Promise<{ t: TransactionRow; participantIds: string[]; style: IframeStyle } | { refusal: SigningRefusal; style: IframeStyle }> {
     let claims;
     try {
@@ -80,6 +90,8 @@ export class SigningSessions {
       if (err instanceof TokenError) return { refusal: err.expired ? 'link_expired' : 'link_invalid', style: {} };
       throw err;
     }
+    // A link opens the page; only the page's own session token may act (docs/spec-gaps.md, row 38).
+    if (claims.kind !== (use === 'page' ? 'link' : 'session')) return { refusal: 'link_invalid', style: {} };
     const style = appliedStyle(claims.style);
     const t = this.#store.getTransactionByEsignId(claims.esignId);
     if (!t || t.status === 'deleted') return { refusal: 'not_found', style };
@@ -87,6 +99,9 @@ export class SigningSessions {
     if (refusal) return { refusal, style };
     const known = new Set(t.body.participants.map((p) => p.id));
     if (claims.participantIds.some((pid) => !known.has(pid))) return { refusal: 'participant_mismatch', style };
+    // Used up last, so a link to an ended transaction still says why it cannot be signed.
+    if (use === 'page' && !this.#store.useSigningLink(claims.jti, this.#options.now().toISOString()))
+      return { refusal: 'link_used', style };
     return { t, participantIds: claims.participantIds, style };
   }
 
@@ -96,9 +111,13 @@ export class SigningSessions {
     return 'refusal' in opened ? opened : this.#view(opened.t, opened.participantIds, opened.style);
   }
 
-  /** The page itself: as `view`, and a participant's first look is recorded (`esign-participant-viewed`). */
-  async open(token: string): Promise<SigningView | { refusal: SigningRefusal; style: IframeStyle }> {
-    const opened = await this.#openAddress(token);
+  /**
+   * The page itself, from a single-use link: the link is used up, and the
+   * page gets a session token for its own calls. A participant's first look
+   * is recorded (`esign-participant-viewed`).
+   */
+  async open(token: string): Promise<(SigningView & { session: string }) | { refusal: SigningRefusal; style: IframeStyle }> {
+    const opened = await this.#openAddress(token, 'page');
     if ('refusal' in opened) return opened;
     const at = this.#options.now().toISOString();
     const finished = this.#store.finishedParticipants(opened.t.id);
@@ -111,7 +130,12 @@ export class SigningSessions {
         pid,
       );
     }
-    return this.#view(opened.t, opened.participantIds, opened.style);
+    const session = await this.#tokens.issueSigningToken(
+      { esignId: opened.t.esignId, participantIds: opened.participantIds, style: opened.style },
+      this.#options.sessionTtlSeconds,
+      'session',
+    );
+    return { ...this.#view(opened.t, opened.participantIds, opened.style), session };
   }
 
   #view(t: TransactionRow, participantIds: readonly string[], style: IframeStyle): SigningView {

@@ -81,6 +81,7 @@ CREATE TABLE IF NOT EXISTS applied_tags (
 CREATE TABLE IF NOT EXISTS finished_participants (
   transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, finished_at TEXT NOT NULL,
   PRIMARY KEY (transaction_id, participant_id));
+CREATE TABLE IF NOT EXISTS used_signing_links (jti TEXT PRIMARY KEY, used_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS viewed_participants (
   transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, viewed_at TEXT NOT NULL,
   PRIMARY KEY (transaction_id, participant_id));
@@ -329,6 +330,11 @@ export class SandboxStore {
     this.#db
       .prepare('INSERT OR IGNORE INTO declined_participants (transaction_id, participant_id, reason, declined_at) VALUES (?, ?, ?, ?)')
       .run(transactionId, participantId, reason ?? null, at);
+  }
+
+  /** Uses up a single-use signing link; false when it was used before. */
+  useSigningLink(jti: string, at: string): boolean {
+    return this.#db.prepare('INSERT OR IGNORE INTO used_signing_links (jti, used_at) VALUES (?, ?)').run(jti, at).changes === 1;
   }
 
   /** Records a participant's first look at the signing page; true the first time. */

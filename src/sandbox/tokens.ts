@@ -20,10 +20,17 @@ export class TokenError extends Error {
 
 const SigningClaims = z.object({
   sub: z.string(),
+  jti: z.string(),
   pids: z.array(z.string()).min(1),
   style: IframeStyle.optional(),
+  knd: z.enum(['link', 'session']).default('link'),
 });
+/**
+ * A signing address: a `link` is what /iframe-request hands out (short-lived,
+ * opens the page once); a `session` is what the opened page uses for its calls.
+ */
 export type SigningClaims = { esignId: string; participantIds: string[]; style: IframeStyle | undefined };
+export type VerifiedSigningClaims = SigningClaims & { kind: 'link' | 'session'; jti: string };
 
 /** HS256 tokens of the sandbox: API bearer tokens and signing-page addresses. */
 export class SandboxTokens {
@@ -56,8 +63,8 @@ export class SandboxTokens {
     return typeof payload.org === 'string' && payload.org.length > 0 ? payload.org : DEFAULT_ORG;
   }
 
-  async issueSigningToken(claims: SigningClaims, ttlSeconds: number): Promise<string> {
-    return new SignJWT({ pids: claims.participantIds, ...(claims.style ? { style: claims.style } : {}) })
+  async issueSigningToken(claims: SigningClaims, ttlSeconds: number, kind: 'link' | 'session' = 'link'): Promise<string> {
+    return new SignJWT({ pids: claims.participantIds, ...(claims.style ? { style: claims.style } : {}), knd: kind })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setJti(randomUUID())
       .setIssuer(ISSUER)
@@ -68,11 +75,12 @@ export class SandboxTokens {
       .sign(this.#key);
   }
 
-  async verifySigningToken(token: string): Promise<SigningClaims> {
+  async verifySigningToken(token: string): Promise<VerifiedSigningClaims> {
     const { payload } = await this.#verify(token, SIGNING_AUDIENCE);
     const parsed = SigningClaims.safeParse(payload);
     if (!parsed.success) throw new TokenError('malformed signing address', false);
-    return { esignId: parsed.data.sub, participantIds: parsed.data.pids, style: parsed.data.style };
+    const d = parsed.data;
+    return { esignId: d.sub, participantIds: d.pids, style: d.style, kind: d.knd, jti: d.jti };
   }
 
   async #verify(token: string, audience?: string) {

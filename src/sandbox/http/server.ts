@@ -23,6 +23,7 @@ const STATUS: Record<SandboxErrorKind, number> = {
 export interface SandboxServerDeps {
   api: ProviderApi;
   signing: SigningSessions;
+  embedOrigins: () => readonly string[];
   controls: SandboxControls;
   tokens: SandboxTokens;
   faults: FaultInjector;
@@ -73,7 +74,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     maxUploadBytes: deps.maxUploadBytes,
     tmpDir: deps.tmpDir,
   });
-  await app.register(signingRoutes, { signing: deps.signing });
+  await app.register(signingRoutes, { signing: deps.signing, embedOrigins: deps.embedOrigins });
   await app.register(controlRoutes, { controls: deps.controls, tokens: deps.tokens, faults: deps.faults, tmpDir: deps.tmpDir });
   return app;
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { SandboxError } from '../errors.js';
 import { renderSigningPage } from '../signing-page.js';
-import type { SigningSessions } from '../signing.js';
+import type { SigningRefusal, SigningSessions } from '../signing.js';
 
 const require_ = createRequire(import.meta.url);
 
@@ -15,11 +15,13 @@ const PDFJS: Record<string, string> = { 'pdf.mjs': 'pdf.min.mjs', 'pdf.worker.mj
 export const DeclineBody = z.object({ reason: z.string().max(500).optional() });
 const ApplyBody = z.object({ docIndex: z.number().int().nonnegative(), tagIndex: z.number().int().nonnegative(), value: z.string() });
 
-function securePage(reply: FastifyReply): FastifyReply {
+/** Security headers of every signing response; only the configured integrator origins may frame the page. */
+function securePage(reply: FastifyReply, embedOrigins: readonly string[]): FastifyReply {
+  const ancestors = embedOrigins.length > 0 ? embedOrigins.join(' ') : "'none'";
   return reply
     .header(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; script-src 'self' 'unsafe-inline'; worker-src 'self'; connect-src 'self'; img-src 'self' blob: data:; frame-ancestors *",
+      `default-src 'none'; style-src 'unsafe-inline'; script-src 'self' 'unsafe-inline'; worker-src 'self'; connect-src 'self'; img-src 'self' blob: data:; frame-ancestors ${ancestors}`,
     )
     .header('permissions-policy', 'camera=*, microphone=*, fullscreen=*')
     .header('cache-control', 'no-store')
@@ -27,11 +29,14 @@ function securePage(reply: FastifyReply): FastifyReply {
 }
 
 /** The embedded signing page (spec 7) and the calls it makes; the signing address's token is the credential. */
-export async function signingRoutes(app: FastifyInstance, { signing }: { signing: SigningSessions }): Promise<void> {
+export async function signingRoutes(
+  app: FastifyInstance,
+  { signing, embedOrigins }: { signing: SigningSessions; embedOrigins: () => readonly string[] },
+): Promise<void> {
+  const secure = (reply: FastifyReply) => securePage(reply, embedOrigins());
   app.get<{ Params: { token: string } }>('/sign/:token', async (request, reply) => {
     const view = await signing.open(request.params.token);
-    const status = 'refusal' in view ? (view.refusal === 'link_invalid' || view.refusal === 'link_expired' ? 401 : 409) : 200;
-    return securePage(reply).code(status).type('text/html; charset=utf-8').send(renderSigningPage(view));
+    return secure(reply).code(refusalStatus(view)).type('text/html; charset=utf-8').send(renderSigningPage(view, embedOrigins()));
   });
 
   app.get<{ Params: { file: string } }>('/sign/assets/:file', async (request, reply) => {
@@ -45,29 +50,36 @@ export async function signingRoutes(app: FastifyInstance, { signing }: { signing
 
   app.get<{ Params: { token: string; index: string } }>('/sign/:token/documents/:index', async (request, reply) => {
     const path = await signing.documentForSigning(request.params.token, Number.parseInt(request.params.index, 10));
-    return securePage(reply).type('application/pdf').send(createReadStream(path));
+    return secure(reply).type('application/pdf').send(createReadStream(path));
   });
 
   app.get<{ Params: { token: string } }>('/sign/:token/view', async (request, reply) => {
     const view = await signing.view(request.params.token);
-    return securePage(reply).send(view);
+    return secure(reply).send(view);
   });
 
   app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/tags', async (request, reply) => {
     const body = ApplyBody.safeParse(request.body);
     if (!body.success) throw new SandboxError('validation', 'body must be {docIndex, tagIndex, value}');
     await signing.applyTag(request.params.token, request.params.pid, body.data.docIndex, body.data.tagIndex, body.data.value);
-    return securePage(reply).code(204).send();
+    return secure(reply).code(204).send();
   });
 
   app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/decline', async (request, reply) => {
     const body = DeclineBody.safeParse(request.body ?? {});
     if (!body.success) throw new SandboxError('validation', 'body must be {reason?: string of at most 500 characters}');
-    return securePage(reply).send(await signing.decline(request.params.token, request.params.pid, body.data.reason));
+    return secure(reply).send(await signing.decline(request.params.token, request.params.pid, body.data.reason));
   });
 
   app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/finish', async (request, reply) => {
     const result = await signing.finish(request.params.token, request.params.pid);
-    return securePage(reply).send(result);
+    return secure(reply).send(result);
   });
+}
+
+/** 401 for an address that is not (or no longer) valid, 410 for a used link, 409 for a transaction that cannot be signed. */
+function refusalStatus(view: { refusal: SigningRefusal } | object): number {
+  if (!('refusal' in view)) return 200;
+  if (view.refusal === 'link_invalid' || view.refusal === 'link_expired') return 401;
+  return view.refusal === 'link_used' ? 410 : 409;
 }
