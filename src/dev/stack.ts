@@ -2,15 +2,17 @@
 // The Temporal dev server (with Web UI and search attributes), the provider
 // sandbox, the webhook bridge it delivers to, and the transaction worker.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { z } from 'zod';
 import { BridgeEnv } from '../bridge/config.js';
 import { bridgeConfigFromEnv, startBridge, type RunningBridge } from '../bridge/index.js';
 import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../codec/aes-gcm-codec.js';
 import { CodecEnv } from '../codec/config.js';
-import { codecKeysFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
+import { codecKeysFromEnv, dataConverterFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
 import { buildCodecServer } from '../codec/server.js';
 import { parseEnv } from '../util/env.js';
 import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../sandbox/index.js';
@@ -18,6 +20,8 @@ import { installObservability } from '../observability/runtime.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
 import { workerConfigFromEnv } from '../worker/config.js';
 import { startWorker, type StartedWorker } from '../worker/start.js';
+import { samplePdf as samplePdfBytes } from '../sandbox/pdf.js';
+import { startHostPage, type RunningHostPage } from './host-page.js';
 import { cliTypeOf, esignSearchAttributes } from '../../workflows/search-attributes.js';
 
 const DevEnv = z.object({
@@ -25,9 +29,11 @@ const DevEnv = z.object({
   TEMPORAL_DEV_HOST: z.string().default('127.0.0.1'),
   TEMPORAL_DEV_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  /** The example integrator's page and backend (src/dev/host-page.ts). */
+  ESIGN_HOST_PAGE_PORT: z.coerce.number().int().min(1).max(65535).default(4040),
 });
 
-const colours = { temporal: 36, sandbox: 35, bridge: 34, worker: 32, dev: 33 } as const;
+const colours = { temporal: 36, sandbox: 35, bridge: 34, worker: 32, host: 31, dev: 33 } as const;
 function say(who: keyof typeof colours, line: string): void {
   const prefix = process.stdout.isTTY ? `\x1b[${colours[who]}m${who.padEnd(8)}\x1b[0m` : who.padEnd(8);
   process.stdout.write(`${prefix} | ${line}\n`);
@@ -92,6 +98,15 @@ async function main(): Promise<void> {
     process.env.ESIGN_CODEC_KEYS_FILE = keysFile;
   }
   const codec = new AesGcmCodec(parseCodecKeys(codecKeysFromEnv()!));
+  // Events to the example integrator are signed with its own secret, generated once like the codec keys.
+  const callbackSecretFile = join(dataDir, 'callback.secret');
+  if (!process.env.ESIGN_CALLBACK_SECRETS) {
+    if (!existsSync(callbackSecretFile))
+      writeFileSync(callbackSecretFile, `whsec_${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    process.env.ESIGN_CALLBACK_SECRETS = readFileSync(callbackSecretFile, 'utf8').trim();
+  }
+  const hostOrigin = `http://${env.TEMPORAL_DEV_HOST}:${env.ESIGN_HOST_PAGE_PORT}`;
+  await assertPortFree(env.TEMPORAL_DEV_HOST, env.ESIGN_HOST_PAGE_PORT, 'ESIGN_HOST_PAGE_PORT');
   const uiOrigins = [`http://localhost:${env.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${env.TEMPORAL_UI_PORT}`];
   const codecServer = await buildCodecServer({
     codec,
@@ -109,12 +124,13 @@ async function main(): Promise<void> {
   if (!cli) throw new Error('no Temporal CLI available (see scripts/ensure-temporal.sh)');
 
   const children: ChildProcess[] = [];
-  const started: { sandbox?: RunningSandbox; worker?: StartedWorker; bridge?: RunningBridge } = {};
+  const started: { sandbox?: RunningSandbox; worker?: StartedWorker; bridge?: RunningBridge; host?: RunningHostPage } = {};
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('dev', 'stopping…');
+    await started.host?.close().catch(() => undefined);
     await started.bridge?.stop().catch(() => undefined);
     await codecServer.close().catch(() => undefined);
     await started.worker?.close().catch(() => undefined);
@@ -160,7 +176,12 @@ async function main(): Promise<void> {
 
   // The sandbox sends its webhooks to the bridge, signed with the secret it keeps in the data dir.
   const bridgeUrl = `http://${bridgeAddress.BRIDGE_HOST}:${bridgeAddress.BRIDGE_PORT}/webhooks/esign`;
-  const sandbox = await startSandbox({ ...sandboxConfig, webhookUrls: [...new Set([...sandboxConfig.webhookUrls, bridgeUrl])] });
+  const sandbox = await startSandbox({
+    ...sandboxConfig,
+    webhookUrls: [...new Set([...sandboxConfig.webhookUrls, bridgeUrl])],
+    // The example integrator may frame the signing page (localhost and 127.0.0.1 are different origins).
+    embedOrigins: [...new Set([...sandboxConfig.embedOrigins, hostOrigin, hostOrigin.replace('127.0.0.1', 'localhost')])],
+  });
   started.sandbox = sandbox;
   say('sandbox', `listening on ${sandbox.url}, webhooks to ${bridgeUrl}`);
 
@@ -179,6 +200,7 @@ async function main(): Promise<void> {
       ESIGN_ARCHIVE_DIR: join(dataDir, 'archive'),
       ESIGN_DOCUMENT_ROOTS: join(dataDir, 'documents'),
       ...process.env,
+      ESIGN_ALLOWED_URLS: [process.env.ESIGN_ALLOWED_URLS, hostOrigin].filter(Boolean).join(','),
       ESIGN_PROVIDER_URL: process.env.ESIGN_PROVIDER_URL ?? sandbox.url,
     },
     // The embedded sandbox mints a fresh token per request; a real provider's comes from ESIGN_PROVIDER_TOKEN.
@@ -196,6 +218,25 @@ async function main(): Promise<void> {
     },
   );
 
+  const samplePdf = join(workerConfig.documentRoots[0] ?? join(dataDir, 'documents'), 'host-sample.pdf');
+  if (!existsSync(samplePdf)) writeFileSync(samplePdf, await samplePdfBytes('Sample agreement'));
+  const hostClient = new Client({
+    connection: await Connection.connect({ address: process.env.TEMPORAL_ADDRESS }),
+    dataConverter: dataConverterFromEnv()!,
+  });
+  const host = await startHostPage(
+    {
+      client: hostClient,
+      taskQueue: workerConfig.taskQueue,
+      callbackSecret: process.env.ESIGN_CALLBACK_SECRETS.split(',')[0]!.trim(),
+      signingOrigin: new URL(sandbox.url).origin,
+      samplePdfPath: samplePdf,
+    },
+    { host: env.TEMPORAL_DEV_HOST, port: env.ESIGN_HOST_PAGE_PORT },
+  );
+  started.host = host;
+  say('host', `example integrator on ${host.url} (embeds the signing page, receives signed callbacks)`);
+
   say('dev', '');
   say('dev', 'Everything is up:');
   say('dev', `  Temporal gRPC   ${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`);
@@ -205,7 +246,18 @@ async function main(): Promise<void> {
   say('dev', `  Codec endpoint  ${codecUrl}   (payloads are encrypted; the Web UI decodes through it)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
   say('dev', `  Worker metrics  ${metricsAddress ? `http://${metricsAddress}/metrics` : 'off'}`);
+  say('dev', `  Integrator page ${host.url}   (start a sample transaction, sign it embedded, watch its events)`);
   say('dev', `  Data dir        ${dataDir}`);
+  say('dev', 'Secrets (files; their contents are never printed):');
+  say(
+    'dev',
+    `  Codec keys      ${process.env.ESIGN_CODEC_KEYS_FILE ?? '(ESIGN_CODEC_KEYS)'}   used by: worker, bridge, npx esign, the codec endpoint`,
+  );
+  say(
+    'dev',
+    `  Callback secret ${process.env.ESIGN_CALLBACK_SECRETS && existsSync(callbackSecretFile) ? callbackSecretFile : '(ESIGN_CALLBACK_SECRETS)'}   verifies the events sent to callbackUrl`,
+  );
+  say('dev', `  Webhook secret  ${join(sandboxConfig.dataDir, 'sandbox.sqlite')} (meta table)   shared by the sandbox and the bridge`);
   say('dev', 'Next, in another terminal: npm run demo   (or: npm run demo -- --auto-sign; npx esign --help)');
   say('dev', 'Ctrl-C stops everything.');
 }

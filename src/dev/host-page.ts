@@ -1,0 +1,149 @@
+/**
+ * An example integrator, served by the dev stack: a backend that starts a
+ * transaction, asks the workflow for signing URLs (the `issueSigningUrl`
+ * update) and receives the orchestrator's signed events at its callback; and
+ * a page that embeds the signing iframe the recommended way and shows the
+ * page's messages and the callback events as they arrive. Read it as the
+ * smallest correct integration (docs/integrator-events.md).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { z } from 'zod';
+import { getEsignTransaction, startEsignTransaction } from '../client/transactions.js';
+import { sendProblem } from '../http/problem.js';
+import { issueSigningUrlUpdate, statusQuery } from '../../workflows/definitions.js';
+
+export interface HostPageOptions {
+  client: Client;
+  taskQueue: string;
+  /** The whsec_ secret the worker signs events with (ESIGN_CALLBACK_SECRETS). */
+  callbackSecret: string;
+  /** Origin of the provider's signing pages: messages from any other origin are ignored. */
+  signingOrigin: string;
+  /** A PDF the sample transaction signs, under one of the worker's document roots. */
+  samplePdfPath: string;
+}
+
+export interface RunningHostPage {
+  url: string;
+  /** Callback events received and verified, newest last. */
+  events: { id: string; type: string; data: unknown }[];
+  close(): Promise<void>;
+}
+
+const Ask = z.object({ referenceId: z.string().min(1).max(128), participantId: z.string().min(1).max(128) });
+
+export async function startHostPage(options: HostPageOptions, listen: { host: string; port: number }): Promise<RunningHostPage> {
+  const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  const events: RunningHostPage['events'] = [];
+  const verifier = new Webhook(options.callbackSecret);
+  let self = '';
+
+  // The callback: verify the signature over the exact bytes, then deduplicate by webhook-id.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  app.post('/callbacks', async (request, reply) => {
+    try {
+      const event = verifier.verify(request.body as string, request.headers as Record<string, string>) as { type: string; data: unknown };
+      const id = String(request.headers['webhook-id']);
+      if (!events.some((e) => e.id === id)) events.push({ id, type: event.type, data: event.data });
+      return reply.code(204).send();
+    } catch {
+      return sendProblem(reply, 401, 'signature does not verify');
+    }
+  });
+  app.get('/api/events', async () => ({ events }));
+
+  // The integrator's own backend calls: start a sample transaction, get a signing URL for a participant.
+  app.post('/api/transactions', async () => {
+    const referenceId = `host-${randomUUID()}`;
+    const { handle } = await startEsignTransaction(
+      options.client,
+      {
+        referenceId,
+        documents: [
+          {
+            title: 'Sample agreement',
+            source: { path: options.samplePdfPath },
+            tags: [
+              { type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 36, page: 0, signerIndex: 0 },
+              { type: 'SIGNATURETEMPLATE', x: 340, y: 120, width: 200, height: 36, page: 0, signerIndex: 1 },
+            ],
+          },
+        ],
+        participants: [
+          { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', authenticationType: 'none', twoFactorContact: 'email' },
+          { email: 'alan@example.com', firstName: 'Alan', lastName: 'Turing', authenticationType: 'none', twoFactorContact: 'email' },
+        ],
+        notifyParticipants: { email: false },
+        callbackUrl: `${self}/callbacks`,
+      },
+      { taskQueue: options.taskQueue },
+    );
+    for (let i = 0; i < 100; i++) {
+      const status = await handle.query(statusQuery);
+      if (status.transactionId) return { referenceId, participants: status.participants };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { referenceId, participants: [] };
+  });
+  app.post('/api/signing-url', async (request, reply) => {
+    const ask = Ask.safeParse(request.body === undefined ? {} : JSON.parse(request.body as string));
+    if (!ask.success) return sendProblem(reply, 400, 'body must be {referenceId, participantId}');
+    const handle = getEsignTransaction(options.client, ask.data.referenceId);
+    return handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [ask.data.participantId] }] });
+  });
+
+  app.get('/', async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header(
+        'content-security-policy',
+        `default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; frame-src ${options.signingOrigin}`,
+      )
+      .send(page(options.signingOrigin)),
+  );
+
+  self = await app.listen(listen);
+  return { url: self, events, close: () => app.close() };
+}
+
+function page(signingOrigin: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Example integrator</title>
+<style>body{font-family:system-ui,sans-serif;margin:16px;display:grid;grid-template-columns:1fr 320px;gap:16px}
+iframe{width:100%;height:900px;border:1px solid #ccc} li{font-family:monospace;font-size:12px}</style></head>
+<body><main><h1>Example integrator</h1>
+<p><button id="start">Start a sample transaction</button> <span id="ref"></span></p>
+<p id="signers"></p>
+<!-- The spec's recommended attributes: camera and microphone for identity checks, fullscreen. -->
+<iframe id="signer" title="Signing" allow="camera *; microphone *; fullscreen *"></iframe></main>
+<aside><h2>Signing page</h2><ol id="page-events"></ol><h2>Callback events</h2><ol id="callback-events"></ol></aside>
+<script>
+const SIGNING_ORIGIN = ${JSON.stringify(signingOrigin)};
+const post = (path, body) => fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body || {}) }).then((r) => r.json());
+const item = (list, text) => { const li = document.createElement('li'); li.textContent = text; document.getElementById(list).appendChild(li); };
+// Only the provider's signing pages may talk to this page.
+addEventListener('message', (e) => { if (e.origin === SIGNING_ORIGIN && e.data && e.data.source === 'esign-sandbox') item('page-events', e.data.type); });
+let current;
+document.getElementById('start').addEventListener('click', async () => {
+  current = await post('/api/transactions');
+  document.getElementById('ref').textContent = current.referenceId;
+  const box = document.getElementById('signers'); box.textContent = '';
+  for (const p of current.participants) {
+    const b = document.createElement('button'); b.textContent = 'Sign as ' + p.name; b.dataset.participant = p.id;
+    b.addEventListener('click', async () => {
+      const { url } = await post('/api/signing-url', { referenceId: current.referenceId, participantId: p.id });
+      document.getElementById('signer').src = url;
+    });
+    box.appendChild(b);
+  }
+});
+let seen = 0;
+setInterval(async () => {
+  const { events } = await fetch('/api/events').then((r) => r.json());
+  for (const e of events.slice(seen)) item('callback-events', e.type);
+  seen = events.length;
+}, 500);
+</script></body></html>`;
+}

@@ -1,0 +1,88 @@
+// The example integrator the dev stack serves (src/dev/host-page.ts), driven
+// in Chromium as a person would: start a transaction, sign it in the embedded
+// page as each signer, and watch the page's messages and the signed callback
+// events arrive.
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { RunningBridge } from '../src/bridge/index.js';
+import { startHostPage, type RunningHostPage } from '../src/dev/host-page.js';
+import { freePort } from '../src/util/net.js';
+import { launchChromium } from './support/browser.js';
+import { startTestBridge } from './support/bridge.js';
+import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+
+const secret = `whsec_${randomBytes(24).toString('base64')}`;
+let env: EsignTestEnv;
+let bridge: RunningBridge;
+let host: RunningHostPage;
+let browser: Browser;
+
+beforeAll(async () => {
+  const port = await freePort();
+  const hostUrl = `http://127.0.0.1:${port}`;
+  env = await startEsignTestEnv({ deps: { callbackSecrets: [secret], allowedUrls: [hostUrl] } });
+  bridge = await startTestBridge({
+    address: inject('temporalAddress'),
+    taskQueue: env.taskQueue,
+    secrets: [env.sandbox.running.webhookSecret],
+  });
+  env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
+  env.sandbox.running.embedOrigins.push(hostUrl);
+  host = await startHostPage(
+    {
+      client: env.temporal.client,
+      taskQueue: env.taskQueue,
+      callbackSecret: secret,
+      signingOrigin: new URL(env.sandbox.running.url).origin,
+      samplePdfPath: env.pdfs[0]!,
+    },
+    { host: '127.0.0.1', port },
+  );
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+  await bridge?.stop();
+  await env?.close();
+});
+
+const listed = (page: Page, list: string) => page.locator(`#${list} li`).allTextContents();
+
+async function signAs(page: Page, name: string): Promise<void> {
+  await page.locator(`#signers button`, { hasText: `Sign as ${name}` }).click();
+  const frame = page.frameLocator('#signer');
+  // The iframe navigates to this signer's page: wait for it, not for the previous signer's.
+  await frame.locator('button.finish', { hasText: `Finish signing as ${name}` }).waitFor();
+  await frame.locator('body[data-pages-rendered="true"]').waitFor();
+  const tags = frame.locator('button.tag:not([disabled])');
+  while ((await tags.count()) > 0) await tags.first().click();
+  await frame.locator('button.finish:not([disabled])').click();
+  await frame.locator('text=Thank you').waitFor();
+}
+
+it('embeds the signing page, shows its messages and the verified callback events of a whole transaction', async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  await page.goto(host.url);
+  await page.locator('#start').click();
+  await expect.poll(() => page.locator('#signers button').count(), { timeout: 30_000 }).toBe(2);
+
+  await signAs(page, 'Ada Lovelace');
+  await expect
+    .poll(() => listed(page, 'page-events'))
+    .toEqual(expect.arrayContaining(['esign:loaded', 'esign:tag-applied', 'esign:participant-signed']));
+  await expect.poll(() => listed(page, 'callback-events'), { timeout: 30_000 }).toEqual(['participant.signed']);
+
+  await signAs(page, 'Alan Turing');
+  await expect
+    .poll(() => listed(page, 'callback-events'), { timeout: 30_000 })
+    .toEqual(['participant.signed', 'participant.signed', 'transaction.completed']);
+  expect(host.events.map((e) => e.type)).toEqual(['participant.signed', 'participant.signed', 'transaction.completed']);
+
+  const dir = process.env.SCREENSHOT_DIR ?? 'test-artifacts';
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: `${dir}/integrator-page.png` });
+  await page.close();
+});
