@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { isRefusedPlaintext, PLAINTEXT_REFUSED_MESSAGE } from '../src/codec/plaintext.js';
 import { FailureType } from '../src/failures.js';
 import { EsignTransactionInput, type ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { durationToMs } from '../src/util/duration.js';
@@ -23,6 +24,8 @@ export interface InputValidationDeps {
 export function createInputValidationActivities(deps: InputValidationDeps) {
   return {
     async validateTransactionInput(raw: unknown): Promise<ValidEsignTransactionInput> {
+      if (isRefusedPlaintext(raw))
+        throw ApplicationFailure.nonRetryable(`invalid input: ${PLAINTEXT_REFUSED_MESSAGE}`, FailureType.InvalidInput);
       const parsed = EsignTransactionInput.safeParse(raw);
       if (!parsed.success) {
         throw ApplicationFailure.nonRetryable(`invalid input: ${describeIssues(parsed.error)}`, FailureType.InvalidInput);

@@ -22,6 +22,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ParticipantState, TransactionState, WithdrawOutcome } from '../activities/transactions.js';
+import { isRefusedPlaintext, PLAINTEXT_REFUSED_MESSAGE } from '../src/codec/plaintext.js';
 import { ESIGN_COMPLETED_EVENT, endStatusOf, isEndEvent, isProviderEndStatus, type EsignEndEvent } from '../src/esign/events.js';
 import type { CreateTransactionRequest, EsignWebhook, Participant } from '../src/esign/schemas.js';
 import { FailureType } from '../src/failures.js';
@@ -213,7 +214,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       });
     },
     {
-      validator: ({ participantIds }) => {
+      validator: (request) => {
+        if (isRefusedPlaintext(request)) throw new Error(PLAINTEXT_REFUSED_MESSAGE);
+        const { participantIds } = request;
         if (isFinishing()) throw new Error(`transaction is ${cancelAttempt ? 'being cancelled' : phase}`);
         if (!Array.isArray(participantIds) || participantIds.length === 0) throw new Error('participantIds must not be empty');
         const unknown = input ? unknownParticipants(participantIds as string[]) : [];
@@ -239,6 +242,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     },
     {
       validator: (change: ReplaceTransactionRequest) => {
+        if (isRefusedPlaintext(change)) throw new Error(PLAINTEXT_REFUSED_MESSAGE);
         if (isFinishing()) throw new Error(`transaction is ${phase}; it can no longer be replaced`);
         if (phase === 'overdue') throw new Error('transaction is overdue: its deadline passed');
         if (change?.status !== 'draft' && change?.status !== 'esign_pending') throw new Error('status must be draft or esign_pending');
@@ -258,7 +262,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       throw ApplicationFailure.nonRetryable(attempt.refused!.message, attempt.refused!.type);
     },
     {
-      validator: (_request) => {
+      validator: (request) => {
+        if (isRefusedPlaintext(request)) throw new Error(PLAINTEXT_REFUSED_MESSAGE);
         if (FINISHED.includes(phase) || phase === 'archiving') throw new Error(`transaction is ${phase}; it can no longer be cancelled`);
       },
     },

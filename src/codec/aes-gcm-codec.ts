@@ -2,9 +2,13 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec, ValueError } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { splitList } from '../util/env.js';
+import { REFUSED_PLAINTEXT } from './plaintext.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
+
+// A refused plaintext payload decodes to REFUSED_PLAINTEXT, which validation recognises, so the caller
+// gets a clear, non-retryable failure instead of a workflow task that fails forever.
 
 export interface CodecKey {
   id: string;
@@ -24,8 +28,11 @@ const decoder = new TextDecoder();
 export class AesGcmCodec implements PayloadCodec {
   readonly #active: CodecKey;
   readonly #keys: Map<string, Buffer>;
+  readonly #refusePlaintext: boolean;
 
-  constructor(keys: readonly CodecKey[]) {
+  /** `plaintext: 'refuse'` (the worker's default): a payload that arrived unencrypted decodes to REFUSED_PLAINTEXT. */
+  constructor(keys: readonly CodecKey[], options: { plaintext?: 'allow' | 'refuse' } = {}) {
+    this.#refusePlaintext = options.plaintext === 'refuse';
     if (keys.length === 0) throw new Error('AesGcmCodec needs at least one key');
     for (const k of keys) if (k.key.length !== 32) throw new Error(`codec key "${k.id}" must be 32 bytes`);
     this.#active = keys[0]!;
@@ -48,7 +55,14 @@ export class AesGcmCodec implements PayloadCodec {
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => {
       const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
-      if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) return payload;
+      if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) {
+        // `binary/null` carries no data: an absent argument is not a leak.
+        if (!this.#refusePlaintext || (encoding && decoder.decode(encoding) === 'binary/null')) return payload;
+        return {
+          metadata: { [METADATA_ENCODING_KEY]: encoder.encode('json/plain') },
+          data: encoder.encode(JSON.stringify(REFUSED_PLAINTEXT)),
+        };
+      }
       const keyIdBytes = payload.metadata?.[KEY_ID_METADATA];
       const keyId = keyIdBytes ? decoder.decode(keyIdBytes) : '';
       const key = this.#keys.get(keyId);

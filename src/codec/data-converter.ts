@@ -24,10 +24,21 @@ export function codecKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string |
  */
 export function dataConverterFromEnv(
   env: NodeJS.ProcessEnv = process.env,
-  options: { devFallback?: boolean } = {},
+  options: { devFallback?: boolean; plaintext?: 'allow' | 'refuse' } = {},
 ): DataConverter | undefined {
   let keys = codecKeysFromEnv(env);
   if (!keys && options.devFallback && existsSync(devCodecKeysFile(env))) keys = readFileSync(devCodecKeysFile(env), 'utf8').trim();
   if (!keys) return undefined;
-  return { payloadCodecs: [new AesGcmCodec(parseCodecKeys(keys))] };
+  return { payloadCodecs: [new AesGcmCodec(parseCodecKeys(keys), options.plaintext ? { plaintext: options.plaintext } : {})] };
+}
+
+/**
+ * The worker's plaintext policy (ESIGN_CODEC_PLAINTEXT): with keys configured,
+ * inputs that arrived unencrypted are refused unless `allow` (a migration).
+ */
+export function workerPlaintextPolicy(env: NodeJS.ProcessEnv = process.env): 'allow' | 'refuse' {
+  const value = (env.ESIGN_CODEC_PLAINTEXT ?? 'refuse').trim().toLowerCase();
+  if (value !== 'allow' && value !== 'refuse')
+    throw new Error('invalid worker configuration: ESIGN_CODEC_PLAINTEXT must be "refuse" or "allow"');
+  return value;
 }

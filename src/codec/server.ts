@@ -3,10 +3,18 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { sendProblem } from '../http/problem.js';
+import { describeIssues } from '../util/zod-issues.js';
 
-/** Payloads as the Temporal Web UI and CLI send them to a remote codec: proto JSON, bytes in base64. */
-const JsonPayloads = z.object({
-  payloads: z.array(z.object({ metadata: z.record(z.string(), z.string()).optional(), data: z.string().optional() })).max(10_000),
+/**
+ * Payloads as the Temporal Web UI and CLI send them to a remote codec: proto
+ * JSON, bytes in base64. Proto JSON omits empty fields, so `{}` is an empty
+ * list (what the CLI sends for a query without arguments); unknown fields are ignored.
+ */
+const JsonPayloads = z.looseObject({
+  payloads: z
+    .array(z.looseObject({ metadata: z.record(z.string(), z.string()).nullish(), data: z.string().nullish() }))
+    .max(10_000)
+    .default([]),
 });
 type JsonPayload = z.infer<typeof JsonPayloads>['payloads'][number];
 
@@ -58,8 +66,10 @@ export async function buildCodecServer(options: CodecServerOptions): Promise<Fas
 
   for (const direction of ['encode', 'decode'] as const) {
     app.post(`/${direction}`, async (request, reply) => {
-      const body = JsonPayloads.safeParse(request.body);
-      if (!body.success) return sendProblem(reply, 400, 'body must be {payloads: [{metadata, data}]}');
+      const body = JsonPayloads.safeParse(request.body ?? {});
+      if (!body.success) {
+        return sendProblem(reply, 400, `body must be {payloads: [{metadata: {key: base64}, data: base64}]}: ${describeIssues(body.error)}`);
+      }
       try {
         const out = await options.codec[direction](body.data.payloads.map(fromJson));
         return { payloads: out.map(toJson) };

@@ -2,7 +2,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
 import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
-import { dataConverterFromEnv } from '../codec/data-converter.js';
+import { dataConverterFromEnv, workerPlaintextPolicy } from '../codec/data-converter.js';
 import { EsignClient } from '../esign/client.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
 import type { WorkerConfig } from './config.js';
@@ -30,7 +30,7 @@ function archiveStore(config: WorkerConfig): ArchiveStore {
  */
 export async function startWorker(config: WorkerConfig): Promise<StartedWorker> {
   const { connectionOptions, namespace } = loadClientConnectConfig();
-  const dataConverter = dataConverterFromEnv();
+  const dataConverter = dataConverterFromEnv(process.env, { plaintext: workerPlaintextPolicy() });
   const tracing = tracingPluginFromEnv('esign-worker');
   const connection = await NativeConnection.connect(connectionOptions);
   const client = new EsignClient({
