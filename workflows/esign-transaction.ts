@@ -216,7 +216,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     {
       validator: (request) => {
         if (isRefusedPlaintext(request)) throw new Error(PLAINTEXT_REFUSED_MESSAGE);
-        const { participantIds } = request;
+        const { participantIds } = request as { participantIds: unknown };
         if (isFinishing()) throw new Error(`transaction is ${cancelAttempt ? 'being cancelled' : phase}`);
         if (!Array.isArray(participantIds) || participantIds.length === 0) throw new Error('participantIds must not be empty');
         const unknown = input ? unknownParticipants(participantIds as string[]) : [];
