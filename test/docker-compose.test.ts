@@ -7,7 +7,12 @@ import { cliTypeOf, esignSearchAttributes } from '../workflows/search-attributes
 // No Docker engine runs here: the compose file is validated statically with
 // Debian's docker-compose (installed by .ci/run), which needs no engine for `config`.
 const root = fileURLToPath(new URL('..', import.meta.url));
-const secrets = { ESIGN_CODEC_KEYS: 'k1:AAAA', ESIGN_WEBHOOK_SECRET: 'whsec_AAAA', SANDBOX_JWT_SECRET: 'x'.repeat(40) };
+const secrets = {
+  ESIGN_CODEC_KEYS: 'k1:AAAA',
+  ESIGN_WEBHOOK_SECRET: 'whsec_AAAA',
+  SANDBOX_JWT_SECRET: 'x'.repeat(40),
+  SANDBOX_ADMIN_TOKEN: 'a'.repeat(40),
+};
 
 function compose(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !(k in secrets))) as Record<string, string>;
@@ -38,6 +43,9 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   // The same attributes, with the same types, as the workflows define (workflows/search-attributes.ts).
   for (const sa of esignSearchAttributes) expect(resolved).toContain(`${sa.name}:${cliTypeOf(sa)}`);
   expect(resolved.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(6);
+  // The sandbox's controls are not open: it is published on the host's loopback only, and they need a token.
+  expect(resolved).toMatch(/host_ip: 127\.0\.0\.1\s+target: 4010|127\.0\.0\.1:4010:4010/);
+  expect(resolved).toContain('SANDBOX_ADMIN_TOKEN');
   expect(await readFile(`${root}/Dockerfile`, 'utf8')).toContain('bundle-workflows');
 });
 

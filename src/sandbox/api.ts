@@ -133,7 +133,7 @@ export class ProviderApi {
   }
 
   listTransactions(org: string, query: unknown): { data: TransactionRecord[]; total: number } {
-    const q = validated(ListTransactionsQuery, query, 'query');
+    const q = validated(ListTransactionsQuery, query, 'query', 'bad_request');
     const { rows, total } = this.#store.listTransactions(org, q.status, q.limit, q.offset);
     return { data: rows.map((r) => toRecord(this.#store, r)), total };
   }

@@ -27,6 +27,8 @@ export const SandboxEnv = z.object({
     .transform(splitList)
     .pipe(z.array(z.url({ protocol: /^https?$/ }))),
   SANDBOX_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** Bearer token of the test controls (/_sandbox/*); without it they answer only on a loopback-bound sandbox. */
+  SANDBOX_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   SANDBOX_WEBHOOK_URLS: csv.default([]),
   SANDBOX_WEBHOOK_SECRET: z
     .string()
@@ -73,6 +75,7 @@ export interface SandboxConfig {
   signingSessionSeconds: number;
   embedOrigins: string[];
   jwtSecret: string | undefined;
+  adminToken: string | undefined;
   webhookUrls: string[];
   webhookSecret: string | undefined;
   webhookMaxAgeSeconds: number;
@@ -98,6 +101,7 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
     signingSessionSeconds: e.SANDBOX_SIGNING_SESSION_SECONDS,
     embedOrigins: e.SANDBOX_EMBED_ORIGINS.map((u) => new URL(u).origin),
     jwtSecret: e.SANDBOX_JWT_SECRET,
+    adminToken: e.SANDBOX_ADMIN_TOKEN,
     webhookUrls: e.SANDBOX_WEBHOOK_URLS,
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET,
     webhookMaxAgeSeconds: e.SANDBOX_WEBHOOK_MAX_AGE_SECONDS,

@@ -33,10 +33,13 @@ export class SandboxControlError extends Error {
 export class SandboxControlClient {
   readonly baseUrl: string;
   readonly #dispatcher: Agent;
+  readonly #authorization: Record<string, string>;
 
-  constructor(baseUrl: string, options: { ca?: string } = {}) {
+  /** `adminToken`: the sandbox's SANDBOX_ADMIN_TOKEN, needed unless it listens on loopback without one. */
+  constructor(baseUrl: string, options: { ca?: string; adminToken?: string } = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.#dispatcher = new Agent(options.ca ? { connect: { ca: options.ca } } : {});
+    this.#authorization = options.adminToken ? { authorization: `Bearer ${options.adminToken}` } : {};
   }
 
   /** A dev API token for an organization (the default one when omitted). */
@@ -105,7 +108,8 @@ export class SandboxControlClient {
     const res = await request(`${this.baseUrl}/_sandbox${path}`, {
       method,
       dispatcher: this.#dispatcher,
-      ...(raw !== undefined ? { body: raw, headers: { 'content-type': contentType } } : {}),
+      headers: { ...this.#authorization, ...(raw !== undefined ? { 'content-type': contentType } : {}) },
+      ...(raw !== undefined ? { body: raw } : {}),
     });
     const text = await res.body.text();
     if (res.statusCode >= 300) {

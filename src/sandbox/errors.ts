@@ -15,12 +15,20 @@ export class SandboxError extends Error {
   }
 }
 
-/** Parses `value` with `schema`, or throws a validation error naming each field. */
-export function validated<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+/**
+ * Parses `value` with `schema`, or throws an error naming each field: a
+ * `validation` error (422) for a body, a `bad_request` (400) for a query string.
+ */
+export function validated<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  what: string,
+  kind: 'validation' | 'bad_request' = 'validation',
+): z.output<S> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const errors = issuesToProblemErrors(parsed.error);
-    throw new SandboxError('validation', `${what} is invalid: ${errors.map((e) => e.detail).join('; ')}`, errors);
+    throw new SandboxError(kind, `${what} is invalid: ${errors.map((e) => e.detail).join('; ')}`, errors);
   }
   return parsed.data;
 }

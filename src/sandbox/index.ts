@@ -6,6 +6,7 @@ import { ProviderApi } from './api.js';
 import { CompletionPipeline } from './completion.js';
 import { SandboxControls } from './controls.js';
 import { FaultInjector } from './faults.js';
+import { controlPlaneAccess } from './http/control-access.js';
 import { buildSandboxServer } from './http/server.js';
 import { EventOutbox } from './outbox.js';
 import { SigningSessions } from './signing.js';
@@ -27,6 +28,8 @@ export interface RunningSandbox {
   webhookUrls: string[];
   /** Origins that may frame the signing page; they can change while running, too. */
   embedOrigins: string[];
+  /** Who may use /_sandbox/* (for the start-up line). */
+  controlAccess: string;
   issueToken(org?: string, ttlSeconds?: number): Promise<string>;
   stop(): Promise<void>;
 }
@@ -42,6 +45,7 @@ export function sandboxConfig(overrides: Partial<SandboxConfig> & { dataDir: str
     signingSessionSeconds: 3600,
     embedOrigins: [],
     jwtSecret: undefined,
+    adminToken: undefined,
     webhookUrls: [],
     webhookSecret: undefined,
     webhookMaxAgeSeconds: 24 * 3600,
@@ -90,6 +94,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
   const signing = new SigningSessions(store, tokens, completion, outbox, { now, sessionTtlSeconds: config.signingSessionSeconds });
   const controls = new SandboxControls(store, signing, completion, outbox, now);
 
+  const access = controlPlaneAccess(config);
   let app: FastifyInstance | undefined;
   try {
     app = await buildSandboxServer({
@@ -97,6 +102,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
       signing,
       embedOrigins: () => embedOrigins,
       controls,
+      control: access,
       tokens,
       faults,
       maxUploadBytes: config.maxUploadBytes,
@@ -131,6 +137,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
     faults,
     webhookUrls,
     embedOrigins,
+    controlAccess: access.describe(),
     issueToken: (org, ttl) => tokens.issueApiToken(org, ttl),
     async stop() {
       await dispatcher.stop();

@@ -11,6 +11,7 @@ async function main(): Promise<void> {
       `  data dir:        ${config.dataDir}`,
       `  dev API token:   ${token}`,
       `  webhook secret:  ${running.webhookSecret}`,
+      `  test controls:   ${running.controlAccess}`,
       `  webhook URLs:    ${config.webhookUrls.join(', ') || '(none; set SANDBOX_WEBHOOK_URLS)'}`,
       `  try: curl -H "Authorization: Bearer <token>" ${running.url}/transactions`,
       '',

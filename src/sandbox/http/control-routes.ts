@@ -9,10 +9,13 @@ import type { SandboxControls } from '../controls.js';
 import { SandboxError } from '../errors.js';
 import { FaultConfig, type FaultInjector } from '../faults.js';
 import type { SandboxTokens } from '../tokens.js';
+import { sendProblem } from '../../http/problem.js';
+import type { ControlAccess } from './control-access.js';
 import { DeclineBody } from './signing-routes.js';
 
 export interface ControlRoutesOptions {
   controls: SandboxControls;
+  access: ControlAccess;
   tokens: SandboxTokens;
   faults: FaultInjector;
   tmpDir: string;
@@ -27,7 +30,22 @@ const FORCED_ENDS = [
 ] as const;
 
 /** The provider sandbox's test controls (`/_sandbox/*`, docs/sandbox.md); SandboxControlClient is their client. */
-export async function controlRoutes(app: FastifyInstance, { controls, tokens, faults, tmpDir }: ControlRoutesOptions): Promise<void> {
+export async function controlRoutes(
+  app: FastifyInstance,
+  { controls, access, tokens, faults, tmpDir }: ControlRoutesOptions,
+): Promise<void> {
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url === '/_sandbox/health') return;
+    const refusal = access.check(request.headers.authorization);
+    if (refusal)
+      return sendProblem(
+        reply,
+        refusal.status,
+        refusal.detail,
+        refusal.status === 401 ? { headers: { 'www-authenticate': 'Bearer realm="esign-sandbox-admin"' } } : {},
+      );
+  });
+
   app.post('/_sandbox/tokens', async (request) => {
     const body = TokenBody.safeParse(request.body ?? undefined);
     if (!body.success) throw new SandboxError('validation', 'body must be {org?, ttlSeconds?}');

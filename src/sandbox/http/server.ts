@@ -7,6 +7,7 @@ import type { FaultInjector } from '../faults.js';
 import type { SigningSessions } from '../signing.js';
 import type { SandboxTokens } from '../tokens.js';
 import { apiRoutes } from './api-routes.js';
+import type { ControlAccess } from './control-access.js';
 import { controlRoutes } from './control-routes.js';
 import { signingRoutes } from './signing-routes.js';
 
@@ -25,6 +26,7 @@ export interface SandboxServerDeps {
   signing: SigningSessions;
   embedOrigins: () => readonly string[];
   controls: SandboxControls;
+  control: ControlAccess;
   tokens: SandboxTokens;
   faults: FaultInjector;
   maxUploadBytes: number;
@@ -53,6 +55,14 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
   });
   // JSON only: a text/plain body is refused with 415 rather than parsed.
   app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error);
+    }
+  });
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (error instanceof SandboxError) return sendProblem(reply, STATUS[error.kind], error.message, { errors: error.errors });
@@ -75,6 +85,40 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     tmpDir: deps.tmpDir,
   });
   await app.register(signingRoutes, { signing: deps.signing, embedOrigins: deps.embedOrigins });
-  await app.register(controlRoutes, { controls: deps.controls, tokens: deps.tokens, faults: deps.faults, tmpDir: deps.tmpDir });
+  await app.register(controlRoutes, {
+    controls: deps.controls,
+    access: deps.control,
+    tokens: deps.tokens,
+    faults: deps.faults,
+    tmpDir: deps.tmpDir,
+  });
   return app;
 }
+
+/**
+ * A JSON body, or a 400 that says what is wrong with it. Keys that look like
+ * prototype pollution are refused anywhere, customData included
+ * (docs/spec-gaps.md, row 40): our code never needs them, and they are how
+ * such attacks arrive.
+ */
+function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') throw new SandboxError('bad_request', 'the body is empty; send a JSON object');
+  try {
+    return JSON.parse(text, (key, value: unknown) => {
+      if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)) {
+        throw new ProtoKeyError();
+      }
+      return value;
+    });
+  } catch (err) {
+    if (err instanceof ProtoKeyError) {
+      throw new SandboxError(
+        'bad_request',
+        'JSON keys named "__proto__" (or "constructor" holding "prototype") are refused anywhere in a body, customData included: rename the key',
+      );
+    }
+    throw new SandboxError('bad_request', `the body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+class ProtoKeyError extends Error {}
