@@ -94,7 +94,9 @@ describe('esign CLI', () => {
     const cancelled = await esign('--json', 'cancel', referenceId, '--reason', 'test');
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ status: 'cancelled', reason: 'test' });
 
-    expect((await esign('status', 'no-such-reference')).code).toBe(3);
+    const unknown = await esign('status', 'no-such-reference');
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toMatch(/no transaction with referenceId "no-such-reference" \(list them with: npx esign list\)/);
 
     // A signer declines: status says who, why, and how it ended.
     const declinedRef = `cli-declined-${Date.now()}`;

@@ -5,6 +5,10 @@
 // reads and updates workflows through the codec endpoint.
 import { execFile } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
@@ -16,6 +20,7 @@ import { statusQuery } from '../workflows/definitions.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 const keys = `${newCodecKeys('2026-11')},${newCodecKeys('2026-05')}`;
+const bin = fileURLToPath(new URL('../bin/esign.js', import.meta.url));
 const ours = new AesGcmCodec(parseCodecKeys(keys), { plaintext: 'refuse' });
 
 /** docs/codec.md, implemented again without our code: "<id>:<base64 32 bytes>", first encrypts. */
@@ -156,5 +161,36 @@ describe('payload encryption', () => {
     expect(typeof input === 'string' ? Buffer.from(input, 'base64').toString() + input : JSON.stringify(input)).toContain(
       'ada@example.com',
     );
+  });
+
+  it('the esign CLI says what to do when keys are missing or wrong, the data dir is wrong, or Temporal is down', async () => {
+    const { handle } = await env.start(env.input({ reconcileInterval: '1 day' }));
+    await expect.poll(async () => (await handle.query(statusQuery)).phase, { timeout: 30_000 }).toBe('awaiting_signatures');
+    const referenceId = handle.workflowId.replace(/^esign-/, '');
+    const empty = await mkdtemp(join(tmpdir(), 'esign-nokeys-'));
+    const esign = (env2: Record<string, string>, ...args: string[]) =>
+      new Promise<{ code: number; stderr: string; stdout: string }>((resolve) =>
+        execFile(process.execPath, [bin, ...args], { env: { ...bare, ...env2 }, timeout: 30_000 }, (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+        ),
+      );
+    const bare = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ESIGN_CODEC'))) as Record<string, string>;
+    const at = { TEMPORAL_ADDRESS: inject('temporalAddress'), ESIGN_DATA_DIR: empty };
+
+    const noKeys = await esign(at, 'status', referenceId);
+    expect(noKeys.code).toBe(1);
+    expect(noKeys.stderr).toMatch(/encrypted and no codec keys were found: set ESIGN_CODEC_KEYS or ESIGN_CODEC_KEYS_FILE/);
+    const wrongKeys = await esign({ ...at, ESIGN_CODEC_KEYS: newCodecKeys('someone-else') }, 'status', referenceId);
+    expect(wrongKeys.stderr).toMatch(/encrypted with codec key "2026-11", which ESIGN_CODEC_KEYS does not hold/);
+    const good = await esign({ ...at, ESIGN_CODEC_KEYS: keys }, '--json', 'status', referenceId);
+    expect(good.code, good.stderr).toBe(0);
+    expect(JSON.parse(good.stdout)).toMatchObject({ phase: 'awaiting_signatures' });
+
+    const noDir = await esign({ ...at, ESIGN_DATA_DIR: join(empty, 'missing') }, 'status', referenceId);
+    expect(noDir.code).toBe(2);
+    expect(noDir.stderr).toMatch(/ESIGN_DATA_DIR ".*missing" does not exist/);
+    const down = await esign({ ...at, TEMPORAL_ADDRESS: '127.0.0.1:1' }, 'status', referenceId);
+    expect(down.code).toBe(5);
+    expect(down.stderr).toMatch(/cannot reach Temporal at 127\.0\.0\.1:1.*npm run dev/);
   });
 });

@@ -25,7 +25,7 @@ async function found<T>(referenceId: string, call: () => Promise<T>): Promise<T>
     return await call();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError') {
-      throw new CliError(`no transaction with referenceId "${referenceId}"`, Exit.notFound);
+      throw new CliError(`no transaction with referenceId "${referenceId}" (list them with: npx esign list)`, Exit.notFound);
     }
     throw err;
   }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { SandboxControlClient } from '../sandbox/control-client.js';
@@ -28,6 +29,12 @@ export interface CliContext {
 }
 
 export async function createContext(env: NodeJS.ProcessEnv = process.env): Promise<CliContext> {
+  if (env.ESIGN_DATA_DIR && !existsSync(env.ESIGN_DATA_DIR)) {
+    throw new CliError(
+      `ESIGN_DATA_DIR "${env.ESIGN_DATA_DIR}" does not exist: point it at the dev stack's data folder (by default .data in the project folder)`,
+      Exit.usage,
+    );
+  }
   const { connectionOptions, namespace } = loadClientConnectConfig();
   let connection: Connection;
   try {

@@ -130,7 +130,18 @@ try {
     process.stderr.write(`esign: ${err.message}\n`);
     process.exitCode = err.exitCode;
   } else {
-    process.stderr.write(`esign: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`esign: ${explain(err instanceof Error ? err.message : String(err))}\n`);
     process.exitCode = Exit.failed;
   }
+}
+
+/** Errors from libraries, said in terms of what to do. */
+function explain(message: string): string {
+  if (/Unknown encoding: binary\/encrypted/.test(message)) {
+    return "this transaction's data is encrypted and no codec keys were found: set ESIGN_CODEC_KEYS or ESIGN_CODEC_KEYS_FILE (the dev stack keeps them in <data dir>/codec.keys; run from the project folder or set ESIGN_DATA_DIR; docs/codec.md)";
+  }
+  const keyId = /no codec key with id "([^"]*)"/.exec(message)?.[1];
+  if (keyId !== undefined)
+    return `the data was encrypted with codec key "${keyId}", which ESIGN_CODEC_KEYS does not hold: add it (docs/codec.md, rotation)`;
+  return message;
 }
