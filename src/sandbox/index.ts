@@ -101,6 +101,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
       api,
       signing,
       embedOrigins: () => embedOrigins,
+      publicUrl: () => baseUrl,
       controls,
       control: access,
       tokens,

@@ -88,7 +88,9 @@ export async function apiRoutes(app: FastifyInstance, { api, tokens, faults, max
     } catch (err) {
       await Promise.all(files.map((f) => rm(f.tempPath, { force: true })));
       if ((err as FastifyError).code === 'FST_REQ_FILE_TOO_LARGE') throw new SandboxError('too_large', 'file is too large');
-      throw err;
+      if (err instanceof SandboxError) throw err;
+      // Found by Schemathesis: a multipart body without a boundary, or a broken one, is the caller's fault.
+      throw new SandboxError('bad_request', `malformed multipart/form-data body: ${(err as Error).message}`);
     }
     return reply.code(200).send(await api.upload(request.org, files));
   });

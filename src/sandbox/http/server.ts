@@ -7,6 +7,7 @@ import type { FaultInjector } from '../faults.js';
 import type { SigningSessions } from '../signing.js';
 import type { SandboxTokens } from '../tokens.js';
 import { apiRoutes } from './api-routes.js';
+import { docsRoutes } from './docs-routes.js';
 import type { ControlAccess } from './control-access.js';
 import { controlRoutes } from './control-routes.js';
 import { signingRoutes } from './signing-routes.js';
@@ -25,6 +26,8 @@ export interface SandboxServerDeps {
   api: ProviderApi;
   signing: SigningSessions;
   embedOrigins: () => readonly string[];
+  /** The base URL in the OpenAPI document's `servers`. */
+  publicUrl: () => string;
   controls: SandboxControls;
   control: ControlAccess;
   tokens: SandboxTokens;
@@ -84,6 +87,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     maxUploadBytes: deps.maxUploadBytes,
     tmpDir: deps.tmpDir,
   });
+  await app.register(docsRoutes, { publicUrl: deps.publicUrl });
   await app.register(signingRoutes, { signing: deps.signing, embedOrigins: deps.embedOrigins });
   await app.register(controlRoutes, {
     controls: deps.controls,

@@ -1,0 +1,31 @@
+import { createReadStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyInstance } from 'fastify';
+import { openApiDocument } from '../../esign/openapi.js';
+
+const require_ = createRequire(import.meta.url);
+const ASSETS: Record<string, string> = { 'swagger-ui.css': 'text/css', 'swagger-ui-bundle.js': 'text/javascript' };
+
+/** The API's OpenAPI document and a browsable reference page (Swagger UI, served from here: no CDN). Open, no token. */
+export async function docsRoutes(app: FastifyInstance, { publicUrl }: { publicUrl: () => string }): Promise<void> {
+  app.get('/openapi.json', async () => openApiDocument(publicUrl()));
+
+  app.get<{ Params: { file: string } }>('/docs/assets/:file', async (request, reply) => {
+    const type = ASSETS[request.params.file];
+    if (!type) return reply.code(404).send();
+    return reply
+      .type(`${type}; charset=utf-8`)
+      .header('cache-control', 'public, max-age=86400')
+      .send(createReadStream(require_.resolve(`swagger-ui-dist/${request.params.file}`)));
+  });
+
+  app.get('/docs', async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .send(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>E-signature provider API</title><link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>` +
+          `<body><div id="api"></div><script src="/docs/assets/swagger-ui-bundle.js"></script>` +
+          `<script>SwaggerUIBundle({ url: '/openapi.json', dom_id: '#api' });</script></body></html>`,
+      ),
+  );
+}
