@@ -5,7 +5,7 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.temporal/', '.data/', 'coverage/', 'test-artifacts/'] },
+  { ignores: ['node_modules/', 'dist/', '.temporal/', '.tools/', '.data/', 'coverage/', 'test-artifacts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -22,7 +22,7 @@ type JsonSchema = Record<string, unknown>;
 /** A zod schema as JSON Schema 2020-12 (the dialect of OpenAPI 3.1), as a request accepts it or a response carries it. */
 function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
-  return rest as JsonSchema;
+  return rest;
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
