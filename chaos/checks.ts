@@ -11,6 +11,7 @@ import { hashFile, hashStream } from '../src/util/streams.js';
 import type { SandboxControlClient } from '../src/sandbox/control-client.js';
 import type { ArchiveManifest } from '../src/archive/store.js';
 import { statusQuery, workflowIdFor, type EsignTransactionResult } from '../workflows/definitions.js';
+import type { ChaosReceiver } from './receiver.js';
 import type { Scenario } from './run-chaos.js';
 import { inboxIdFor, inboxNotificationSignal } from '../workflows/inbox-definitions.js';
 
@@ -28,6 +29,8 @@ export interface ChaosChecks {
   activityRetries: Record<string, number>;
   /** Partial downloads left behind by killed workers (scratch files, never archives). */
   stagingLeftovers: number;
+  /** Events to the integrator's callback: distinct, attempts, and attempts whose signature did not verify. */
+  integratorEvents: { distinct: number; attempts: number; unverified: number };
 }
 
 interface CheckInput {
@@ -38,6 +41,9 @@ interface CheckInput {
   results: Map<string, EsignTransactionResult | Error>;
   /** What the driver did to each transaction (run-chaos.ts), so its outcome can be held against it. */
   planned: Map<string, Scenario>;
+  receiver: ChaosReceiver;
+  /** Participants per transaction, by index in the run. */
+  participants: number[];
   referencePrefix: string;
 }
 
@@ -69,6 +75,8 @@ export async function checkRun({
   archiveDir,
   results,
   planned,
+  receiver,
+  participants,
   referencePrefix,
 }: CheckInput): Promise<ChaosChecks> {
   const problems: string[] = [];
@@ -82,7 +90,9 @@ export async function checkRun({
     webhooks: { delivered: 0, dropped: 0, failed: 0, pending: 0, ackedAndFoundInTemporal: 0 },
     activityRetries: {},
     stagingLeftovers: 0,
+    integratorEvents: { distinct: receiver.events.size, attempts: receiver.attempts, unverified: receiver.unverified },
   };
+  if (receiver.unverified > 0) problems.push(`${receiver.unverified} callback attempts did not verify`);
 
   // 1. Every transaction ended in exactly one outcome: the one its scenario allows, matching the provider's final state.
   const completed: EsignTransactionResult[] = [];
@@ -101,6 +111,15 @@ export async function checkRun({
       continue;
     }
     ended.push(result);
+    // The integrator heard the end exactly once (in effect), and each signature once when it completed.
+    const heard = receiver.of(referenceId);
+    const ends = heard.filter((e) => e.type.startsWith('transaction.'));
+    if (ends.length !== 1 || ends[0]!.type !== `transaction.${result.status}`)
+      problems.push(`${referenceId}: the integrator heard ${ends.map((e) => e.type).join(', ') || 'no end'} for ${result.status}`);
+    const index = Number(referenceId.slice(referencePrefix.length));
+    const signed = new Set(heard.filter((e) => e.type === 'participant.signed').map((e) => e.participantId));
+    if (result.status === 'completed' && signed.size !== participants[index])
+      problems.push(`${referenceId}: the integrator heard ${signed.size} of ${participants[index]} signatures`);
     const providerStatus = (await provider.getTransaction(result.transactionId)).status;
     if (!PROVIDER_STATE_OF[result.status]?.includes(providerStatus))
       problems.push(`${referenceId}: the workflow says ${result.status}, the provider says ${providerStatus}`);

@@ -34,6 +34,7 @@ export function formatReport(r: ChaosReport, command: string): string {
     `| activity retries (absorbed) | ${list(r.activityRetries)} |`,
     `| client retries (absorbed) | ${list(r.clientRetries)} |`,
     `| partial downloads left in scratch | ${r.stagingLeftovers} |`,
+    `| events to the integrator | ${r.integratorEvents.distinct} distinct, ${r.integratorEvents.attempts} attempts, ${r.integratorEvents.unverified} unverified; each transaction's end heard once, each signature once |`,
     ...(r.problems.length ? ['', 'Problems:', '', ...r.problems.map((p) => `- ${p}`)] : []),
   ].join('\n');
 }

@@ -3,6 +3,7 @@
 // transactions to completion while a seeded schedule kills workers, restarts
 // the bridge and stops Temporal once. Then the checks in ./checks.ts decide
 // whether anything was lost or duplicated.
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ import { prebuiltBundle } from '../src/tools/bundle.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
 import { checkRun, type ChaosChecks } from './checks.js';
 import { chaosSchedule, describeAction, type ChaosAction } from './schedule.js';
+import { ChaosReceiver } from './receiver.js';
 import { Service } from './service.js';
 
 export interface ChaosOptions {
@@ -116,6 +118,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const taskQueue = 'esign-chaos';
   const codecKeys = newCodecKeys('chaos-1');
   const bridgePort = await freePort();
+  // The integrator's backend: every event signed with its secret, checked for duplicates and losses.
+  const callbackSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  const receiver = new ChaosReceiver(callbackSecret);
+  await receiver.start();
   const sandbox = await launchSandbox(join(work, 'sandbox'), {
     SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign`,
     SANDBOX_FAULTS: JSON.stringify(faults),
@@ -126,6 +132,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ESIGN_CODEC_KEYS: codecKeys,
     ESIGN_METRICS_ADDRESS: '',
     ESIGN_MIN_RECONCILE_INTERVAL: '1 second',
+    ESIGN_CALLBACK_SECRETS: callbackSecret,
+    ESIGN_ALLOWED_URLS: receiver.url,
   };
   const bridge = new Service(
     'bridge',
@@ -284,6 +292,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         notifyParticipants: { email: false },
         // Short enough that a dropped webhook costs seconds, not an hour.
         reconcileInterval: '5 seconds',
+        callbackUrl: `${receiver.url}/events`,
         // The race: signatures land around a deadline a few seconds away.
         ...(scenario === 'deadline-race' ? { signingDeadline: '8 seconds' } : {}),
       };
@@ -359,6 +368,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       archiveDir,
       results,
       planned,
+      receiver,
+      participants: participantCounts,
       referencePrefix: `chaos-${seed}-`,
     });
     if (chaosError) checks.problems.unshift(`the chaos schedule itself failed: ${chaosError.message}`);
@@ -387,6 +398,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await connection.close();
     await Promise.all(services.map((s) => s.close()));
     await sandbox.stop();
+    await receiver.close();
     await temporal.teardown();
     if (clean && !options.keep) await rm(work, { recursive: true, force: true });
     else log(`chaos: logs, databases and archives kept in ${work}`);

@@ -52,13 +52,16 @@ describe('webhook bridge resilience', () => {
     const inbox = env.temporal.client.workflow.getHandle(inboxIdFor(ref.transactionId));
     await expect
       .poll(() => inbox.query(inboxStatusQuery).catch(() => undefined), { timeout: 20_000 })
-      .toMatchObject({ owner: null, pending: 1 });
+      .toMatchObject({ owner: null, pending: 1 + 2 }); // the completion and each participant's signature
     expect((await handle.query(statusQuery)).phase).toBe('creating');
 
     release();
     expect((await handle.result()).status).toBe('completed');
     const deliveries = await env.sandbox.deliveries(ref.transactionId);
-    expect(deliveries).toEqual([expect.objectContaining({ status: 'delivered', attempts: 1 })]);
+    expect(deliveries.map((d) => ({ status: d.status, attempts: d.attempts }))).toEqual(
+      deliveries.map(() => ({ status: 'delivered', attempts: 1 })),
+    );
+    expect(deliveries.some((d) => d.payload.includes('"esign-completed"'))).toBe(true);
   });
 
   it('answers 503 with Retry-After while Temporal is down, and the provider redelivers once it is back', async () => {

@@ -95,7 +95,7 @@ describe('webhook bridge', () => {
     const status = await awaiting(handle);
     for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
     // Redeliver the provider's own notification (same notificationId) 50 times at once.
-    const [delivery] = await env.sandbox.deliveries(status.transactionId!);
+    const delivery = (await env.sandbox.deliveries(status.transactionId!)).find((d) => d.payload.includes('"esign-completed"'));
     const body = delivery!.payload;
     // Two bridges behind one "load balancer", as in production.
     const second = await startTestBridge({ address: inject('temporalAddress'), taskQueue: env.taskQueue, secrets: [secret] });
@@ -108,8 +108,9 @@ describe('webhook bridge', () => {
       await second.stop();
     }
     expect((await handle.result()).status).toBe('completed');
-    // 51 deliveries of one notification (the sandbox's and our 50): one signal, one accepted notification.
-    expect((await handle.query(statusQuery)).notificationsAccepted).toBe(1);
+    // 51 deliveries of one notification (the sandbox's and our 50): one signal, one accepted completion
+    // (beside one esign-participant-signed per participant).
+    expect((await handle.query(statusQuery)).notificationsAccepted).toBe(1 + status.participants.length);
     expect(await signalsReceived(handle)).toBe(1);
   });
 

@@ -11,21 +11,31 @@ interface Received {
   answered: number;
 }
 
-/** A webhook receiver that verifies every delivery with the standardwebhooks library. */
+/**
+ * A webhook receiver that verifies every `esign-completed` delivery with the
+ * standardwebhooks library; the participants' progress events also sent are
+ * counted in `progress` and acknowledged.
+ */
 async function receiver(secret: () => string, answer: (n: number) => number = () => 204) {
   const server = await StubHttpServer.start();
   const received: Received[] = [];
   const verified: unknown[] = [];
+  const progress: unknown[] = [];
   server.handler = async (req, res) => {
     const body = (await readBody(req)).toString('utf8');
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+    if ((JSON.parse(body) as { event: string }).event !== 'esign-completed') {
+      progress.push(new Webhook(secret()).verify(body, headers));
+      res.statusCode = 204;
+      return void res.end();
+    }
     const status = answer(received.length + 1);
     received.push({ id: headers['webhook-id']!, body, headers, answered: status });
     if (status >= 200 && status < 300) verified.push(new Webhook(secret()).verify(body, headers));
     res.statusCode = status;
     res.end();
   };
-  return { server, received, verified };
+  return { server, received, verified, progress };
 }
 
 async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
@@ -75,6 +85,19 @@ describe('completion webhooks', () => {
     expect(first.headers['content-type']).toBe('application/json');
     // A tampered body does not verify.
     expect(() => new Webhook(secret).verify(first.body.replace(created.id!, 'x'), first.headers)).toThrow();
+    // The participant's finish came first, in the same envelope, naming the participant (docs/spec-gaps.md, row 37).
+    expect(r.progress).toEqual([
+      {
+        event: 'esign-participant-signed',
+        entity: 'esign',
+        data: {
+          notificationId: expect.any(String) as string,
+          entity_id: created.esignId,
+          transaction_id: created.id,
+          participant_id: expect.any(String) as string,
+        },
+      },
+    ]);
   });
 
   it('retries a failing receiver with backoff and stops after the first 2xx', async () => {
@@ -92,7 +115,7 @@ describe('completion webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500)); // nothing more may arrive
     expect(r.received.map((x) => x.answered)).toEqual([500, 500, 200]);
     expect(new Set(r.received.map((x) => x.id)).size).toBe(1);
-    const deliveries = await sb.deliveries(created.id!);
+    const deliveries = (await sb.deliveries(created.id!)).filter((d) => d.payload.includes('"esign-completed"'));
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ status: 'delivered', attempts: 3 });
   });
@@ -130,7 +153,7 @@ describe('completion webhooks', () => {
     sb.running.faults.configure({ dropWebhookRate: 1 });
     const dropped = await completeOne(sb);
     const rows = await until('a dropped delivery', async () => {
-      const list = await sb!.deliveries(dropped.id!);
+      const list = (await sb!.deliveries(dropped.id!)).filter((d) => d.payload.includes('"esign-completed"'));
       return list.length > 0 && list.every((d) => d.status !== 'pending') ? list : undefined;
     });
     expect(rows.map((d) => d.status)).toEqual(['dropped']);
