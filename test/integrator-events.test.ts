@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunningBridge } from '../src/bridge/index.js';
-import { statusQuery, type EsignTransactionStatus } from '../workflows/definitions.js';
+import { statusQuery } from '../workflows/definitions.js';
 import { startTestBridge } from './support/bridge.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { EventReceiver } from './support/event-receiver.js';
 
 const oldSecret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -35,11 +35,6 @@ afterAll(async () => {
 });
 
 type Handle = Awaited<ReturnType<EsignTestEnv['start']>>['handle'];
-async function waitForPhase(handle: Handle, phase: EsignTransactionStatus['phase']): Promise<EsignTransactionStatus> {
-  let status: EsignTransactionStatus | undefined;
-  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000, interval: 100 }).toBe(phase);
-  return status!;
-}
 const attribute = async (handle: Handle, name: string) =>
   (await handle.describe()).typedSearchAttributes.getAll().find((p) => p.key.name === name)?.value;
 

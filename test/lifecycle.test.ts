@@ -9,17 +9,11 @@ import { deliverNotification } from '../src/bridge/deliver.js';
 import type { RunningBridge } from '../src/bridge/index.js';
 import type { EsignEndWebhook } from '../src/esign/schemas.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
-import {
-  cancelUpdate,
-  issueSigningUrlUpdate,
-  lateCompletionIdFor,
-  statusQuery,
-  type EsignTransactionStatus,
-} from '../workflows/definitions.js';
+import { cancelUpdate, issueSigningUrlUpdate, lateCompletionIdFor, statusQuery } from '../workflows/definitions.js';
 import type { esignLateCompletion } from '../workflows/late-completion.js';
 import { launchChromium } from './support/browser.js';
 import { startTestBridge } from './support/bridge.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { StubHttpServer } from './support/stub-http.js';
 
 let env: EsignTestEnv;
@@ -56,12 +50,6 @@ afterAll(async () => {
 });
 
 type Handle = Awaited<ReturnType<EsignTestEnv['start']>>['handle'];
-
-async function waitForPhase(handle: Handle, phase: EsignTransactionStatus['phase']): Promise<EsignTransactionStatus> {
-  let status: EsignTransactionStatus | undefined;
-  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000, interval: 100 }).toBe(phase);
-  return status!;
-}
 
 async function signalNames(handle: Handle): Promise<string[]> {
   const history = await handle.fetchHistory();

@@ -14,7 +14,7 @@ import {
   type EsignTransactionStatus,
 } from '../workflows/definitions.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
-import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { readZipEntries } from './support/zip.js';
 
 let env: EsignTestEnv;
@@ -24,14 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.close();
 });
-
-type Handle = Awaited<ReturnType<EsignTestEnv['start']>>['handle'];
-
-async function waitForPhase(handle: Handle, phase: EsignTransactionStatus['phase']): Promise<EsignTransactionStatus> {
-  let status: EsignTransactionStatus | undefined;
-  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000, interval: 100 }).toBe(phase);
-  return status!;
-}
 
 async function signEveryone(status: EsignTransactionStatus): Promise<void> {
   for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);

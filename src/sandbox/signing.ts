@@ -231,14 +231,7 @@ export class SigningSessions {
 
   /** Declines for a participant from a signing page: the transaction ends `declined` and its webhook is queued. */
   async decline(token: string, participantId: string, reason: string | undefined): Promise<{ declined: true }> {
-    const opened = await this.#openAddress(token);
-    if ('refusal' in opened) {
-      const expiredOrInvalid = opened.refusal === 'link_invalid' || opened.refusal === 'link_expired';
-      throw new SandboxError(expiredOrInvalid ? 'unauthorized' : 'conflict', `signing address unusable: ${opened.refusal}`);
-    }
-    if (!opened.participantIds.includes(participantId))
-      throw new SandboxError('forbidden', 'this address was not issued for that participant');
-    return this.#decline(opened.t, participantId, reason);
+    return this.#decline(await this.#actingFor(token, participantId), participantId, reason);
   }
 
   /** Declines for a participant without a browser (the test controls' declineAs). */
@@ -267,6 +260,13 @@ export class SigningSessions {
   }
 
   async #signable(token: string, participantId: string): Promise<TransactionRow> {
+    const t = await this.#actingFor(token, participantId);
+    this.#checkSignable(t, participantId);
+    return t;
+  }
+
+  /** The transaction a page's session may act on for this participant, or the error that says why not. */
+  async #actingFor(token: string, participantId: string): Promise<TransactionRow> {
     const opened = await this.#openAddress(token);
     if ('refusal' in opened) {
       const expiredOrInvalid = opened.refusal === 'link_invalid' || opened.refusal === 'link_expired';
@@ -274,7 +274,6 @@ export class SigningSessions {
     }
     if (!opened.participantIds.includes(participantId))
       throw new SandboxError('forbidden', 'this address was not issued for that participant');
-    this.#checkSignable(opened.t, participantId);
     return opened.t;
   }
 

@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@temporalio/client';
+import { expect } from 'vitest';
+import { statusQuery, type EsignTransactionStatus } from '../../workflows/definitions.js';
 import type { DataConverter } from '@temporalio/common';
 import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import type { Worker } from '@temporalio/worker';
@@ -124,4 +126,13 @@ export function completedWebhook(ids: { transactionId: string; esignId: string }
     entity: 'esign',
     data: { notificationId: randomUUID(), entity_id: ids.esignId, transaction_id: ids.transactionId },
   };
+}
+
+type TransactionHandle = Awaited<ReturnType<EsignTestEnv['start']>>['handle'];
+
+/** Waits until the workflow reaches `phase`; returns its status then. */
+export async function waitForPhase(handle: TransactionHandle, phase: EsignTransactionStatus['phase']): Promise<EsignTransactionStatus> {
+  let status: EsignTransactionStatus | undefined;
+  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000, interval: 100 }).toBe(phase);
+  return status!;
 }
