@@ -116,7 +116,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let temporal = await startTemporal();
   const address = `127.0.0.1:${temporalPort}`;
   const taskQueue = 'esign-chaos';
-  const codecKeys = newCodecKeys('chaos-1');
+  // CHAOS_CODEC_KEYS lets a kept run's encrypted histories be read (and replayed) afterwards.
+  const codecKeys = process.env.CHAOS_CODEC_KEYS ?? newCodecKeys('chaos-1');
   const bridgePort = await freePort();
   // The integrator's backend: every event signed with its secret, checked for duplicates and losses.
   const callbackSecret = `whsec_${randomBytes(24).toString('base64')}`;

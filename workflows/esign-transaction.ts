@@ -57,6 +57,8 @@ export const WITHDRAW_BEFORE_END = 'withdraw-at-provider-before-end';
 export const BOUNDED_HISTORY = 'bounded-polling-and-continue-as-new';
 /** Participant progress, reminders and signed events to the integrator's callback. */
 export const PROGRESS_AND_EVENTS = 'participant-progress-reminders-and-events';
+/** The deadline counts from the workflow's start, not from the clock after input validation. */
+export const DEADLINE_FROM_START = 'deadline-counted-from-workflow-start';
 /** Our own bound on one run's history, whatever the server suggests (docs/workflow.md, "Bounded history"). */
 export const MAX_EVENTS_PER_RUN = 2_000;
 
@@ -310,6 +312,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     });
 
   // ---------------------------------------------- 0. validate the input
+  // Asked before the local activity: a marker recorded right after one lands ahead of its result in history.
+  const deadlineFromStart = !continued && patched(DEADLINE_FROM_START);
   const valid = continued ? (rawInput as ValidEsignTransactionInput) : await validInput(rawInput);
   input = valid;
   const reconcileMs = durationToMs(valid.reconcileInterval);
@@ -320,7 +324,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   let eventsOn = false;
 
   if (!continued) {
-    deadlineAt = Date.now() + durationToMs(valid.signingDeadline);
+    // Counted from the recorded start: the clock right after the local activity above may differ between
+    // the first execution and a replay, which let a replay take the deadline branch a moment too early.
+    deadlineAt = (deadlineFromStart ? workflowInfo().startTime.getTime() : Date.now()) + durationToMs(valid.signingDeadline);
     // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
     participants = valid.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
     progress = new Progress(participants);
