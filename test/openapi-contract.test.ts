@@ -3,6 +3,7 @@
 // contract-testing tool of the field, installed from PyPI): no 5xx, and every
 // response conforms to the document (status, content type, schema, headers).
 import { execFile } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
@@ -16,9 +17,10 @@ afterAll(async () => {
   await sb?.close();
 });
 
+// Schemathesis keeps a cache in its working directory: a scratch one, not the project's.
 const run = (file: string, args: string[], timeout: number) =>
   new Promise<{ code: number; out: string }>((resolve) =>
-    execFile(file, args, { timeout, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+    execFile(file, args, { timeout, maxBuffer: 16 * 1024 * 1024, cwd: tmpdir() }, (error, stdout, stderr) =>
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, out: `${stdout}${stderr}` }),
     ),
   );
