@@ -4,28 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { RunningBridge } from '../src/bridge/index.js';
-import { startTestBridge } from './support/bridge.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 const bin = fileURLToPath(new URL('../bin/esign.js', import.meta.url));
 let env: EsignTestEnv;
-let bridge: RunningBridge;
 let dataDir: string;
 
 beforeAll(async () => {
   // The whole system, as in the dev stack: webhooks reach the workflows through a bridge.
-  env = await startEsignTestEnv();
-  bridge = await startTestBridge({
-    address: inject('temporalAddress'),
-    taskQueue: env.taskQueue,
-    secrets: [env.sandbox.running.webhookSecret],
-  });
-  env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
+  env = await startEsignTestEnv({ bridge: true });
   dataDir = await mkdtemp(join(tmpdir(), 'esign-cli-'));
 });
 afterAll(async () => {
-  await bridge?.stop();
   await env?.close();
 });
 

@@ -5,30 +5,21 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import type { RunningBridge } from '../src/bridge/index.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHostPage, type RunningHostPage } from '../src/dev/host-page.js';
 import { freePort } from '../src/util/net.js';
 import { launchChromium } from './support/browser.js';
-import { startTestBridge } from './support/bridge.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let env: EsignTestEnv;
-let bridge: RunningBridge;
 let host: RunningHostPage;
 let browser: Browser;
 
 beforeAll(async () => {
   const port = await freePort();
   const hostUrl = `http://127.0.0.1:${port}`;
-  env = await startEsignTestEnv({ deps: { callbackSecrets: [secret], allowedUrls: [hostUrl] } });
-  bridge = await startTestBridge({
-    address: inject('temporalAddress'),
-    taskQueue: env.taskQueue,
-    secrets: [env.sandbox.running.webhookSecret],
-  });
-  env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
+  env = await startEsignTestEnv({ bridge: true, deps: { callbackSecrets: [secret], allowedUrls: [hostUrl] } });
   env.sandbox.running.embedOrigins.push(hostUrl);
   host = await startHostPage(
     {
@@ -45,7 +36,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await host?.close();
-  await bridge?.stop();
   await env?.close();
 });
 

@@ -4,32 +4,22 @@
 // to a real HTTP receiver that verifies them with the `standardwebhooks`
 // library, as an integrator would.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { RunningBridge } from '../src/bridge/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusQuery } from '../workflows/definitions.js';
-import { startTestBridge } from './support/bridge.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { EventReceiver } from './support/event-receiver.js';
 
 const oldSecret = `whsec_${randomBytes(24).toString('base64')}`;
 const newSecret = `whsec_${randomBytes(24).toString('base64')}`;
 let env: EsignTestEnv;
-let bridge: RunningBridge;
 let receiver: EventReceiver;
 
 beforeAll(async () => {
   // The receiver still holds the old secret while the worker signs with both (a rotation).
   receiver = await EventReceiver.start(oldSecret);
-  env = await startEsignTestEnv({ deps: { callbackSecrets: [newSecret, oldSecret], allowedUrls: [receiver.server.url] } });
-  bridge = await startTestBridge({
-    address: inject('temporalAddress'),
-    taskQueue: env.taskQueue,
-    secrets: [env.sandbox.running.webhookSecret],
-  });
-  env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
+  env = await startEsignTestEnv({ bridge: true, deps: { callbackSecrets: [newSecret, oldSecret], allowedUrls: [receiver.server.url] } });
 });
 afterAll(async () => {
-  await bridge?.stop();
   await env?.close();
   await receiver?.close();
 });

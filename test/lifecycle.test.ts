@@ -4,31 +4,22 @@
 import { readdir } from 'node:fs/promises';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverNotification } from '../src/bridge/deliver.js';
-import type { RunningBridge } from '../src/bridge/index.js';
 import type { EsignEndWebhook } from '../src/esign/schemas.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { cancelUpdate, issueSigningUrlUpdate, lateCompletionIdFor, statusQuery } from '../workflows/definitions.js';
 import type { esignLateCompletion } from '../workflows/late-completion.js';
 import { launchChromium } from './support/browser.js';
-import { startTestBridge } from './support/bridge.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { StubHttpServer } from './support/stub-http.js';
 
 let env: EsignTestEnv;
-let bridge: RunningBridge;
 let browser: Browser;
 let host: StubHttpServer;
 
 beforeAll(async () => {
-  env = await startEsignTestEnv();
-  bridge = await startTestBridge({
-    address: inject('temporalAddress'),
-    taskQueue: env.taskQueue,
-    secrets: [env.sandbox.running.webhookSecret],
-  });
-  env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
+  env = await startEsignTestEnv({ bridge: true });
   // The integrator's page: embeds the signing URL as the spec recommends.
   host = await StubHttpServer.start();
   // Only the integrator's origin may frame the signing page and receive its messages.
@@ -45,7 +36,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await host?.close();
-  await bridge?.stop();
   await env?.close();
 });
 

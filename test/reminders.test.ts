@@ -3,17 +3,15 @@
 // every participant still to sign; they stop for those who signed, after
 // maxCount, and never come after the deadline.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { dirname } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LocalArchiveStore } from '../src/archive/store.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
-import { createEsignWorker } from '../src/worker/create-worker.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { createTimeSkippingEnv } from './support/temporal.js';
+import { leaseInput, timeSkippingWorker } from './support/time-skipping.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let env: TestWorkflowEnvironment;
@@ -33,42 +31,26 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const input = (overrides: Partial<EsignTransactionInput>): EsignTransactionInput => ({
-  referenceId: `remind-${randomUUID()}`,
-  documents: [
-    {
-      title: 'Lease',
-      source: { path: pdf },
-      tags: [
-        { type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 },
-        { type: 'SIGNATURETEMPLATE', x: 320, y: 120, width: 200, height: 30, page: 0, signerIndex: 1 },
-      ],
-    },
-  ],
-  participants: [
-    { email: 'tia@example.com', firstName: 'Tia', lastName: 'Tenant', authenticationType: 'none', twoFactorContact: 'email' },
-    { email: 'leo@example.com', firstName: 'Leo', lastName: 'Landlord', authenticationType: 'none', twoFactorContact: 'email' },
-  ],
-  reconcileInterval: '1 day',
-  callbackUrl: receiver.url,
-  ...overrides,
-});
+const input = (overrides: Partial<EsignTransactionInput>): EsignTransactionInput =>
+  leaseInput(pdf, {
+    referenceId: `remind-${randomUUID()}`,
+    participants: [
+      { email: 'tia@example.com', firstName: 'Tia', lastName: 'Tenant', authenticationType: 'none', twoFactorContact: 'email' },
+      { email: 'leo@example.com', firstName: 'Leo', lastName: 'Landlord', authenticationType: 'none', twoFactorContact: 'email' },
+    ],
+    reconcileInterval: '1 day',
+    callbackUrl: receiver.url,
+    ...overrides,
+  });
 
 /** One queue for both tests: a workflow left with a task nobody polls would stop time skipping. */
 const QUEUE = 'reminders';
 
 async function run<T>(body: () => Promise<T>): Promise<T> {
-  const worker = await createEsignWorker({
-    connection: env.nativeConnection,
-    taskQueue: QUEUE,
-    deps: {
-      minReconcileInterval: '1 minute',
-      callbackSecrets: [secret],
-      allowedUrls: [receiver.server.url],
-      client: sandbox.client,
-      archive: new LocalArchiveStore(`${dirname(pdf)}/archive`),
-      documentRoots: [dirname(pdf)],
-    },
+  const worker = await timeSkippingWorker(env, sandbox, pdf, QUEUE, {
+    minReconcileInterval: '1 minute',
+    callbackSecrets: [secret],
+    allowedUrls: [receiver.server.url],
   });
   return worker.runUntil(body);
 }

@@ -1,12 +1,10 @@
-import { dirname } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LocalArchiveStore } from '../src/archive/store.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { createEsignWorker } from '../src/worker/create-worker.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { createTimeSkippingEnv } from './support/temporal.js';
+import { leaseInput, timeSkippingWorker } from './support/time-skipping.js';
 
 let env: TestWorkflowEnvironment;
 let sandbox: TestSandbox;
@@ -21,34 +19,15 @@ afterAll(async () => {
 
 it('ends as expired at a deadline of days, polling the provider daily meanwhile', async () => {
   const [pdf] = await samplePdfFiles(['Lease']);
-  const worker = await createEsignWorker({
-    connection: env.nativeConnection,
-    taskQueue: 'deadline',
-    deps: {
-      minReconcileInterval: '1 second',
-      client: sandbox.client,
-      archive: new LocalArchiveStore(`${dirname(pdf!)}/archive`),
-      documentRoots: [dirname(pdf!)],
-    },
-  });
+  const worker = await timeSkippingWorker(env, sandbox, pdf!, 'deadline');
   const result = await worker.runUntil(async () => {
     const { handle } = await startEsignTransaction(
       env.client,
-      {
+      leaseInput(pdf!, {
         referenceId: 'deadline-1',
-        documents: [
-          {
-            title: 'Lease',
-            source: { path: pdf! },
-            tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
-          },
-        ],
-        participants: [
-          { email: 'tenant@example.com', firstName: 'Tia', lastName: 'Tenant', authenticationType: 'none', twoFactorContact: 'email' },
-        ],
         signingDeadline: '14 days',
         reconcileInterval: '1 day',
-      },
+      }),
       { taskQueue: 'deadline' },
     );
     const started = Date.now();

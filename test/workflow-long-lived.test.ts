@@ -3,17 +3,15 @@
 // as new before its history grows large, and still completes when its signer
 // signs in month ten, by a webhook signal sent to whichever run is current.
 import { randomUUID } from 'node:crypto';
-import { dirname } from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LocalArchiveStore } from '../src/archive/store.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { createEsignWorker } from '../src/worker/create-worker.js';
 import { esignCompletedSignal, statusQuery } from '../workflows/definitions.js';
 import { MAX_EVENTS_PER_RUN, type esignTransaction } from '../workflows/esign-transaction.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { createTimeSkippingEnv } from './support/temporal.js';
+import { leaseInput, timeSkippingWorker } from './support/time-skipping.js';
 
 let env: TestWorkflowEnvironment;
 let sandbox: TestSandbox;
@@ -31,35 +29,16 @@ const RUN_BOUND = MAX_EVENTS_PER_RUN + 40;
 
 it('lives a year at the minimum poll interval in bounded runs, and completes by a signal to the current run', async () => {
   const [pdf] = await samplePdfFiles(['Lease']);
-  const worker = await createEsignWorker({
-    connection: env.nativeConnection,
-    taskQueue: 'long-lived',
-    deps: {
-      // The production floor: nobody polls more often than once a minute.
-      minReconcileInterval: '1 minute',
-      client: sandbox.client,
-      archive: new LocalArchiveStore(`${dirname(pdf!)}/archive`),
-      documentRoots: [dirname(pdf!)],
-    },
-  });
+  // The production floor: nobody polls more often than once a minute.
+  const worker = await timeSkippingWorker(env, sandbox, pdf!, 'long-lived', { minReconcileInterval: '1 minute' });
   const outcome = await worker.runUntil(async () => {
     const { handle } = await startEsignTransaction(
       env.client,
-      {
+      leaseInput(pdf!, {
         referenceId: `year-${randomUUID()}`,
-        documents: [
-          {
-            title: 'Lease',
-            source: { path: pdf! },
-            tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
-          },
-        ],
-        participants: [
-          { email: 'tenant@example.com', firstName: 'Tia', lastName: 'Tenant', authenticationType: 'none', twoFactorContact: 'email' },
-        ],
         signingDeadline: '365 days',
         reconcileInterval: '1 second', // raised to the worker's 1-minute floor
-      },
+      }),
       { taskQueue: 'long-lived' },
     );
     const firstRunId = (await handle.describe()).runId;

@@ -3,7 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@temporalio/client';
-import { expect } from 'vitest';
+import type { RunningBridge } from '../../src/bridge/index.js';
+import { startTestBridge } from './bridge.js';
+import { expect, inject } from 'vitest';
 import { statusQuery, type EsignTransactionStatus } from '../../workflows/definitions.js';
 import type { DataConverter } from '@temporalio/common';
 import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
@@ -21,6 +23,8 @@ import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from '
 export interface EsignTestEnv {
   temporal: TemporalTestContext;
   sandbox: TestSandbox;
+  /** Present when asked for with `bridge: true`. */
+  bridge: RunningBridge | undefined;
   worker: Worker;
   taskQueue: string;
   archiveDir: string;
@@ -39,6 +43,8 @@ export async function startEsignTestEnv(
     dataConverter?: DataConverter;
     /** Worker and `start` plugins (e.g. OpenTelemetry). */
     plugins?: OpenTelemetryPlugin[];
+    /** A webhook bridge the sandbox delivers to, as in the dev stack (`env.bridge`). */
+    bridge?: boolean;
   } = {},
 ): Promise<EsignTestEnv> {
   const temporal = await connectToTestServer();
@@ -72,9 +78,14 @@ export async function startEsignTestEnv(
         })
       : temporal.client;
   const running = worker.run();
+  const bridge = options.bridge
+    ? await startTestBridge({ address: inject('temporalAddress'), taskQueue, secrets: [sandbox.running.webhookSecret] })
+    : undefined;
+  if (bridge) sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
   return {
     temporal,
     sandbox,
+    bridge,
     worker,
     taskQueue,
     archiveDir,
@@ -110,6 +121,7 @@ export async function startEsignTestEnv(
       return startEsignTransaction(startClient, input, { taskQueue, ...startOptions });
     },
     async close() {
+      await bridge?.stop();
       worker.shutdown();
       await running;
       await sandbox.close();
