@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startDevServer } from '../src/temporal/dev-server.js';
 import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
@@ -30,7 +31,7 @@ export interface BenchStack {
 
 export async function startBenchStack(name: string): Promise<BenchStack> {
   const { cli } = await ensureTemporalBinaries('cli');
-  const temporal = await TestWorkflowEnvironment.createLocal({
+  const temporal = await startDevServer({
     server: {
       executable: executableFor(cli),
       ip: '127.0.0.1',

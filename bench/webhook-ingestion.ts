@@ -5,7 +5,7 @@
 // ceiling). Bridge and bare server run in their own processes.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startDevServer } from '../src/temporal/dev-server.js';
 import autocannon from 'autocannon';
 import { Webhook } from 'standardwebhooks';
 import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
@@ -25,7 +25,7 @@ async function cannon(url: string, options: Partial<autocannon.Options>): Promis
 
 export async function webhookIngestion(command: string): Promise<void> {
   const { cli } = await ensureTemporalBinaries('cli');
-  const temporal = await TestWorkflowEnvironment.createLocal({
+  const temporal = await startDevServer({
     server: {
       executable: executableFor(cli),
       ip: '127.0.0.1',

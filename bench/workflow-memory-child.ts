@@ -2,7 +2,7 @@
 // RSS is its own: starts a worker, puts N workflows of one kind in its cache
 // (each waiting), and prints the memory and CPU they added, per workflow.
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startDevServer } from '../src/temporal/dev-server.js';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { createInputValidationActivities } from '../activities/input-validation.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
@@ -14,7 +14,7 @@ const variant = process.argv[2] as 'baseline' | 'inbox' | 'transaction';
 const N = Number(process.argv[3] ?? 500);
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const { cli } = await ensureTemporalBinaries('cli');
-const env = await TestWorkflowEnvironment.createLocal({
+const env = await startDevServer({
   server: {
     executable: executableFor(cli),
     ip: '127.0.0.1',

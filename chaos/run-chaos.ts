@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startDevServer } from '../src/temporal/dev-server.js';
 import { getEsignTransaction, startEsignTransaction } from '../src/client/transactions.js';
 import { newCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { dataConverterFromEnv } from '../src/codec/data-converter.js';
@@ -102,7 +102,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // ------------------------------------------------------------ the system
   const temporalPort = await freePort();
   const startTemporal = () =>
-    TestWorkflowEnvironment.createLocal({
+    startDevServer({
       server: {
         executable: executableFor(cli),
         ip: '127.0.0.1',

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startDevServer } from '../src/temporal/dev-server.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
@@ -39,7 +39,7 @@ const outDir = fileURLToPath(new URL('../test/replay/histories/', import.meta.ur
 
 async function main(): Promise<void> {
   const { cli } = await ensureTemporalBinaries('cli');
-  const env = await TestWorkflowEnvironment.createLocal({
+  const env = await startDevServer({
     server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes] },
   });
   const work = await mkdtemp(join(tmpdir(), 'esign-histories-'));
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
     },
     // Two runs joined by continue-as-new (a server suggesting it after 40 events), completed by a webhook in the second.
     async 'continued-as-new'() {
-      const small = await TestWorkflowEnvironment.createLocal({
+      const small = await startDevServer({
         server: {
           executable: executableFor(cli),
           ip: '127.0.0.1',

@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startDevServer } from '../src/temporal/dev-server.js';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { TransactionRef } from '../activities/transactions.js';
 import { executableFor } from '../src/temporal/binaries.js';
@@ -68,7 +68,7 @@ describe('webhook bridge resilience', () => {
     const port = await freePort();
     const dbFilename = join(await mkdtemp(join(tmpdir(), 'temporal-restart-')), 'temporal.sqlite');
     const startServer = () =>
-      TestWorkflowEnvironment.createLocal({
+      startDevServer({
         server: {
           executable: executableFor(inject('temporalCliPath')),
           ip: '127.0.0.1',

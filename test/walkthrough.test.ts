@@ -5,7 +5,8 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Client } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startDevServer } from '../src/temporal/dev-server.js';
 import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
@@ -38,7 +39,7 @@ let client: Client;
 beforeAll(async () => {
   codecServer = await buildCodecServer({ codec, corsOrigins: [] });
   const codecUrl = await codecServer.listen({ host: '127.0.0.1', port: 0 });
-  temporal = await TestWorkflowEnvironment.createLocal({
+  temporal = await startDevServer({
     server: {
       executable: executableFor(inject('temporalCliPath')),
       ip: '127.0.0.1',

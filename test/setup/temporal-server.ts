@@ -1,4 +1,4 @@
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startDevServer } from '../../src/temporal/dev-server.js';
 import type { TestProject } from 'vitest/node';
 import { ensureTemporalBinaries, executableFor } from '../../src/temporal/binaries.js';
 import { esignSearchAttributes } from '../../workflows/search-attributes.js';
@@ -20,7 +20,7 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const binaries = await ensureTemporalBinaries('all');
-  const env = await TestWorkflowEnvironment.createLocal({
+  const env = await startDevServer({
     server: {
       executable: executableFor(binaries.cli),
       ip: '127.0.0.1',
