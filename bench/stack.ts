@@ -6,8 +6,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
-import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
-import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import { launch, type Launched } from '../src/tools/launch.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
@@ -30,15 +28,7 @@ export interface BenchStack {
 }
 
 export async function startBenchStack(name: string): Promise<BenchStack> {
-  const { cli } = await ensureTemporalBinaries('cli');
-  const temporal = await startDevServer({
-    server: {
-      executable: executableFor(cli),
-      ip: '127.0.0.1',
-      searchAttributes: [...esignSearchAttributes],
-      log: { format: 'pretty', level: 'error' },
-    },
-  });
+  const temporal = await startDevServer();
   const work = await mkdtemp(join(tmpdir(), `bench-${name}-`));
   const docs = join(work, 'docs');
   await mkdir(docs, { recursive: true });

@@ -8,9 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import autocannon from 'autocannon';
 import { Webhook } from 'standardwebhooks';
-import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
-import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import { launch } from '../src/tools/launch.js';
 import { freePort } from '../src/util/net.js';
 import { fmt, markdownTable, percentile, record } from './lib.js';
@@ -24,15 +22,7 @@ async function cannon(url: string, options: Partial<autocannon.Options>): Promis
 }
 
 export async function webhookIngestion(command: string): Promise<void> {
-  const { cli } = await ensureTemporalBinaries('cli');
-  const temporal = await startDevServer({
-    server: {
-      executable: executableFor(cli),
-      ip: '127.0.0.1',
-      searchAttributes: [...esignSearchAttributes],
-      log: { format: 'pretty', level: 'error' },
-    },
-  });
+  const temporal = await startDevServer();
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const bridgePort = await freePort();
   const barePort = await freePort();

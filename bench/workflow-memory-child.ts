@@ -7,21 +7,11 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import { createInputValidationActivities } from '../activities/input-validation.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
 import { UrlPolicy } from '../src/worker/url-policy.js';
-import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
-import { esignSearchAttributes } from '../workflows/search-attributes.js';
 
 const variant = process.argv[2] as 'baseline' | 'inbox' | 'transaction';
 const N = Number(process.argv[3] ?? 500);
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-const { cli } = await ensureTemporalBinaries('cli');
-const env = await startDevServer({
-  server: {
-    executable: executableFor(cli),
-    ip: '127.0.0.1',
-    searchAttributes: [...esignSearchAttributes],
-    log: { format: 'pretty', level: 'never' },
-  },
-});
+const env = await startDevServer({ log: { format: 'pretty', level: 'never' } });
 const { code } = await bundleWorkflowCode({
   workflowsPath: variant === 'baseline' ? new URL('./baseline-workflows.ts', import.meta.url).pathname : workflowsPath,
   logger: quiet,

@@ -15,12 +15,11 @@ import { dataConverterFromEnv } from '../src/codec/data-converter.js';
 import { EsignClient } from '../src/esign/client.js';
 import type { FaultConfigInput } from '../src/sandbox/faults.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
-import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
+import { ensureTemporalBinaries } from '../src/temporal/binaries.js';
 import { freePort } from '../src/util/net.js';
 import { seededRandom } from '../src/util/seeded-random.js';
 import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
-import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
@@ -103,15 +102,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const temporalPort = await freePort();
   const startTemporal = () =>
     startDevServer({
-      server: {
-        executable: executableFor(cli),
-        ip: '127.0.0.1',
-        port: temporalPort,
-        dbFilename: join(work, 'temporal.sqlite'),
-        searchAttributes: [...esignSearchAttributes],
-        // Its own errors during the planned restart are expected noise; the checks are the verdict.
-        log: { format: 'pretty', level: 'never' },
-      },
+      cliPath: cli,
+      port: temporalPort,
+      dbFilename: join(work, 'temporal.sqlite'),
+      // Its own errors during the planned restart are expected noise; the checks are the verdict.
+      log: { format: 'pretty', level: 'never' },
     });
   let temporal = await startTemporal();
   const address = `127.0.0.1:${temporalPort}`;

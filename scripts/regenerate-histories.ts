@@ -19,7 +19,7 @@ import { startEsignTransaction } from '../src/client/transactions.js';
 import { EsignClient } from '../src/esign/client.js';
 import { sandboxConfig, startSandbox } from '../src/sandbox/index.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
-import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
+import { ensureTemporalBinaries } from '../src/temporal/binaries.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
 import type { EsignEndWebhook } from '../src/esign/schemas.js';
 import {
@@ -33,15 +33,12 @@ import {
 } from '../workflows/definitions.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { inboxIdFor } from '../workflows/inbox-definitions.js';
-import { esignSearchAttributes } from '../workflows/search-attributes.js';
 
 const outDir = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));
 
 async function main(): Promise<void> {
   const { cli } = await ensureTemporalBinaries('cli');
-  const env = await startDevServer({
-    server: { executable: executableFor(cli), ip: '127.0.0.1', searchAttributes: [...esignSearchAttributes] },
-  });
+  const env = await startDevServer({ cliPath: cli });
   const work = await mkdtemp(join(tmpdir(), 'esign-histories-'));
   const sandbox = await startSandbox(sandboxConfig({ dataDir: join(work, 'sandbox') }));
   const client = new EsignClient({ baseUrl: sandbox.url, token: await sandbox.issueToken() });
@@ -243,12 +240,8 @@ async function main(): Promise<void> {
     // Two runs joined by continue-as-new (a server suggesting it after 40 events), completed by a webhook in the second.
     async 'continued-as-new'() {
       const small = await startDevServer({
-        server: {
-          executable: executableFor(cli),
-          ip: '127.0.0.1',
-          searchAttributes: [...esignSearchAttributes],
-          extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=40'],
-        },
+        cliPath: cli,
+        extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=40'],
       });
       try {
         const smallWorker = await createEsignWorker({

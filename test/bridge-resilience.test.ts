@@ -4,10 +4,8 @@ import { join } from 'node:path';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { TransactionRef } from '../activities/transactions.js';
-import { executableFor } from '../src/temporal/binaries.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { inboxIdFor, inboxStatusQuery } from '../workflows/inbox-definitions.js';
-import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import { postWebhook, signedHeaders, startTestBridge } from './support/bridge.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 import { startTestSandbox, uploadedRequest } from './support/sandbox.js';
@@ -67,16 +65,7 @@ describe('webhook bridge resilience', () => {
   it('answers 503 with Retry-After while Temporal is down, and the provider redelivers once it is back', async () => {
     const port = await freePort();
     const dbFilename = join(await mkdtemp(join(tmpdir(), 'temporal-restart-')), 'temporal.sqlite');
-    const startServer = () =>
-      startDevServer({
-        server: {
-          executable: executableFor(inject('temporalCliPath')),
-          ip: '127.0.0.1',
-          port,
-          dbFilename,
-          searchAttributes: [...esignSearchAttributes],
-        },
-      });
+    const startServer = () => startDevServer({ cliPath: inject('temporalCliPath'), port, dbFilename });
     let temporal = await startServer();
     const sandbox = await startTestSandbox();
     cleanups.push(() => sandbox.close());

@@ -16,10 +16,8 @@ import type { RunningBridge } from '../src/bridge/index.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { buildCodecServer } from '../src/codec/server.js';
-import { executableFor } from '../src/temporal/binaries.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
 import { issueSigningUrlUpdate, statusQuery } from '../workflows/definitions.js';
-import { esignSearchAttributes } from '../workflows/search-attributes.js';
 import { launchChromium } from './support/browser.js';
 import { startTestBridge } from './support/bridge.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
@@ -40,13 +38,9 @@ beforeAll(async () => {
   codecServer = await buildCodecServer({ codec, corsOrigins: [] });
   const codecUrl = await codecServer.listen({ host: '127.0.0.1', port: 0 });
   temporal = await startDevServer({
-    server: {
-      executable: executableFor(inject('temporalCliPath')),
-      ip: '127.0.0.1',
-      ui: true,
-      searchAttributes: [...esignSearchAttributes],
-      extraArgs: ['--ui-codec-endpoint', codecUrl],
-    },
+    cliPath: inject('temporalCliPath'),
+    ui: true,
+    extraArgs: ['--ui-codec-endpoint', codecUrl],
   });
   const port = Number(temporal.address.split(':').at(-1));
   uiUrl = `http://127.0.0.1:${port + 1000}`;

@@ -1,7 +1,6 @@
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import type { TestProject } from 'vitest/node';
-import { ensureTemporalBinaries, executableFor } from '../../src/temporal/binaries.js';
-import { esignSearchAttributes } from '../../workflows/search-attributes.js';
+import { ensureTemporalBinaries } from '../../src/temporal/binaries.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,14 +19,7 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const binaries = await ensureTemporalBinaries('all');
-  const env = await startDevServer({
-    server: {
-      executable: executableFor(binaries.cli),
-      ip: '127.0.0.1',
-      searchAttributes: [...esignSearchAttributes],
-      log: { format: 'pretty', level: 'error' },
-    },
-  });
+  const env = await startDevServer({ cliPath: binaries.cli });
   project.provide('temporalAddress', env.address);
   project.provide('temporalNamespace', env.namespace ?? 'default');
   project.provide('temporalTestServerPath', binaries.testServer);
