@@ -5,22 +5,26 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
 import { writeHashed } from '../src/util/streams.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
-import type { ArchiveStore } from '../src/archive/store.js';
+import type { ArchiveManifest, ArchiveStore } from '../src/archive/store.js';
 import { FailureType } from '../src/failures.js';
 import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
 import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type ZipLimits } from '../src/archive/zip-verify.js';
+import { EvidenceRejected, evidenceCheck, NO_EVIDENCE_POLICY, type EvidencePolicy } from '../src/archive/evidence.js';
 
 export interface ArchiveDeps {
   client: EsignClient;
   archive: ArchiveStore;
   zipLimits?: ZipLimits;
+  /** What the completed ZIP must prove before it is archived (seals, trust anchors, certificate of completion). */
+  evidence?: EvidencePolicy;
 }
 
 export interface ArchiveInput {
   referenceId: string;
   transactionId: string;
   esignId: string;
-  documents: { title: string; StoragePath: string }[];
+  /** In order; `sha256` is what the upload activity computed (absent for documents uploaded by the caller, and in histories from before it). */
+  documents: { title: string; StoragePath: string; sha256?: string }[];
   archivePrefix?: string;
 }
 
@@ -65,9 +69,12 @@ export function createArchiveActivities(deps: ArchiveDeps) {
                 FailureType.ArchiveIncomplete,
               );
             }
+            const check = evidenceCheck(input.documents, deps.evidence ?? NO_EVIDENCE_POLICY);
             let files;
+            let evidence;
             try {
-              files = await verifyZip(scratch, deps.zipLimits ?? DEFAULT_ZIP_LIMITS);
+              files = await verifyZip(scratch, deps.zipLimits ?? DEFAULT_ZIP_LIMITS, check.inspector);
+              evidence = check.conclude(files);
             } catch (err) {
               if (err instanceof UnsafeZipError) {
                 // A truncated body without Content-Length shows up here as a corrupt ZIP: worth one more download.
@@ -77,13 +84,19 @@ export function createArchiveActivities(deps: ArchiveDeps) {
                   ? ApplicationFailure.retryable(message, FailureType.ArchiveIncomplete)
                   : ApplicationFailure.nonRetryable(message, FailureType.ArchiveInvalid);
               }
+              if (err instanceof EvidenceRejected) {
+                throw ApplicationFailure.nonRetryable(`completed ZIP rejected: ${err.message}`, FailureType.ArchiveInvalid);
+              }
               throw err;
             }
-            if (files.length !== input.documents.length) {
-              throw ApplicationFailure.nonRetryable(
-                `completed ZIP holds ${files.length} PDF(s) for ${input.documents.length} document(s)`,
-                FailureType.ArchiveInvalid,
-              );
+            const unverified = [...evidence.documents.map((d) => d.signature), evidence.certificateOfCompletion?.signature].filter(
+              (s) => s?.result === 'invalid',
+            );
+            if (unverified.length > 0) {
+              log.warn('completed documents archived with signatures that did not verify (policy: warn)', {
+                transactionId: input.transactionId,
+                problems: unverified.flatMap((s) => s!.problems),
+              });
             }
             const stored = await deps.archive.commit(key, scratch, {
               referenceId: input.referenceId,
@@ -92,6 +105,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               zip: { name: 'completed.zip', bytes: written.bytes, sha256: written.sha256 },
               documents: input.documents,
               files,
+              evidence,
               downloadedAt,
               archivedAt: new Date().toISOString(),
             });
@@ -108,6 +122,12 @@ export function createArchiveActivities(deps: ArchiveDeps) {
   };
 }
 
-function toResult(uri: string, manifest: { zip: { sha256: string; bytes: number }; files: ArchiveResult['files'] }): ArchiveResult {
-  return { uri, sha256: manifest.zip.sha256, bytes: manifest.zip.bytes, files: manifest.files };
+function toResult(uri: string, manifest: ArchiveManifest): ArchiveResult {
+  return {
+    uri,
+    sha256: manifest.zip.sha256,
+    bytes: manifest.zip.bytes,
+    files: manifest.files,
+    ...(manifest.evidence ? { evidence: manifest.evidence } : {}),
+  };
 }

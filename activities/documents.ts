@@ -4,7 +4,7 @@ import { basename, join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { request } from 'undici';
 import type { EsignClient, UploadSource } from '../src/esign/client.js';
-import { writeHashed } from '../src/util/streams.js';
+import { hashFile, writeHashed } from '../src/util/streams.js';
 import type { DocumentSource } from '../src/transaction/input.js';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
 import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
@@ -25,6 +25,8 @@ export interface UploadDocumentsInput {
 /** One StoragePath per input document, in order. */
 export interface UploadDocumentsResult {
   storagePaths: string[];
+  /** SHA-256 of each PDF this activity uploaded, by StoragePath (not of documents the caller uploaded itself). */
+  sha256?: Record<string, string>;
 }
 
 const invalid = (message: string) => ApplicationFailure.nonRetryable(message, FailureType.InvalidDocument);
@@ -77,6 +79,7 @@ export function createDocumentActivities(deps: DocumentDeps) {
         const scratch = await mkdtemp(join(tmpdir(), 'esign-upload-'));
         try {
           const files: UploadSource[] = [];
+          const hashes: string[] = [];
           for (const { d, i } of pending) {
             const label = `documents[${i}] (${d.title})`;
             ctx.heartbeat({ preparing: i });
@@ -84,18 +87,24 @@ export function createDocumentActivities(deps: DocumentDeps) {
               const path = await allowedPath(d.source.path, deps.documentRoots, label);
               await checkPdf(path, label, deps.maxDocumentBytes);
               files.push({ path, fileName: basename(path) });
+              hashes.push((await hashFile(path)).sha256);
             } else if ('url' in d.source) {
               const url = deps.urlPolicy.check(d.source.url, `${label} source`);
               const target = join(scratch, `${i}.pdf`);
               await download(url, target, deps.maxDocumentBytes, label, ctx.cancellationSignal);
               await checkPdf(target, label, deps.maxDocumentBytes);
               files.push({ path: target, fileName: safeName(url.pathname, i) });
+              hashes.push((await hashFile(target)).sha256);
             }
           }
           ctx.heartbeat({ uploading: files.length });
           const uploaded = await callProvider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
-          pending.forEach(({ i }, k) => (storagePaths[i] = uploaded[k]!.StoragePath));
-          return { storagePaths: storagePaths as string[] };
+          const sha256: Record<string, string> = {};
+          pending.forEach(({ i }, k) => {
+            storagePaths[i] = uploaded[k]!.StoragePath;
+            sha256[uploaded[k]!.StoragePath] = hashes[k]!;
+          });
+          return { storagePaths: storagePaths as string[], sha256 };
         } finally {
           await rm(scratch, { recursive: true, force: true });
         }

@@ -10,6 +10,7 @@ import { durationToMs } from '../src/util/duration.js';
 import { CallbackSigner } from '../src/worker/callback-signer.js';
 import { UrlPolicy } from '../src/worker/url-policy.js';
 import type { ZipLimits } from '../src/archive/zip-verify.js';
+import type { EvidencePolicy } from '../src/archive/evidence.js';
 
 export interface ActivityDeps {
   client: EsignClient;
@@ -20,6 +21,8 @@ export interface ActivityDeps {
   allowedUrls?: readonly string[];
   maxDocumentBytes?: number;
   zipLimits?: ZipLimits;
+  /** What a completed ZIP must prove before it is archived; nothing is checked beyond the ZIP itself when unset. */
+  evidence?: EvidencePolicy;
   /** The integrator's `whsec_` secrets: events to callback URLs are signed with each (several during a rotation). */
   callbackSecrets?: readonly string[];
   /** The shortest reconciliation interval a transaction may ask for (default 1 minute). */
@@ -45,7 +48,12 @@ export function createActivities(deps: ActivityDeps) {
       maxDocumentBytes: deps.maxDocumentBytes ?? 25 * 1024 * 1024,
     }),
     ...createTransactionActivities({ client: deps.client }),
-    ...createArchiveActivities({ client: deps.client, archive: deps.archive, ...(deps.zipLimits ? { zipLimits: deps.zipLimits } : {}) }),
+    ...createArchiveActivities({
+      client: deps.client,
+      archive: deps.archive,
+      ...(deps.zipLimits ? { zipLimits: deps.zipLimits } : {}),
+      ...(deps.evidence ? { evidence: deps.evidence } : {}),
+    }),
     ...createCompletionActivities({ urlPolicy, ...(callbackSigner ? { callbackSigner } : {}) }),
     ...createInboxActivities(deps.inboxOrphanAfter ? { orphanAfter: deps.inboxOrphanAfter } : {}),
   };

@@ -62,13 +62,39 @@ describe('esignTransaction workflow', () => {
     const zipPath = fileURLToPath(result.archive!.uri);
     const bytes = await readFile(zipPath);
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(result.archive!.sha256);
-    expect([...(await readZipEntries(zipPath)).keys()].sort()).toEqual(['Annex A.pdf', 'Employment contract.pdf']);
+    expect([...(await readZipEntries(zipPath)).keys()].sort()).toEqual([
+      'Annex A.pdf',
+      'Employment contract.pdf',
+      'audit-trail.json',
+      'certificate-of-completion.pdf',
+    ]);
     const manifest = JSON.parse(await readFile(zipPath.replace(/completed\.zip$/, 'manifest.json'), 'utf8')) as {
       referenceId: string;
       files: unknown[];
+      evidence: NonNullable<typeof result.archive>['evidence'];
     };
     expect(manifest.referenceId).toBe(status.referenceId);
-    expect(manifest.files).toHaveLength(2);
+    expect(manifest.files).toHaveLength(4);
+    // The evidence: each document sealed by the sandbox, trusted, and the very PDF we uploaded.
+    const uploaded = await Promise.all(
+      env.pdfs.map(async (p) =>
+        createHash('sha256')
+          .update(await readFile(p))
+          .digest('hex'),
+      ),
+    );
+    expect(manifest.evidence).toEqual(result.archive!.evidence);
+    expect(manifest.evidence!.policy).toMatchObject({ signatures: 'require', requireCompletionCertificate: true });
+    expect(manifest.evidence!.documents.map((d) => [d.entry, d.originalSha256, d.providerOriginalSha256])).toEqual([
+      ['Employment contract.pdf', uploaded[0], uploaded[0]],
+      ['Annex A.pdf', uploaded[1], uploaded[1]],
+    ]);
+    for (const d of [...manifest.evidence!.documents, manifest.evidence!.certificateOfCompletion!]) {
+      expect(d.signature).toMatchObject({ result: 'valid', trusted: true, subFilter: 'ETSI.CAdES.detached', problems: [] });
+      expect(d.signature.signer!.subject).toBe('CN=esign sandbox document seal, O=esign sandbox');
+      expect(d.signature.signer!.sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(manifest.evidence!.auditTrail!.events).toBeGreaterThan(5);
 
     // Operators can find it by search attribute.
     const description = await handle.describe();

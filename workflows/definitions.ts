@@ -4,6 +4,7 @@
  * and the CLI. (The inbox's protocol is in ./inbox-definitions.ts.)
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ArchiveEvidence } from '../src/archive/evidence.js';
 import type { ParticipantStatus } from '../src/esign/events.js';
 import type { EsignCompletedWebhook, EsignWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../src/esign/schemas.js';
 
@@ -30,6 +31,8 @@ export interface ArchiveResult {
   sha256: string;
   bytes: number;
   files: { name: string; bytes: number; sha256: string }[];
+  /** Each document's seal and hashes, and the certificate of completion, as verified before archiving (docs/evidence.md). */
+  evidence?: ArchiveEvidence;
 }
 
 export interface EsignTransactionResult {

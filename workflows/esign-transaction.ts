@@ -66,6 +66,8 @@ export const MAX_EVENTS_PER_RUN = 2_000;
 export interface ContinuedTransaction {
   participants: Participant[];
   request: CreateTransactionRequest;
+  /** Absent in runs continued before the evidence checks. */
+  originals?: Record<string, string>;
   created: { transactionId: string; esignId: string };
   phase: EsignPhase;
   deadlineAt: number;
@@ -103,6 +105,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   // ----------------------------------------------------------------- state
   let phase: EsignPhase = continued?.phase ?? 'uploading';
   let request: CreateTransactionRequest | undefined = continued?.request;
+  /** SHA-256 of each PDF we uploaded, by StoragePath: the archive checks the provider signed exactly these. */
+  let originals: Record<string, string> = continued?.originals ?? {};
   let created: { transactionId: string; esignId: string } | undefined = continued?.created;
   let providerStatus: string | null = continued?.providerStatus ?? null;
   let progress: Progress | undefined = continued
@@ -337,9 +341,12 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     metricMeter.createCounter('esign_transactions_started', 'transactions', 'Transactions started').add(1);
 
     // ------------------------------------------------------- 1. upload PDFs
-    const { storagePaths } = await step(UPLOAD, `Upload ${valid.documents.length} document(s)`).uploadDocuments({
+    const uploaded = await step(UPLOAD, `Upload ${valid.documents.length} document(s)`).uploadDocuments({
       documents: valid.documents.map((d) => ({ title: d.title, source: d.source })),
     });
+    const { storagePaths } = uploaded;
+    // Absent from workers older than the evidence checks (and from replayed histories of them).
+    originals = uploaded.sha256 ?? {};
     // Nothing exists at the provider yet: a cancel needs no withdraw.
     if (cancelAttempt) return ended('cancelled', cancelAttempt.reason, 'request');
 
@@ -466,7 +473,10 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
           referenceId: valid.referenceId,
           transactionId: providerTx.transactionId,
           esignId: providerTx.esignId,
-          documents: request!.documents.map((d) => ({ title: d.title, StoragePath: d.StoragePath })),
+          documents: request!.documents.map((d) => {
+            const sha256 = originals[d.StoragePath];
+            return { title: d.title, StoragePath: d.StoragePath, ...(sha256 ? { sha256 } : {}) };
+          }),
           ...(valid.archivePrefix ? { archivePrefix: valid.archivePrefix } : {}),
         });
         return finish({
@@ -599,6 +609,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
         const carried: ContinuedTransaction = {
           participants,
           request: request!,
+          originals,
           created: providerTx,
           phase,
           deadlineAt,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { ArchiveEvidence } from './evidence.js';
 
 /** What is kept next to each archived ZIP. */
 export interface ArchiveManifest {
@@ -9,8 +10,11 @@ export interface ArchiveManifest {
   transactionId: string;
   esignId: string;
   zip: { name: string; bytes: number; sha256: string };
-  documents: { title: string; StoragePath: string }[];
+  documents: { title: string; StoragePath: string; sha256?: string }[];
+  /** Every entry of the ZIP, evidence included. */
   files: { name: string; bytes: number; sha256: string }[];
+  /** What verification found: each document's seal and hashes, the certificate of completion (docs/evidence.md). */
+  evidence?: ArchiveEvidence;
   downloadedAt: string;
   archivedAt: string;
 }

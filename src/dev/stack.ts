@@ -195,10 +195,17 @@ async function main(): Promise<void> {
   started.bridge = bridge;
   say('bridge', `listening on ${bridge.url}/webhooks/esign`);
 
+  // With the embedded sandbox as provider, its CA is the trust anchor and its certificate of completion is required.
+  const sandboxCaFile = join(dataDir, 'sandbox-ca.pem');
+  writeFileSync(sandboxCaFile, sandbox.caCertificate);
+  const evidenceDefaults = process.env.ESIGN_PROVIDER_URL
+    ? {}
+    : { ESIGN_TRUST_ANCHORS: sandboxCaFile, ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true' };
   const workerConfig = workerConfigFromEnv(
     {
       ESIGN_ARCHIVE_DIR: join(dataDir, 'archive'),
       ESIGN_DOCUMENT_ROOTS: join(dataDir, 'documents'),
+      ...evidenceDefaults,
       ...process.env,
       ESIGN_ALLOWED_URLS: [process.env.ESIGN_ALLOWED_URLS, hostOrigin].filter(Boolean).join(','),
       ESIGN_PROVIDER_URL: process.env.ESIGN_PROVIDER_URL ?? sandbox.url,

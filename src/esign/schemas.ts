@@ -157,6 +157,21 @@ function checkReferences(body: RequestBody, ctx: z.RefinementCtx): void {
       ctx.addIssue({ code: 'custom', path: ['participants', i, 'id'], message: `duplicate participant id "${p.id}"` });
     }
     participantIds.add(p.id);
+    // Authentication the provider could not carry out is refused up front (docs/spec-gaps.md, row 42).
+    if (p.authenticationType === 'personal-password' && !p.personalPassword) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['participants', i, 'personalPassword'],
+        message: 'personal-password authentication needs a personalPassword',
+      });
+    }
+    if (p.authenticationType === 'two-factor-authentication' && p.twoFactorContact === 'sms' && !p.phone) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['participants', i, 'phone'],
+        message: 'two-factor authentication by sms needs a phone number',
+      });
+    }
   });
   const documentIds = new Set<string>();
   body.documents.forEach((d, di) => {

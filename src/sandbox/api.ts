@@ -10,9 +10,11 @@ import {
   type UploadResponse,
 } from '../esign/schemas.js';
 import { SandboxError, validated } from './errors.js';
+import type { ClientInfo } from './authentication.js';
+import type { SandboxMailer } from './mailer.js';
 import { InvalidPdfError, inspectPdf } from './pdf.js';
 import { ownedTransaction, toRecord } from './records.js';
-import type { SandboxStore, TransactionBody } from './store.js';
+import type { SandboxStore, TransactionBody, TransactionRow as TransactionRecordRow } from './store.js';
 import type { SandboxTokens } from './tokens.js';
 
 export interface IncomingFile {
@@ -28,6 +30,7 @@ export interface ProviderApiOptions {
   /** Read per request: the base URL is known only once the server listens. */
   signingBaseUrl: () => string;
   iframeTtlSeconds: number;
+  mailer: SandboxMailer;
   now: () => Date;
 }
 
@@ -99,20 +102,31 @@ export class ProviderApi {
     return { data: accepted.map((a) => ({ StoragePath: a.storagePath, docId: a.docId })) };
   }
 
-  createTransaction(org: string, input: unknown): TransactionRecord {
+  createTransaction(org: string, input: unknown, client: ClientInfo = {}): TransactionRecord {
     const body = validated(CreateTransactionRequest, input, 'transaction');
     const stored = this.#resolveDocuments(org, body);
     const now = this.#options.now().toISOString();
     const id = randomUUID();
-    this.#store.insertTransaction({ id, esignId: randomUUID(), org, status: body.status, body: stored, createdAt: now, updatedAt: now });
+    this.#store.transaction(() => {
+      this.#store.insertTransaction({ id, esignId: randomUUID(), org, status: body.status, body: stored, createdAt: now, updatedAt: now });
+      this.#store.evidence.audit(id, { at: now, type: 'created', ...client });
+      this.#sent(this.#store.getTransaction(id)!, now, client);
+    });
     return toRecord(this.#store, this.#store.getTransaction(id)!);
+  }
+
+  /** A transaction that is now out for signature: recorded, and its first invitations sent. */
+  #sent(t: TransactionRecordRow, at: string, client: ClientInfo): void {
+    if (t.status !== 'esign_pending') return;
+    this.#store.evidence.audit(t.id, { at, type: 'sent', ...client });
+    this.#options.mailer.inviteNext(t);
   }
 
   getTransaction(org: string, id: string): TransactionRecord {
     return toRecord(this.#store, ownedTransaction(this.#store, org, id));
   }
 
-  updateTransaction(org: string, id: string, input: unknown): TransactionRecord {
+  updateTransaction(org: string, id: string, input: unknown, client: ClientInfo = {}): TransactionRecord {
     const body = validated(UpdateTransactionRequest, input, 'transaction');
     return this.#store.transaction(() => {
       const current = ownedTransaction(this.#store, org, id);
@@ -127,8 +141,13 @@ export class ProviderApi {
       const merged: TransactionBody = { taggingOrganizationId, taggingUserId, evault, sendFinalEnoteTo, ...body };
       const stored = this.#resolveDocuments(org, merged);
       this.#store.clearSigning(id);
-      this.#store.updateTransaction(id, { status: body.status, body: stored, updatedAt: this.#options.now().toISOString() });
-      return toRecord(this.#store, this.#store.getTransaction(id)!);
+      const at = this.#options.now().toISOString();
+      this.#store.updateTransaction(id, { status: body.status, body: stored, updatedAt: at });
+      const updated = this.#store.getTransaction(id)!;
+      // Sent by this update (a draft going out): a replaced pending transaction keeps its earlier invitations.
+      if (current.status === 'draft') this.#sent(updated, at, client);
+      else this.#options.mailer.inviteNext(updated);
+      return toRecord(this.#store, updated);
     });
   }
 

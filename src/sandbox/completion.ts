@@ -1,20 +1,35 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ESIGN_COMPLETED_EVENT } from '../esign/events.js';
+import {
+  AUDIT_TRAIL_ENTRY,
+  AUDIT_TRAIL_FORMAT,
+  COMPLETION_CERTIFICATE_ENTRY,
+  EVIDENCE_ENTRIES,
+  type AuditTrail,
+} from '../esign/evidence.js';
+import { renderCompletionCertificate } from './certificate.js';
 import type { EventOutbox } from './outbox.js';
 import { stampPdf } from './pdf.js';
+import type { SandboxSeal } from './seal.js';
+import { authenticationSteps } from './authentication.js';
 import type { SandboxStore, TransactionRow } from './store.js';
 import { writeZip, zipEntryName } from './zip.js';
 
 export interface CompletionOptions {
   outbox: EventOutbox;
+  seal: SandboxSeal;
   now: () => Date;
 }
 
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
 /**
  * What happens after the last signature: each document is stamped with its
- * applied tags, zipped, and the transaction is marked completed with its
- * `esign-completed` webhooks queued, in one SQLite transaction.
+ * applied tags and sealed, the evidence is written and everything zipped,
+ * and the transaction is marked completed with its `esign-completed`
+ * webhooks queued, in one SQLite transaction.
  */
 export class CompletionPipeline {
   readonly #store: SandboxStore;
@@ -56,29 +71,69 @@ export class CompletionPipeline {
     this.#markCompleted(t, zip);
   }
 
+  /**
+   * Stamps each document with its applied tags and seals it, writes the audit
+   * trail and the sealed certificate of completion, and zips them all:
+   * documents first, in order, then the evidence (docs/spec-gaps.md, row 41).
+   */
   async #complete(id: string): Promise<void> {
     const t = this.#store.getTransaction(id);
     if (!t || t.status !== 'esign_pending') return;
+    const completedAt = this.#options.now();
+    const { seal } = this.#options;
     const applied = this.#store.appliedTags(id);
     const dir = this.#store.completedDir(id);
     await mkdir(dir, { recursive: true });
-    const taken = new Set<string>();
+    const taken = new Set<string>(EVIDENCE_ENTRIES);
     const entries = [];
+    const documents: AuditTrail['documents'] = [];
     for (const [docIndex, d] of t.body.documents.entries()) {
       const original = await readFile(this.#store.uploadPath(d.StoragePath));
       const stamps = applied
         .filter((a) => a.docIndex === docIndex)
         .map((a) => ({ tag: d.tags[a.tagIndex]!, value: a.value }))
         .filter((s) => s.tag !== undefined);
+      const sealed = await seal.seal(await stampPdf(original, stamps), 'Signed by every participant', completedAt);
       const path = join(dir, `${docIndex}.pdf`);
-      await writeFile(path, await stampPdf(original, stamps));
-      entries.push({ name: zipEntryName(d.title, docIndex, taken), path });
+      await writeFile(path, sealed);
+      const entry = zipEntryName(d.title, docIndex, taken);
+      entries.push({ name: entry, path });
+      documents.push({
+        index: docIndex,
+        title: d.title,
+        entry,
+        original: { storagePath: d.StoragePath, bytes: original.length, sha256: sha256(original) },
+        final: { bytes: sealed.length, sha256: sha256(sealed) },
+      });
     }
-    this.#markCompleted(t, await writeZip(entries, this.#store.completedZipPath(id)));
+    const recorded = this.#store.evidence.auditTrail(id);
+    const trail: AuditTrail = {
+      format: AUDIT_TRAIL_FORMAT,
+      transaction: { id: t.id, esignId: t.esignId, createdAt: t.createdAt, completedAt: completedAt.toISOString() },
+      participants: t.body.participants.map((p) => ({
+        id: p.id,
+        name: `${p.firstName} ${p.lastName}`,
+        email: p.email,
+        authentication: authenticationSteps(p),
+      })),
+      documents,
+      // The completion event is recorded with the change below; the trail shows it already, with the same time.
+      events: [...recorded, { seq: (recorded.at(-1)?.seq ?? 0) + 1, at: completedAt.toISOString(), type: 'completed' }],
+      seal: { subject: seal.certificate.subject, issuer: seal.certificate.issuer, sha256: seal.certificate.sha256 },
+    };
+    const trailPath = join(dir, AUDIT_TRAIL_ENTRY);
+    await writeFile(trailPath, `${JSON.stringify(trail, null, 2)}\n`);
+    const certificatePath = join(dir, COMPLETION_CERTIFICATE_ENTRY);
+    await writeFile(certificatePath, await seal.seal(await renderCompletionCertificate(trail), 'Certificate of completion', completedAt));
+    entries.push({ name: COMPLETION_CERTIFICATE_ENTRY, path: certificatePath }, { name: AUDIT_TRAIL_ENTRY, path: trailPath });
+    this.#markCompleted(t, await writeZip(entries, this.#store.completedZipPath(id)), completedAt);
   }
 
-  #markCompleted(t: TransactionRow, zip: { bytes: number; sha256: string }): void {
-    const completedAt = this.#options.now().toISOString();
-    this.#options.outbox.publish(t, ESIGN_COMPLETED_EVENT, () => this.#store.completeTransaction(t.id, completedAt, zip));
+  #markCompleted(t: TransactionRow, zip: { bytes: number; sha256: string }, at = this.#options.now()): void {
+    const completedAt = at.toISOString();
+    this.#options.outbox.publish(t, ESIGN_COMPLETED_EVENT, () => {
+      this.#store.completeTransaction(t.id, completedAt, zip);
+      this.#store.evidence.audit(t.id, { at: completedAt, type: 'completed' });
+    });
   }
 }

@@ -5,6 +5,8 @@ import type { EventOutbox } from './outbox.js';
 import { SandboxError } from './errors.js';
 import { toRecord } from './records.js';
 import type { SigningSessions } from './signing.js';
+import type { AuditEvent } from '../esign/evidence.js';
+import type { MessageRow } from './evidence-store.js';
 import type { DeliveryRow, SandboxStore } from './store.js';
 
 /** A state a test can put a transaction in that signers and the spec's API cannot. */
@@ -77,6 +79,18 @@ export class SandboxControls {
   /** Totals, e.g. to prove a refused request reached nothing. */
   stats(): { uploads: number; transactions: number } {
     return this.#store.counts();
+  }
+
+  /** The sandbox's outbox: invitations and one-time codes it "sent", newest first. */
+  outbox(filter: { to?: string; transactionId?: string }): MessageRow[] {
+    return this.#store.evidence.messages(filter);
+  }
+
+  /** A transaction's audit trail so far (the completed ZIP carries it too). */
+  auditTrail(id: string): AuditEvent[] {
+    const t = this.#store.getTransaction(id) ?? this.#store.getTransactionByEsignId(id);
+    if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
+    return this.#store.evidence.auditTrail(t.id);
   }
 
   /** Webhook deliveries as recorded, for one notification, one transaction, or the latest 500. */

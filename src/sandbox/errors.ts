@@ -1,7 +1,16 @@
 import type { z } from 'zod';
 import { issuesToProblemErrors } from '../util/zod-issues.js';
 
-export type SandboxErrorKind = 'bad_request' | 'validation' | 'not_found' | 'conflict' | 'too_large' | 'unauthorized' | 'forbidden';
+export type SandboxErrorKind =
+  | 'bad_request'
+  | 'validation'
+  | 'not_found'
+  | 'conflict'
+  | 'too_large'
+  | 'unauthorized'
+  | 'forbidden'
+  /** A signer locked out after too many failed authentication attempts. */
+  | 'locked';
 
 /** A typed failure of the provider sandbox's domain; the HTTP layer maps `kind` to a status. */
 export class SandboxError extends Error {

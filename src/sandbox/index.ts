@@ -9,6 +9,9 @@ import { FaultInjector } from './faults.js';
 import { controlPlaneAccess } from './http/control-access.js';
 import { buildSandboxServer } from './http/server.js';
 import { EventOutbox } from './outbox.js';
+import { DEFAULT_AUTHENTICATION_OPTIONS, SignerAuthentication } from './authentication.js';
+import { SandboxMailer } from './mailer.js';
+import { SandboxSeal } from './seal.js';
 import { SigningSessions } from './signing.js';
 import { SandboxStore } from './store.js';
 import { SandboxTokens } from './tokens.js';
@@ -21,6 +24,8 @@ export interface RunningSandbox {
   url: string;
   /** The `whsec_` secret webhooks are signed with. */
   webhookSecret: string;
+  /** The root CA completed documents are sealed under (PEM; also at /sandbox/ca.pem). */
+  caCertificate: string;
   /** The test controls, in process (tests and tools across processes use `/_sandbox/*` through SandboxControlClient). */
   controls: SandboxControls;
   faults: FaultInjector;
@@ -65,6 +70,7 @@ export function sandboxConfig(overrides: Partial<SandboxConfig> & { dataDir: str
  */
 export async function startSandbox(config: SandboxConfig): Promise<RunningSandbox> {
   const store = new SandboxStore(config.dataDir);
+  const seal = await SandboxSeal.open(store.pkiDir);
   const jwtSecret = config.jwtSecret ?? store.ensureMeta('jwt_secret', randomBytes(32).toString('base64url'));
   const webhookSecret = config.webhookSecret ?? store.ensureMeta('webhook_secret', `whsec_${randomBytes(32).toString('base64')}`);
   const tokens = new SandboxTokens(jwtSecret);
@@ -83,15 +89,25 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
 
   let baseUrl = config.publicUrl ?? '';
   const now = () => new Date();
+  const mailer = new SandboxMailer(store, now);
   const api = new ProviderApi(store, tokens, {
+    mailer,
     uploadShape: config.uploadShape,
     signingBaseUrl: () => (config.iframeBaseUrl ?? baseUrl).replace(/\/+$/, ''),
     iframeTtlSeconds: config.iframeTtlSeconds,
     now,
   });
   const outbox = new EventOutbox(store, { webhookUrls: () => webhookUrls, onEnqueued: () => dispatcher.kick() });
-  const completion = new CompletionPipeline(store, { outbox, now });
-  const signing = new SigningSessions(store, tokens, completion, outbox, { now, sessionTtlSeconds: config.signingSessionSeconds });
+  const completion = new CompletionPipeline(store, { outbox, seal, now });
+  const auth = new SignerAuthentication(store, mailer, { ...DEFAULT_AUTHENTICATION_OPTIONS, now });
+  const signing = new SigningSessions(
+    store,
+    tokens,
+    completion,
+    outbox,
+    { auth, mailer },
+    { now, sessionTtlSeconds: config.signingSessionSeconds },
+  );
   const controls = new SandboxControls(store, signing, completion, outbox, now);
 
   const access = controlPlaneAccess(config);
@@ -102,6 +118,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
       signing,
       embedOrigins: () => embedOrigins,
       publicUrl: () => baseUrl,
+      caCertificate: seal.caCertificate,
       controls,
       control: access,
       tokens,
@@ -134,6 +151,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
   return {
     url: baseUrl,
     webhookSecret,
+    caCertificate: seal.caCertificate,
     controls,
     faults,
     webhookUrls,

@@ -46,6 +46,8 @@ button.finish{background:var(--primary);color:#fff;border:0;border-radius:6px;pa
 button.finish:disabled{opacity:.5;cursor:not-allowed}
 button.decline{background:none;border:1px solid var(--error);color:var(--error);border-radius:6px;padding:9px 14px;font-size:14px;cursor:pointer;margin-left:8px}
 form.decline{margin:12px 0;padding:12px;border:1px solid var(--error);border-radius:6px;background:#fff}
+form.auth{margin:12px 0;padding:12px;border:1px solid var(--primary);border-radius:6px;background:#fff}
+form.auth input{display:block;margin:8px 0;padding:6px;font:inherit;min-width:240px}
 form.decline textarea{display:block;width:100%;box-sizing:border-box;min-height:60px;margin:6px 0;font:inherit}`;
 }
 
@@ -163,8 +165,66 @@ function render() {
 }
 async function call(path, body) {
   const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body || {}) });
-  if (!res.ok) { let detail = res.statusText; try { detail = (await res.json()).detail || detail; } catch {} throw new Error(detail); }
+  if (!res.ok) { let detail = res.statusText; try { detail = (await res.json()).detail || detail; } catch {} throw Object.assign(new Error(detail), { status: res.status }); }
   return res.status === 204 ? null : res.json();
+}
+// Signer authentication comes first: the documents arrive only once every step is passed.
+function authenticate() {
+  const a = state.view.authentication[0];
+  const who = state.view.participants.find(p => p.id === a.participantId);
+  document.getElementById('docs').textContent = '';
+  const actions = document.getElementById('actions');
+  actions.textContent = '';
+  const form = document.createElement('form');
+  form.className = 'auth'; form.dataset.step = a.step; form.dataset.participant = a.participantId;
+  const label = document.createElement('label');
+  label.textContent = a.prompt + ' ';
+  const input = document.createElement('input');
+  input.name = 'answer'; input.autocomplete = 'off'; input.required = true;
+  input.type = a.step === 'personal-password' ? 'password' : 'text';
+  if (a.step === 'two-factor-authentication') input.inputMode = 'numeric';
+  label.appendChild(input);
+  const submit = document.createElement('button');
+  submit.type = 'submit'; submit.className = 'finish'; submit.textContent = 'Continue';
+  form.append(label, submit);
+  if (a.step === 'two-factor-authentication') {
+    const resend = document.createElement('button');
+    resend.type = 'button'; resend.className = 'decline'; resend.dataset.resend = 'true'; resend.textContent = 'Send a new code';
+    resend.addEventListener('click', async () => {
+      try { await call('/participants/' + encodeURIComponent(a.participantId) + '/authentication/code'); say('A new code is on its way.', 'info'); }
+      catch (e) { say(e.message, 'error'); }
+    });
+    form.appendChild(resend);
+  }
+  actions.appendChild(form);
+  if (a.lockedUntil) {
+    input.disabled = true; submit.disabled = true; form.dataset.locked = 'true';
+    say('Too many failed attempts for ' + who.name + '. Try again after ' + new Date(a.lockedUntil).toLocaleTimeString() + '.', 'error');
+  } else {
+    say(who.name + ', please confirm who you are before the documents are shown' + (a.sentTo ? ' (code sent to ' + a.sentTo + ')' : '') + '.', 'info');
+  }
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      await call('/participants/' + encodeURIComponent(a.participantId) + '/authenticate', { step: a.step, answer: input.value });
+      post('esign:authenticated', { participantId: a.participantId, step: a.step });
+      await refresh();
+    } catch (err) {
+      if (err.status === 423) { await refresh(); return; }
+      say(err.message, 'error'); input.value = ''; input.focus();
+    }
+  });
+}
+async function refresh() {
+  const res = await fetch(base + '/view', { cache: 'no-store' });
+  state.view = await res.json();
+  start();
+}
+function start() {
+  if (state.view.authentication && state.view.authentication.length > 0) return authenticate();
+  VIEW.documents = state.view.documents;
+  render();
+  if (canvases.size === 0) drawPages();
 }
 async function apply(t) {
   let value = t.suggested;
@@ -220,8 +280,7 @@ async function decline(p, reason) {
     document.body.dataset.declined = 'true';
   } catch (e) { say('Could not decline: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
 }
-render();
 post('esign:loaded', { participantIds: VIEW.participants.map(p => p.id) });
-drawPages();
+start();
 </script></body></html>`;
 }

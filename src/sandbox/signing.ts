@@ -1,6 +1,9 @@
 import type { IframeStyle, Tag } from '../esign/schemas.js';
 import { ESIGN_DECLINED_EVENT, ESIGN_PARTICIPANT_SIGNED_EVENT, ESIGN_PARTICIPANT_VIEWED_EVENT } from '../esign/events.js';
+import type { SignerAuthentication} from './authentication.js';
+import { type AuthenticationPrompt, type AuthenticationStep, type ClientInfo } from './authentication.js';
 import type { CompletionPipeline } from './completion.js';
+import type { SandboxMailer } from './mailer.js';
 import { SKIP, type EventOutbox } from './outbox.js';
 import { SandboxError } from './errors.js';
 import { nextSigner } from './records.js';
@@ -44,6 +47,8 @@ export interface SigningView {
   style: IframeStyle;
   signingOrder: boolean;
   participants: { id: string; name: string; finished: boolean; yourTurn: boolean; waitingFor: string | null }[];
+  /** Checks still to pass, one per participant of this address; until there are none, `documents` is empty. */
+  authentication: AuthenticationPrompt[];
   documents: { index: number; title: string; pageSizes: [number, number][]; tags: SigningTagView[] }[];
 }
 
@@ -58,6 +63,8 @@ export class SigningSessions {
   readonly #tokens: SandboxTokens;
   readonly #completion: CompletionPipeline;
   readonly #outbox: EventOutbox;
+  readonly #auth: SignerAuthentication;
+  readonly #mailer: SandboxMailer;
   readonly #options: { now: () => Date; sessionTtlSeconds: number };
 
   constructor(
@@ -65,12 +72,15 @@ export class SigningSessions {
     tokens: SandboxTokens,
     completion: CompletionPipeline,
     outbox: EventOutbox,
+    deps: { auth: SignerAuthentication; mailer: SandboxMailer },
     options: { now: () => Date; sessionTtlSeconds: number },
   ) {
     this.#store = store;
     this.#tokens = tokens;
     this.#completion = completion;
     this.#outbox = outbox;
+    this.#auth = deps.auth;
+    this.#mailer = deps.mailer;
     this.#options = options;
   }
 
@@ -82,7 +92,9 @@ export class SigningSessions {
   async #openAddress(
     token: string,
     use: 'page' | 'session' = 'session',
-  ): Promise<{ t: TransactionRow; participantIds: string[]; style: IframeStyle } | { refusal: SigningRefusal; style: IframeStyle }> {
+  ): Promise<
+    { t: TransactionRow; participantIds: string[]; style: IframeStyle; session: string } | { refusal: SigningRefusal; style: IframeStyle }
+  > {
     let claims;
     try {
       claims = await this.#tokens.verifySigningToken(token);
@@ -102,13 +114,13 @@ export class SigningSessions {
     // Used up last, so a link to an ended transaction still says why it cannot be signed.
     if (use === 'page' && !this.#store.useSigningLink(claims.jti, this.#options.now().toISOString()))
       return { refusal: 'link_used', style };
-    return { t, participantIds: claims.participantIds, style };
+    return { t, participantIds: claims.participantIds, style, session: claims.jti };
   }
 
   /** Resolves a signing address to what its page shows, or to why it cannot be shown. */
   async view(token: string): Promise<SigningView | { refusal: SigningRefusal; style: IframeStyle }> {
     const opened = await this.#openAddress(token);
-    return 'refusal' in opened ? opened : this.#view(opened.t, opened.participantIds, opened.style);
+    return 'refusal' in opened ? opened : this.#view(opened.t, opened.participantIds, opened.style, opened.session);
   }
 
   /**
@@ -116,7 +128,10 @@ export class SigningSessions {
    * page gets a session token for its own calls. A participant's first look
    * is recorded (`esign-participant-viewed`).
    */
-  async open(token: string): Promise<(SigningView & { session: string }) | { refusal: SigningRefusal; style: IframeStyle }> {
+  async open(
+    token: string,
+    client: ClientInfo = {},
+  ): Promise<(SigningView & { session: string }) | { refusal: SigningRefusal; style: IframeStyle }> {
     const opened = await this.#openAddress(token, 'page');
     if ('refusal' in opened) return opened;
     const at = this.#options.now().toISOString();
@@ -126,7 +141,10 @@ export class SigningSessions {
       this.#outbox.publish(
         opened.t,
         ESIGN_PARTICIPANT_VIEWED_EVENT,
-        () => (this.#store.markViewed(opened.t.id, pid, at) ? undefined : SKIP),
+        () => {
+          this.#store.evidence.audit(opened.t.id, { at, type: 'viewed', participantId: pid, ...client });
+          return this.#store.markViewed(opened.t.id, pid, at) ? undefined : SKIP;
+        },
         pid,
       );
     }
@@ -135,11 +153,40 @@ export class SigningSessions {
       this.#options.sessionTtlSeconds,
       'session',
     );
-    return { ...this.#view(opened.t, opened.participantIds, opened.style), session };
+    const { jti } = await this.#tokens.verifySigningToken(session);
+    // A two-factor step starts with a code on its way.
+    for (const pid of opened.participantIds) {
+      if (finished.has(pid)) continue;
+      const next = this.#auth.next(opened.t, pid, jti);
+      if (next?.step === 'two-factor-authentication' && !next.lockedUntil) this.#auth.sendCode(opened.t, pid, client);
+    }
+    return { ...this.#view(opened.t, opened.participantIds, opened.style, jti), session };
   }
 
-  #view(t: TransactionRow, participantIds: readonly string[], style: IframeStyle): SigningView {
+  /** Answers the next authentication step of a participant on this page. */
+  async authenticate(
+    token: string,
+    participantId: string,
+    step: AuthenticationStep,
+    answer: string,
+    client: ClientInfo = {},
+  ): Promise<void> {
+    const { t, session } = await this.#actingFor(token, participantId);
+    this.#auth.submit(t, participantId, session, step, answer, client);
+  }
+
+  /** Sends a new one-time code to a two-factor participant of this page. */
+  async sendCode(token: string, participantId: string, client: ClientInfo = {}): Promise<void> {
+    const { t } = await this.#actingFor(token, participantId);
+    this.#auth.sendCode(t, participantId, client);
+  }
+
+  #view(t: TransactionRow, participantIds: readonly string[], style: IframeStyle, session: string): SigningView {
     const finished = this.#store.finishedParticipants(t.id);
+    const authentication = participantIds
+      .filter((pid) => !finished.has(pid))
+      .map((pid) => this.#auth.next(t, pid, session))
+      .filter((a) => a !== undefined);
     const applied = new Map(this.#store.appliedTags(t.id).map((a) => [`${a.docIndex}:${a.tagIndex}`, a.value]));
     const next = nextSigner(t.body, finished);
     const now = this.#options.now();
@@ -161,7 +208,9 @@ export class SigningSessions {
           waitingFor: !finished.has(pid) && !yourTurn && next ? `${next.firstName} ${next.lastName}` : null,
         };
       }),
-      documents: t.body.documents.map((d, docIndex) => {
+      authentication,
+      // Nothing of the documents is shown before every participant of the address has authenticated.
+      documents: (authentication.length > 0 ? [] : t.body.documents).map((d, docIndex) => {
         const upload = this.#store.getUpload(d.StoragePath, t.org);
         return {
           index: docIndex,
@@ -201,24 +250,43 @@ export class SigningSessions {
   async documentForSigning(token: string, docIndex: number): Promise<string> {
     const opened = await this.#openAddress(token);
     if ('refusal' in opened) throw new SandboxError('forbidden', `signing page unavailable: ${opened.refusal}`);
+    const finished = this.#store.finishedParticipants(opened.t.id);
+    for (const pid of opened.participantIds) if (!finished.has(pid)) this.#auth.require(opened.t, pid, opened.session);
     const doc = Number.isInteger(docIndex) ? opened.t.body.documents[docIndex] : undefined;
     if (!doc) throw new SandboxError('not_found', 'no such document');
     return this.#store.uploadPath(doc.StoragePath);
   }
 
   /** Applies one tag from a signing page. */
-  async applyTag(token: string, participantId: string, docIndex: number, tagIndex: number, value: string): Promise<void> {
+  async applyTag(
+    token: string,
+    participantId: string,
+    docIndex: number,
+    tagIndex: number,
+    value: string,
+    client: ClientInfo = {},
+  ): Promise<void> {
     const t = await this.#signable(token, participantId);
     const tag = t.body.documents[docIndex]?.tags[tagIndex];
     if (!tag || tag.signerId !== participantId) throw new SandboxError('not_found', 'no such tag for this participant');
     if (value.trim() === '' || value.length > 500) throw new SandboxError('validation', 'value must be 1 to 500 characters');
-    this.#store.applyTag({ transactionId: t.id, docIndex, tagIndex, participantId, value, appliedAt: this.#options.now().toISOString() });
+    const at = this.#options.now().toISOString();
+    this.#store.transaction(() => {
+      this.#store.applyTag({ transactionId: t.id, docIndex, tagIndex, participantId, value, appliedAt: at });
+      this.#store.evidence.audit(t.id, {
+        at,
+        type: 'tag_applied',
+        participantId,
+        detail: { document: docIndex, tag: tagIndex, type: tag.type },
+        ...client,
+      });
+    });
   }
 
   /** Finishes a participant from a signing page; returns whether the transaction is now completed. */
-  async finish(token: string, participantId: string): Promise<{ completed: boolean }> {
+  async finish(token: string, participantId: string, client: ClientInfo = {}): Promise<{ completed: boolean }> {
     const t = await this.#signable(token, participantId);
-    return this.#finishParticipant(t, participantId, {});
+    return this.#finishParticipant(t, participantId, {}, false, client);
   }
 
   /** Signs every tag of a participant with default (or given) values, without a browser (the test controls' signAs). */
@@ -226,22 +294,25 @@ export class SigningSessions {
     const t = this.#store.getTransaction(id);
     if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
     this.#checkSignable(t, participantId);
-    return this.#finishParticipant(t, participantId, values, true);
+    return this.#finishParticipant(t, participantId, values, true, { userAgent: 'sandbox test controls (signAs)' });
   }
 
   /** Declines for a participant from a signing page: the transaction ends `declined` and its webhook is queued. */
-  async decline(token: string, participantId: string, reason: string | undefined): Promise<{ declined: true }> {
-    return this.#decline(await this.#actingFor(token, participantId), participantId, reason);
+  async decline(token: string, participantId: string, reason: string | undefined, client: ClientInfo = {}): Promise<{ declined: true }> {
+    const { t, session } = await this.#actingFor(token, participantId);
+    // Declining is an act of the signer, too: only once they have shown who they are.
+    this.#auth.require(t, participantId, session);
+    return this.#decline(t, participantId, reason, client);
   }
 
   /** Declines for a participant without a browser (the test controls' declineAs). */
   declineAs(id: string, participantId: string, reason: string | undefined): { declined: true } {
     const t = this.#store.getTransaction(id);
     if (!t) throw new SandboxError('not_found', `no transaction ${id}`);
-    return this.#decline(t, participantId, reason);
+    return this.#decline(t, participantId, reason, { userAgent: 'sandbox test controls (declineAs)' });
   }
 
-  #decline(t: TransactionRow, participantId: string, reason: string | undefined): { declined: true } {
+  #decline(t: TransactionRow, participantId: string, reason: string | undefined, client: ClientInfo): { declined: true } {
     // A signer may decline out of turn: refusing does not wait for the others.
     if (t.status !== 'esign_pending') throw new SandboxError('conflict', `transaction is ${t.status}`);
     if (!t.body.participants.some((p) => p.id === participantId)) {
@@ -254,19 +325,21 @@ export class SigningSessions {
     const at = this.#options.now().toISOString();
     this.#outbox.publish(t, ESIGN_DECLINED_EVENT, () => {
       this.#store.declineParticipant(t.id, participantId, why, at);
+      this.#store.evidence.audit(t.id, { at, type: 'declined', participantId, ...(why ? { detail: { reason: why } } : {}), ...client });
       this.#store.updateTransaction(t.id, { status: 'declined', updatedAt: at });
     });
     return { declined: true };
   }
 
   async #signable(token: string, participantId: string): Promise<TransactionRow> {
-    const t = await this.#actingFor(token, participantId);
+    const { t, session } = await this.#actingFor(token, participantId);
     this.#checkSignable(t, participantId);
+    this.#auth.require(t, participantId, session);
     return t;
   }
 
   /** The transaction a page's session may act on for this participant, or the error that says why not. */
-  async #actingFor(token: string, participantId: string): Promise<TransactionRow> {
+  async #actingFor(token: string, participantId: string): Promise<{ t: TransactionRow; session: string }> {
     const opened = await this.#openAddress(token);
     if ('refusal' in opened) {
       const expiredOrInvalid = opened.refusal === 'link_invalid' || opened.refusal === 'link_expired';
@@ -274,7 +347,7 @@ export class SigningSessions {
     }
     if (!opened.participantIds.includes(participantId))
       throw new SandboxError('forbidden', 'this address was not issued for that participant');
-    return opened.t;
+    return { t: opened.t, session: opened.session };
   }
 
   #checkSignable(t: TransactionRow, participantId: string): void {
@@ -296,7 +369,8 @@ export class SigningSessions {
     t: TransactionRow,
     participantId: string,
     values: Record<string, string>,
-    fillDefaults = false,
+    fillDefaults: boolean,
+    client: ClientInfo,
   ): Promise<{ completed: boolean }> {
     const now = this.#options.now();
     const signer = t.body.participants.find((p) => p.id === participantId)!;
@@ -320,12 +394,18 @@ export class SigningSessions {
               return;
             }
             this.#store.applyTag({ transactionId: t.id, docIndex, tagIndex, participantId, value, appliedAt: now.toISOString() });
+            if (applied.get(key) !== value) {
+              const detail = { document: docIndex, tag: tagIndex, type: tag.type };
+              this.#store.evidence.audit(t.id, { at: now.toISOString(), type: 'tag_applied', participantId, detail, ...client });
+            }
           });
         });
         if (missing.length > 0) {
           throw new SandboxError('validation', `required tags not applied: ${missing.join(', ')}`);
         }
         this.#store.finishParticipant(t.id, participantId, now.toISOString());
+        this.#store.evidence.audit(t.id, { at: now.toISOString(), type: 'signed', participantId, ...client });
+        this.#mailer.inviteNext(t);
       },
       participantId,
     );

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { CreateTransactionRequest } from '../esign/schemas.js';
+import { EvidenceTables } from './evidence-store.js';
 
 export interface UploadRow {
   storagePath: string;
@@ -159,16 +160,22 @@ function toDelivery(r: DeliveryRaw): DeliveryRow {
 export class SandboxStore {
   readonly #db: Database.Database;
   readonly filesDir: string;
+  /** The audit trail, the outbox of sent messages and signer authentication state. */
+  readonly evidence: EvidenceTables;
+  /** Where the sandbox's CA and sealing keys live (generated on first start). */
+  readonly pkiDir: string;
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.filesDir = join(dataDir, 'files');
+    this.pkiDir = join(dataDir, 'pki');
     mkdirSync(this.filesDir, { recursive: true });
     this.#db = new Database(join(dataDir, 'sandbox.sqlite'));
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('busy_timeout = 5000');
     this.#db.exec(SCHEMA);
+    this.evidence = new EvidenceTables(this.#db);
   }
 
   close(): void {

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { DURATION_PATTERN } from '../util/duration.js';
-import { envList, parseEnv } from '../util/env.js';
+import { envBool, envList, parseEnv } from '../util/env.js';
+import { parseCertificates } from '../evidence/pki.js';
+import type { EvidencePolicy } from '../archive/evidence.js';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
 
 /** Environment of the worker (Temporal connection settings come from @temporalio/envconfig: TEMPORAL_ADDRESS, …). */
@@ -34,6 +36,12 @@ export const WorkerEnv = z.object({
   ESIGN_CALLBACK_SECRETS: envList.pipe(z.array(z.string().regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be whsec_ secrets'))),
   /** Transactions asking for a shorter reconciliation interval get this one. */
   ESIGN_MIN_RECONCILE_INTERVAL: z.string().regex(DURATION_PATTERN, 'must be a duration such as "1 minute"').default('1 minute'),
+  /** PEM file(s) of the CA certificates the provider's seals must chain to (the sandbox's: GET /sandbox/ca.pem). */
+  ESIGN_TRUST_ANCHORS: envList,
+  /** off, warn or require; default require when trust anchors are set, else warn. */
+  ESIGN_SIGNATURE_VERIFICATION: z.enum(['off', 'warn', 'require']).optional(),
+  /** Refuse a completed ZIP without the provider's certificate of completion and audit trail. */
+  ESIGN_REQUIRE_COMPLETION_CERTIFICATE: envBool.default(false),
   /** A prebuilt workflow bundle (npm run build:workflows); bundled from source when unset. */
   ESIGN_WORKFLOW_BUNDLE: z.string().optional(),
 });
@@ -59,6 +67,21 @@ export interface WorkerConfig {
     shutdownGraceTime: string;
   };
   workflowBundlePath: string | undefined;
+  evidence: EvidencePolicy;
+}
+
+/** The evidence policy of ESIGN_TRUST_ANCHORS, ESIGN_SIGNATURE_VERIFICATION and ESIGN_REQUIRE_COMPLETION_CERTIFICATE. */
+function evidencePolicy(e: z.infer<typeof WorkerEnv>): EvidencePolicy {
+  const trustAnchors = e.ESIGN_TRUST_ANCHORS.flatMap((file) => {
+    const certs = parseCertificates(readFileSync(file, 'utf8'));
+    if (certs.length === 0) throw new Error(`invalid worker configuration: ESIGN_TRUST_ANCHORS file ${file} holds no PEM certificate`);
+    return certs;
+  });
+  const signatures = e.ESIGN_SIGNATURE_VERIFICATION ?? (trustAnchors.length > 0 ? 'require' : 'warn');
+  if (signatures === 'require' && trustAnchors.length === 0) {
+    throw new Error('invalid worker configuration: ESIGN_SIGNATURE_VERIFICATION=require needs ESIGN_TRUST_ANCHORS (the provider CA)');
+  }
+  return { signatures, trustAnchors, requireCompletionCertificate: e.ESIGN_REQUIRE_COMPLETION_CERTIFICATE };
 }
 
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackToken?: () => string | Promise<string>): WorkerConfig {
@@ -101,5 +124,6 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
       shutdownGraceTime: e.ESIGN_SHUTDOWN_GRACE,
     },
     workflowBundlePath: e.ESIGN_WORKFLOW_BUNDLE ? resolve(e.ESIGN_WORKFLOW_BUNDLE) : undefined,
+    evidence: evidencePolicy(e),
   };
 }

@@ -50,6 +50,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       maxDocumentBytes: config.maxDocumentBytes,
       minReconcileInterval: config.minReconcileInterval,
       callbackSecrets: config.callbackSecrets,
+      evidence: config.evidence,
     },
     ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
     tuning: config.tuning,

@@ -16,7 +16,7 @@ import { startEsignTransaction, type StartOptions } from '../../src/client/trans
 import type { EsignCompletedWebhook } from '../../src/esign/schemas.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';
-import { samplePdfFiles, startTestSandbox, type TestSandbox } from './sandbox.js';
+import { samplePdfFiles, sandboxEvidencePolicy, startTestSandbox, type TestSandbox } from './sandbox.js';
 import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './temporal.js';
 
 /** Temporal (the suite's dev server), a sandbox over HTTP, and a running worker on its own task queue. */
@@ -62,6 +62,7 @@ export async function startEsignTestEnv(
       client: sandbox.client,
       archive: new LocalArchiveStore(archiveDir),
       documentRoots: [dirname(pdfs[0]!)],
+      evidence: sandboxEvidencePolicy(sandbox),
       ...options.deps,
     },
     ...(options.wrapActivities ? { wrapActivities: options.wrapActivities } : {}),

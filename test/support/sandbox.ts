@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EsignClient } from '../../src/esign/client.js';
@@ -7,6 +8,9 @@ import type { SandboxConfig } from '../../src/sandbox/config.js';
 import { SandboxControlClient, type DeliveryRecord } from '../../src/sandbox/control-client.js';
 import { sandboxConfig, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { samplePdf } from '../../src/sandbox/pdf.js';
+import { SandboxSeal } from '../../src/sandbox/seal.js';
+import { parseCertificates } from '../../src/evidence/pki.js';
+import type { EvidencePolicy } from '../../src/archive/evidence.js';
 import { participant } from './fixtures.js';
 
 export interface TestSandbox {
@@ -24,8 +28,28 @@ export interface TestSandbox {
 }
 
 /** A real sandbox over HTTP on a free port, in a fresh data dir. */
+/** One sandbox PKI per test process, copied into each sandbox's data dir: RSA key generation costs about a second. */
+let sharedPki: Promise<string> | undefined;
+async function seedPki(dataDir: string): Promise<void> {
+  sharedPki ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'esign-sandbox-pki-'));
+    await SandboxSeal.open(dir);
+    return dir;
+  })();
+  const source = await sharedPki;
+  const target = join(dataDir, 'pki');
+  if (existsSync(target)) return;
+  await cp(source, target, { recursive: true });
+}
+
+/** What a worker trusts when this sandbox is its provider: the sandbox CA, seals required, certificate of completion required. */
+export function sandboxEvidencePolicy(sandbox: TestSandbox): EvidencePolicy {
+  return { signatures: 'require', trustAnchors: parseCertificates(sandbox.running.caCertificate), requireCompletionCertificate: true };
+}
+
 export async function startTestSandbox(overrides: Partial<SandboxConfig> = {}): Promise<TestSandbox> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'esign-sandbox-')));
+  await seedPki(dataDir);
   let running = await startSandbox(sandboxConfig({ ...overrides, dataDir }));
   const token = await running.issueToken();
   const ts: TestSandbox = {

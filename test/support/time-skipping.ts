@@ -5,7 +5,7 @@ import type { ActivityDeps } from '../../activities/index.js';
 import { LocalArchiveStore } from '../../src/archive/store.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { createEsignWorker } from '../../src/worker/create-worker.js';
-import type { TestSandbox } from './sandbox.js';
+import { sandboxEvidencePolicy, type TestSandbox } from './sandbox.js';
 
 /** A worker on the time-skipping server, signing documents under `pdf`'s folder with the sandbox. */
 export function timeSkippingWorker(
@@ -23,6 +23,7 @@ export function timeSkippingWorker(
       client: sandbox.client,
       archive: new LocalArchiveStore(`${dirname(pdf)}/archive`),
       documentRoots: [dirname(pdf)],
+      evidence: sandboxEvidencePolicy(sandbox),
       ...deps,
     },
   });

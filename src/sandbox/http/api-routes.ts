@@ -8,6 +8,7 @@ import { sendProblem } from '../../http/problem.js';
 import { writeHashed } from '../../util/streams.js';
 import type { IncomingFile, ProviderApi } from '../api.js';
 import { SandboxError } from '../errors.js';
+import { clientInfo } from './client-info.js';
 import type { FaultInjector } from '../faults.js';
 import type { SandboxTokens } from '../tokens.js';
 
@@ -95,12 +96,14 @@ export async function apiRoutes(app: FastifyInstance, { api, tokens, faults, max
     return reply.code(200).send(await api.upload(request.org, files));
   });
 
-  app.post('/transactions', async (request, reply) => reply.code(201).send(api.createTransaction(request.org, request.body)));
+  app.post('/transactions', async (request, reply) =>
+    reply.code(201).send(api.createTransaction(request.org, request.body, clientInfo(request))),
+  );
 
   app.get<{ Params: { id: string } }>('/transactions/:id', async (request) => api.getTransaction(request.org, request.params.id));
 
   app.put<{ Params: { id: string } }>('/transactions/:id', async (request, reply) =>
-    reply.code(201).send(api.updateTransaction(request.org, request.params.id, request.body)),
+    reply.code(201).send(api.updateTransaction(request.org, request.params.id, request.body, clientInfo(request))),
   );
 
   app.get('/transactions', async (request) => api.listTransactions(request.org, request.query));

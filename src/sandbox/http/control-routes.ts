@@ -94,6 +94,18 @@ export async function controlRoutes(
     data: controls.deliveries(request.query),
   }));
 
+  app.get<{ Params: { id: string } }>('/_sandbox/transactions/:id/audit-trail', async (request) => ({
+    data: controls.auditTrail(request.params.id),
+  }));
+
+  // The outbox holds one-time codes: it is as closed as the other controls, and never logged.
+  app.get<{ Querystring: { to?: string; transactionId?: string } }>('/_sandbox/outbox', async (request, reply) =>
+    reply.header('cache-control', 'no-store').send({ data: controls.outbox(request.query) }),
+  );
+  app.get('/_sandbox/outbox.html', async (_request, reply) =>
+    reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(OUTBOX_PAGE),
+  );
+
   app.get('/_sandbox/faults', async () => faults.config);
   app.get('/_sandbox/faults/injected', async () => faults.injected);
   app.put('/_sandbox/faults', async (request) => {
@@ -106,3 +118,26 @@ export async function controlRoutes(
   app.get('/_sandbox/stats', async () => controls.stats());
   app.get('/_sandbox/health', async () => ({ status: 'ok' }));
 }
+
+/** A developer's view of the outbox: newest message first, refreshed every two seconds. */
+const OUTBOX_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox outbox</title>
+<style>body{font-family:system-ui,sans-serif;margin:16px;background:#f9fafb}article{background:#fff;border:1px solid #d1d5db;border-radius:6px;padding:10px 12px;margin:8px 0}
+h1{font-size:20px}.meta{color:#6b7280;font-size:12px}pre{white-space:pre-wrap;font-family:inherit;margin:6px 0 0}</style></head>
+<body><h1>Sandbox outbox</h1><p class="meta">E-mails and text messages the provider sandbox would have sent. Filter: <input id="to" placeholder="recipient"></p><main id="list"></main>
+<script>
+const list = document.getElementById('list'); const to = document.getElementById('to');
+async function load() {
+  const q = to.value ? '?to=' + encodeURIComponent(to.value) : '';
+  const res = await fetch('/_sandbox/outbox' + q, { cache: 'no-store' });
+  const { data } = await res.json();
+  list.textContent = '';
+  for (const m of data) {
+    const a = document.createElement('article'); a.dataset.kind = m.kind; a.dataset.to = m.to;
+    const meta = document.createElement('div'); meta.className = 'meta'; meta.textContent = m.sentAt + ' · ' + m.channel + ' to ' + m.to + ' · ' + m.kind;
+    const subject = document.createElement('strong'); subject.textContent = m.subject;
+    const body = document.createElement('pre'); body.textContent = m.body;
+    a.append(meta, subject, body); list.appendChild(a);
+  }
+}
+to.addEventListener('input', load); load(); setInterval(load, 2000);
+</script></body></html>`;

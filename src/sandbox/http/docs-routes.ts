@@ -7,8 +7,14 @@ const require_ = createRequire(import.meta.url);
 const ASSETS: Record<string, string> = { 'swagger-ui.css': 'text/css', 'swagger-ui-bundle.js': 'text/javascript' };
 
 /** The API's OpenAPI document and a browsable reference page (Swagger UI, served from here: no CDN). Open, no token. */
-export async function docsRoutes(app: FastifyInstance, { publicUrl }: { publicUrl: () => string }): Promise<void> {
+export async function docsRoutes(
+  app: FastifyInstance,
+  { publicUrl, caCertificate }: { publicUrl: () => string; caCertificate: string },
+): Promise<void> {
   app.get('/openapi.json', async () => openApiDocument(publicUrl()));
+
+  // The root the sandbox seals completed documents under: what a client configures as its trust anchor.
+  app.get('/sandbox/ca.pem', async (_request, reply) => reply.type('application/x-pem-file').send(caCertificate));
 
   app.get<{ Params: { file: string } }>('/docs/assets/:file', async (request, reply) => {
     const type = ASSETS[request.params.file];

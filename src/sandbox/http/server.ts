@@ -20,6 +20,7 @@ const STATUS: Record<SandboxErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  locked: 423,
 };
 
 export interface SandboxServerDeps {
@@ -28,6 +29,8 @@ export interface SandboxServerDeps {
   embedOrigins: () => readonly string[];
   /** The base URL in the OpenAPI document's `servers`. */
   publicUrl: () => string;
+  /** The sandbox CA (PEM), served at /sandbox/ca.pem. */
+  caCertificate: string;
   controls: SandboxControls;
   control: ControlAccess;
   tokens: SandboxTokens;
@@ -87,7 +90,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     maxUploadBytes: deps.maxUploadBytes,
     tmpDir: deps.tmpDir,
   });
-  await app.register(docsRoutes, { publicUrl: deps.publicUrl });
+  await app.register(docsRoutes, { publicUrl: deps.publicUrl, caCertificate: deps.caCertificate });
   await app.register(signingRoutes, { signing: deps.signing, embedOrigins: deps.embedOrigins });
   await app.register(controlRoutes, {
     controls: deps.controls,

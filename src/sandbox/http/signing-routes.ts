@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { SandboxError } from '../errors.js';
+import { clientInfo } from './client-info.js';
 import { renderSigningPage } from '../signing-page.js';
 import type { SigningRefusal, SigningSessions } from '../signing.js';
 
@@ -13,6 +14,10 @@ const PDFJS: Record<string, string> = { 'pdf.mjs': 'pdf.min.mjs', 'pdf.worker.mj
 
 /** Shared with the test controls' decline. */
 export const DeclineBody = z.object({ reason: z.string().max(500).optional() });
+const AuthenticateBody = z.object({
+  step: z.enum(['personal-password', 'two-factor-authentication', 'kba', 'credential-analysis']),
+  answer: z.string().max(500),
+});
 const ApplyBody = z.object({ docIndex: z.number().int().nonnegative(), tagIndex: z.number().int().nonnegative(), value: z.string() });
 
 /** Security headers of every signing response; only the configured integrator origins may frame the page. */
@@ -35,7 +40,7 @@ export async function signingRoutes(
 ): Promise<void> {
   const secure = (reply: FastifyReply) => securePage(reply, embedOrigins());
   app.get<{ Params: { token: string } }>('/sign/:token', async (request, reply) => {
-    const view = await signing.open(request.params.token);
+    const view = await signing.open(request.params.token, clientInfo(request));
     return secure(reply).code(refusalStatus(view)).type('text/html; charset=utf-8').send(renderSigningPage(view, embedOrigins()));
   });
 
@@ -61,18 +66,31 @@ export async function signingRoutes(
   app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/tags', async (request, reply) => {
     const body = ApplyBody.safeParse(request.body);
     if (!body.success) throw new SandboxError('validation', 'body must be {docIndex, tagIndex, value}');
-    await signing.applyTag(request.params.token, request.params.pid, body.data.docIndex, body.data.tagIndex, body.data.value);
+    const { docIndex, tagIndex, value } = body.data;
+    await signing.applyTag(request.params.token, request.params.pid, docIndex, tagIndex, value, clientInfo(request));
+    return secure(reply).code(204).send();
+  });
+
+  app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/authenticate', async (request, reply) => {
+    const body = AuthenticateBody.safeParse(request.body);
+    if (!body.success) throw new SandboxError('validation', 'body must be {step, answer}');
+    await signing.authenticate(request.params.token, request.params.pid, body.data.step, body.data.answer, clientInfo(request));
+    return secure(reply).code(204).send();
+  });
+
+  app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/authentication/code', async (request, reply) => {
+    await signing.sendCode(request.params.token, request.params.pid, clientInfo(request));
     return secure(reply).code(204).send();
   });
 
   app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/decline', async (request, reply) => {
     const body = DeclineBody.safeParse(request.body ?? {});
     if (!body.success) throw new SandboxError('validation', 'body must be {reason?: string of at most 500 characters}');
-    return secure(reply).send(await signing.decline(request.params.token, request.params.pid, body.data.reason));
+    return secure(reply).send(await signing.decline(request.params.token, request.params.pid, body.data.reason, clientInfo(request)));
   });
 
   app.post<{ Params: { token: string; pid: string } }>('/sign/:token/participants/:pid/finish', async (request, reply) => {
-    const result = await signing.finish(request.params.token, request.params.pid);
+    const result = await signing.finish(request.params.token, request.params.pid, clientInfo(request));
     return secure(reply).send(result);
   });
 }

@@ -1,0 +1,192 @@
+import { AUDIT_TRAIL_ENTRY, AuditTrail, COMPLETION_CERTIFICATE_ENTRY } from '../esign/evidence.js';
+import { checkPdfSignature, type PdfSignatureCheck } from '../evidence/pades-verify.js';
+import { summarize } from '../evidence/pki.js';
+import type { Certificate } from 'pkijs';
+import type { EntryInspector, VerifiedEntry } from './zip-verify.js';
+
+/** `require`: a PDF that is not validly sealed fails the archive; `warn`: it is recorded and logged; `off`: not checked. */
+export type SignaturePolicy = 'off' | 'warn' | 'require';
+
+export interface EvidencePolicy {
+  signatures: SignaturePolicy;
+  /** The certificates a seal must chain to (the sandbox CA in the dev stack, the provider's CA in production). */
+  trustAnchors: readonly Certificate[];
+  /** Refuse a ZIP without the provider's certificate of completion and audit trail. */
+  requireCompletionCertificate: boolean;
+}
+
+export const NO_EVIDENCE_POLICY: EvidencePolicy = { signatures: 'off', trustAnchors: [], requireCompletionCertificate: false };
+
+/** A signature as the manifest records it. */
+export interface SignatureEvidence {
+  result: 'valid' | 'invalid' | 'not-checked';
+  problems: string[];
+  signer: { subject: string; issuer: string; sha256: string } | null;
+  signingTime: string | null;
+  subFilter: string | null;
+  trusted: boolean | null;
+}
+
+export interface DocumentEvidence {
+  title: string;
+  entry: string;
+  bytes: number;
+  /** What we uploaded (computed by the upload activity); null for a document the caller uploaded itself. */
+  originalSha256: string | null;
+  /** The provider's record of the original, from its audit trail. */
+  providerOriginalSha256: string | null;
+  finalSha256: string;
+  signature: SignatureEvidence;
+}
+
+export interface ArchiveEvidence {
+  policy: { signatures: SignaturePolicy; trustAnchors: string[]; requireCompletionCertificate: boolean };
+  documents: DocumentEvidence[];
+  certificateOfCompletion: { entry: string; bytes: number; sha256: string; signature: SignatureEvidence } | null;
+  auditTrail: { entry: string; bytes: number; sha256: string; events: number } | null;
+}
+
+/** Why a completed ZIP cannot be archived; the archive activity turns it into a non-retryable ArchiveInvalid. */
+export class EvidenceRejected extends Error {
+  override readonly name = 'EvidenceRejected';
+}
+
+export interface ExpectedDocument {
+  title: string;
+  StoragePath: string;
+  sha256?: string;
+}
+
+/**
+ * Checks the evidence of a completed ZIP while it is read (one entry at a
+ * time): every PDF's seal, the audit trail, and that each signed document is
+ * the one we uploaded. `inspector` goes to verifyZip; `conclude` runs after
+ * the pass and returns what the manifest records, or throws EvidenceRejected.
+ */
+export function evidenceCheck(
+  expected: readonly ExpectedDocument[],
+  policy: EvidencePolicy,
+  now: () => Date = () => new Date(),
+): { inspector: EntryInspector; conclude(entries: readonly VerifiedEntry[]): ArchiveEvidence } {
+  const signatures = new Map<string, SignatureEvidence>();
+  let trail: AuditTrail | undefined;
+
+  const inspector: EntryInspector = async (entry, content) => {
+    if (entry.name === AUDIT_TRAIL_ENTRY) {
+      let json: unknown;
+      try {
+        json = JSON.parse(content.toString('utf8'));
+      } catch (err) {
+        throw new EvidenceRejected(`${AUDIT_TRAIL_ENTRY} is not JSON: ${(err as Error).message}`);
+      }
+      const parsed = AuditTrail.safeParse(json);
+      if (!parsed.success) throw new EvidenceRejected(`${AUDIT_TRAIL_ENTRY} is not an audit trail: ${parsed.error.issues[0]?.message}`);
+      trail = parsed.data;
+      return;
+    }
+    if (!entry.name.toLowerCase().endsWith('.pdf')) return;
+    if (policy.signatures === 'off') {
+      signatures.set(entry.name, notChecked());
+      return;
+    }
+    const check = await checkPdfSignature(content, policy.trustAnchors, now());
+    const evidence = toEvidence(check);
+    if (evidence.result === 'invalid' && policy.signatures === 'require') {
+      throw new EvidenceRejected(`"${entry.name}": ${check.problems.join('; ')}`);
+    }
+    signatures.set(entry.name, evidence);
+  };
+
+  const conclude = (entries: readonly VerifiedEntry[]): ArchiveEvidence => {
+    const byName = new Map(entries.map((e) => [e.name, e]));
+    const certificate = byName.get(COMPLETION_CERTIFICATE_ENTRY);
+    const trailEntry = byName.get(AUDIT_TRAIL_ENTRY);
+    if (policy.requireCompletionCertificate && (!certificate || !trailEntry)) {
+      throw new EvidenceRejected(
+        `the ZIP has no ${!certificate ? COMPLETION_CERTIFICATE_ENTRY : AUDIT_TRAIL_ENTRY}, which the evidence policy requires`,
+      );
+    }
+    const documents = trail ? fromTrail(trail, expected, byName) : fromEntries(expected, entries);
+    return {
+      policy: {
+        signatures: policy.signatures,
+        trustAnchors: policy.trustAnchors.map((c) => summarize(c).sha256),
+        requireCompletionCertificate: policy.requireCompletionCertificate,
+      },
+      documents: documents.map(({ e, entry, providerOriginalSha256 }) => ({
+        title: e.title,
+        entry: entry.name,
+        bytes: entry.bytes,
+        originalSha256: e.sha256 ?? null,
+        providerOriginalSha256,
+        finalSha256: entry.sha256,
+        signature: signatures.get(entry.name) ?? notChecked(),
+      })),
+      certificateOfCompletion: certificate
+        ? {
+            entry: certificate.name,
+            bytes: certificate.bytes,
+            sha256: certificate.sha256,
+            signature: signatures.get(certificate.name) ?? notChecked(),
+          }
+        : null,
+      auditTrail:
+        trailEntry && trail
+          ? { entry: trailEntry.name, bytes: trailEntry.bytes, sha256: trailEntry.sha256, events: trail.events.length }
+          : null,
+    };
+  };
+  return { inspector, conclude };
+}
+
+type Matched = { e: ExpectedDocument; entry: VerifiedEntry; providerOriginalSha256: string | null };
+
+/** With an audit trail: documents in the trail's order, each checked against what we uploaded and what the ZIP holds. */
+function fromTrail(trail: AuditTrail, expected: readonly ExpectedDocument[], byName: Map<string, VerifiedEntry>): Matched[] {
+  if (trail.documents.length !== expected.length) {
+    throw new EvidenceRejected(`the audit trail lists ${trail.documents.length} document(s) for ${expected.length} uploaded`);
+  }
+  return expected.map((e, i) => {
+    const d = trail.documents.find((x) => x.index === i);
+    const label = `document ${i + 1} ("${e.title}")`;
+    if (!d) throw new EvidenceRejected(`the audit trail does not list ${label}`);
+    const entry = byName.get(d.entry);
+    if (!entry) throw new EvidenceRejected(`the audit trail names "${d.entry}" for ${label}, which the ZIP does not hold`);
+    if (d.original.storagePath !== e.StoragePath) {
+      throw new EvidenceRejected(`${label} was signed from ${d.original.storagePath}, not from our upload ${e.StoragePath}`);
+    }
+    if (e.sha256 && d.original.sha256 !== e.sha256) {
+      throw new EvidenceRejected(
+        `${label}: the provider signed an original with SHA-256 ${d.original.sha256}, but we uploaded ${e.sha256}`,
+      );
+    }
+    if (d.final.sha256 !== entry.sha256) {
+      throw new EvidenceRejected(`${label}: "${entry.name}" has SHA-256 ${entry.sha256}, the audit trail says ${d.final.sha256}`);
+    }
+    return { e, entry, providerOriginalSha256: d.original.sha256 };
+  });
+}
+
+/** Without one (a provider that sends none): the ZIP's PDFs, evidence aside, in order. */
+function fromEntries(expected: readonly ExpectedDocument[], entries: readonly VerifiedEntry[]): Matched[] {
+  const pdfs = entries.filter((x) => x.name.toLowerCase().endsWith('.pdf') && x.name !== COMPLETION_CERTIFICATE_ENTRY);
+  if (pdfs.length !== expected.length) {
+    throw new EvidenceRejected(`completed ZIP holds ${pdfs.length} PDF(s) for ${expected.length} document(s)`);
+  }
+  return expected.map((e, i) => ({ e, entry: pdfs[i]!, providerOriginalSha256: null }));
+}
+
+function notChecked(): SignatureEvidence {
+  return { result: 'not-checked', problems: [], signer: null, signingTime: null, subFilter: null, trusted: null };
+}
+
+function toEvidence(check: PdfSignatureCheck): SignatureEvidence {
+  return {
+    result: check.problems.length === 0 ? 'valid' : 'invalid',
+    problems: check.problems,
+    signer: check.signer ? { subject: check.signer.subject, issuer: check.signer.issuer, sha256: check.signer.sha256 } : null,
+    signingTime: check.signingTime,
+    subFilter: check.subFilter,
+    trusted: check.trusted,
+  };
+}

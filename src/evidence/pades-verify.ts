@@ -1,0 +1,131 @@
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { summarize, type CertificateSummary } from './pki.js';
+
+/** What checking one PDF's signature found; `problems` is empty exactly when the signature is valid, whole and trusted. */
+export interface PdfSignatureCheck {
+  /** The PDF carries at least one signature dictionary. */
+  signed: boolean;
+  /** The CMS signature verifies over the bytes its /ByteRange names. */
+  signatureValid: boolean;
+  /** The last signature covers every byte of the file but its own value: nothing was appended after signing. */
+  coversWholeFile: boolean;
+  /** The signer's certificate chains to a trust anchor; null when no anchor was given. */
+  trusted: boolean | null;
+  subFilter: string | null;
+  /** The claimed signing time (the signature dictionary's /M), ISO 8601. */
+  signingTime: string | null;
+  signer: CertificateSummary | null;
+  problems: string[];
+}
+
+const BYTE_RANGE = /\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g;
+
+/**
+ * Checks a PDF's last signature as a PAdES validator does: the CMS signature
+ * verifies over the signed byte ranges (message digest and signer's key),
+ * the ranges cover the whole file, and the signer's certificate chains to
+ * one of `trustAnchors` at `at`. Never throws on a hostile file: every
+ * failure is a problem in the result.
+ */
+export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkijs.Certificate[], at: Date): Promise<PdfSignatureCheck> {
+  const result: PdfSignatureCheck = {
+    signed: false,
+    signatureValid: false,
+    coversWholeFile: false,
+    trusted: trustAnchors.length > 0 ? false : null,
+    subFilter: null,
+    signingTime: null,
+    signer: null,
+    problems: [],
+  };
+  const text = pdf.toString('latin1');
+  const ranges = [...text.matchAll(BYTE_RANGE)];
+  const last = ranges.at(-1);
+  if (!last) {
+    result.problems.push('the PDF is not signed');
+    return result;
+  }
+  result.signed = true;
+  const [a, b, c, d] = last.slice(1, 5).map(Number) as [number, number, number, number];
+  if (a !== 0 || b <= 0 || c <= b || d < 0 || c + d > pdf.length || pdf[b] !== 0x3c || pdf[c - 1] !== 0x3e) {
+    result.problems.push(`the signature's /ByteRange [${a} ${b} ${c} ${d}] does not frame its /Contents`);
+    return result;
+  }
+  result.coversWholeFile = c + d === pdf.length;
+  if (!result.coversWholeFile) {
+    result.problems.push(`${pdf.length - (c + d)} byte(s) were added after signing (the signature covers bytes up to ${c + d})`);
+  }
+  const dictionary = text.slice(Math.max(0, last.index - 4096), Math.min(text.length, c + 4096));
+  result.subFilter = /\/SubFilter\s*\/([A-Za-z0-9.]+)/.exec(dictionary)?.[1] ?? null;
+  result.signingTime = pdfDate(/\/M\s*\((D:[^)]*)\)/.exec(text.slice(c, c + 4096))?.[1] ?? /\/M\s*\((D:[^)]*)\)/.exec(dictionary)?.[1]);
+
+  const hex = text.slice(b + 1, c - 1).replace(/\s+/g, '');
+  if (!/^[0-9a-fA-F]*$/.test(hex)) {
+    result.problems.push('the signature value is not a hexadecimal string');
+    return result;
+  }
+  const signedBytes = Buffer.concat([pdf.subarray(a, a + b), pdf.subarray(c, c + d)]);
+  let signedData: pkijs.SignedData;
+  try {
+    const asn = asn1js.fromBER(Buffer.from(hex, 'hex'));
+    if (asn.offset === -1) throw new Error(asn.result.error);
+    const contentInfo = new pkijs.ContentInfo({ schema: asn.result });
+    if (contentInfo.contentType !== pkijs.ContentInfo.SIGNED_DATA) throw new Error('not CMS SignedData');
+    signedData = new pkijs.SignedData({ schema: contentInfo.content });
+  } catch (err) {
+    result.problems.push(`the signature value is not a readable CMS signature: ${(err as Error).message}`);
+    return result;
+  }
+
+  // First the signature alone, then the chain, so a broken signature and an untrusted signer are told apart.
+  const verdict = await verify(signedData, signedBytes, [], at);
+  result.signatureValid = verdict.signatureVerified === true;
+  if (verdict.signerCertificate) result.signer = summarize(verdict.signerCertificate);
+  if (!result.signatureValid) {
+    result.problems.push(`the signature does not verify: ${verdict.message}`);
+    return result;
+  }
+  if (trustAnchors.length > 0) {
+    const chained = await verify(signedData, signedBytes, trustAnchors, at);
+    result.trusted = chained.signatureVerified === true && chained.signerCertificateVerified === true;
+    if (!result.trusted) result.problems.push(`the signer's certificate does not chain to a trust anchor: ${chained.message}`);
+  }
+  return result;
+}
+
+async function verify(
+  signedData: pkijs.SignedData,
+  data: Buffer,
+  anchors: readonly pkijs.Certificate[],
+  at: Date,
+): Promise<Pick<pkijs.SignedDataVerifyResult, 'message' | 'signatureVerified' | 'signerCertificate' | 'signerCertificateVerified'>> {
+  try {
+    return await signedData.verify({
+      signer: 0,
+      data: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer,
+      trustedCerts: [...anchors],
+      checkChain: anchors.length > 0,
+      checkDate: at,
+      extendedMode: true,
+    });
+  } catch (err) {
+    const e = err as Partial<pkijs.SignedDataVerifyResult> & Error;
+    return {
+      message: e.message,
+      signatureVerified: e.signatureVerified ?? false,
+      signerCertificate: e.signerCertificate ?? null,
+      signerCertificateVerified: e.signerCertificateVerified ?? false,
+    };
+  }
+}
+
+/** `D:YYYYMMDDHHmmSS+HH'mm'` (PDF 32000 7.9.4) → ISO 8601, or null when it cannot be read. */
+function pdfDate(value: string | undefined): string | null {
+  const m = value && /^D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(Z|[+-])?(\d{2})?'?(\d{2})?'?$/.exec(value);
+  if (!m) return null;
+  const [, y, mo = '01', da = '01', h = '00', mi = '00', s = '00', sign, oh = '00', om = '00'] = m;
+  const offset = !sign || sign === 'Z' ? 'Z' : `${sign}${oh}:${om}`;
+  const date = new Date(`${y}-${mo}-${da}T${h}:${mi}:${s}${offset}`);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}

@@ -1,0 +1,97 @@
+import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
+import type { AuditTrail } from '../esign/evidence.js';
+
+const PAGE: [number, number] = [595.28, 841.89]; // A4
+const MARGIN = 48;
+
+/** The standard fonts encode WinAnsi only: anything else is shown as '?' (the JSON beside it keeps the exact text). */
+function printable(s: string): string {
+  return s.replace(/[^\x20-\x7e\u00a0-\u00ff]/g, '?');
+}
+
+/**
+ * The certificate of completion: a human-readable rendering of the audit
+ * trail (participants, documents with their hashes, every event), which the
+ * completion pipeline then seals like the documents.
+ */
+export async function renderCompletionCertificate(trail: AuditTrail): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  doc.setTitle('Certificate of completion');
+  doc.setProducer('esign provider sandbox');
+  doc.setCreationDate(new Date(trail.transaction.completedAt));
+  doc.setModificationDate(new Date(trail.transaction.completedAt));
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+  const mono = await doc.embedFont(StandardFonts.Courier);
+  let page: PDFPage = doc.addPage(PAGE);
+  let y = PAGE[1] - MARGIN;
+  const names = new Map(trail.participants.map((p) => [p.id, p.name]));
+
+  const line = (text: string, options: { f?: PDFFont; size?: number; indent?: number; gap?: number } = {}) => {
+    const size = options.size ?? 9;
+    const f = options.f ?? font;
+    const width = PAGE[0] - 2 * MARGIN - (options.indent ?? 0);
+    for (const chunk of wrap(printable(text), f, size, width)) {
+      if (y < MARGIN + size) {
+        page = doc.addPage(PAGE);
+        y = PAGE[1] - MARGIN;
+      }
+      page.drawText(chunk, { x: MARGIN + (options.indent ?? 0), y, size, font: f, color: rgb(0.1, 0.1, 0.1) });
+      y -= size + 3;
+    }
+    y -= options.gap ?? 0;
+  };
+
+  line('Certificate of completion', { f: bold, size: 18, gap: 6 });
+  line(`Transaction ${trail.transaction.id} (envelope ${trail.transaction.esignId})`);
+  line(`Created ${trail.transaction.createdAt}; completed ${trail.transaction.completedAt}`, { gap: 8 });
+
+  line('Participants', { f: bold, size: 12, gap: 2 });
+  for (const p of trail.participants) {
+    line(`${p.name} <${p.email}>  id ${p.id}`);
+    line(`Authentication: ${p.authentication.length > 0 ? p.authentication.join(', ') : 'none'}`, { indent: 12 });
+  }
+  y -= 8;
+
+  line('Documents', { f: bold, size: 12, gap: 2 });
+  for (const d of trail.documents) {
+    line(`${d.index + 1}. ${d.title}  (${d.entry})`);
+    line(`original  ${d.original.sha256}  ${d.original.bytes} bytes`, { f: mono, size: 7.5, indent: 12 });
+    line(`final     ${d.final.sha256}  ${d.final.bytes} bytes`, { f: mono, size: 7.5, indent: 12 });
+  }
+  y -= 8;
+
+  line('Events', { f: bold, size: 12, gap: 2 });
+  for (const e of trail.events) {
+    const who = e.participantId ? ` ${names.get(e.participantId) ?? e.participantId}` : '';
+    const detail = e.detail
+      ? `  ${Object.entries(e.detail)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ')}`
+      : '';
+    line(`${e.at}  ${e.type}${who}${detail}`);
+    if (e.ip || e.userAgent) line(`from ${e.ip ?? 'unknown address'}${e.userAgent ? `, ${e.userAgent}` : ''}`, { indent: 12, size: 7.5 });
+  }
+  y -= 8;
+
+  line('Seal', { f: bold, size: 12, gap: 2 });
+  line(`Documents and this certificate are sealed (PAdES) by ${trail.seal.subject}, issued by ${trail.seal.issuer}.`);
+  line(`Certificate SHA-256 ${trail.seal.sha256}`, { f: mono, size: 7.5 });
+  line(`The same record, machine-readable: audit-trail.json in the same ZIP.`);
+  return doc.save({ useObjectStreams: false });
+}
+
+function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
+  const lines: string[] = [];
+  let current = '';
+  for (const word of text.split(' ')) {
+    const candidate = current ? `${current} ${word}` : word;
+    if (font.widthOfTextAtSize(candidate, size) <= width || !current) current = candidate;
+    else {
+      lines.push(current);
+      current = word;
+    }
+  }
+  lines.push(current);
+  return lines;
+}
