@@ -52,10 +52,16 @@ describe('esign CLI', () => {
     const status = await esign('--json', 'status', referenceId);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ phase: 'completed', referenceId, result: { status: 'completed' } });
+    // For people: the seal of each document, its signer and hashes.
+    const statusText = await esign('status', referenceId);
+    expect(statusText.stdout).toMatch(/Service agreement\.pdf\s+valid\s+CN=esign sandbox document seal, O=esign sandbox/);
+    expect(statusText.stdout).toMatch(/certificate-of-completion\.pdf\s+valid/);
 
     const downloaded = await esign('--json', 'download', referenceId, join(dataDir, 'out'));
     expect(downloaded.code).toBe(0);
-    expect(JSON.parse(downloaded.stdout)).toMatchObject({ files: ['Service agreement.pdf', 'Data processing annex.pdf'] });
+    const got = JSON.parse(downloaded.stdout) as { files: string[]; evidence: { documents: { signature: { result: string } }[] } };
+    expect(got.files).toEqual(['Service agreement.pdf', 'Data processing annex.pdf', 'certificate-of-completion.pdf', 'audit-trail.json']);
+    expect(got.evidence.documents.map((d) => d.signature.result)).toEqual(['valid', 'valid']);
 
     const provider = await esign('--json', 'list', '--provider', '--status', 'completed');
     expect((JSON.parse(provider.stdout) as { rows: { referenceId: string }[] }).rows.map((r) => r.referenceId)).toContain(referenceId);

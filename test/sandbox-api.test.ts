@@ -269,8 +269,9 @@ describe('signing, completion and download', () => {
     expect(written.sha256).toBe(inspected.zip.sha256);
 
     const entries = await readZipEntries(target);
-    expect([...entries.keys()].sort()).toEqual(['Agreement 1.pdf', 'Agreement 2.pdf']);
-    for (const pdf of entries.values()) {
+    // Documents in order, then the evidence (docs/spec-gaps.md, row 41).
+    expect([...entries.keys()]).toEqual(['Agreement 1.pdf', 'Agreement 2.pdf', 'certificate-of-completion.pdf', 'audit-trail.json']);
+    for (const pdf of [entries.get('Agreement 1.pdf')!, entries.get('Agreement 2.pdf')!]) {
       const [page0] = await pdfPageTexts(pdf);
       expect(page0).toContain('Signer1 Tester');
       expect(page0).toContain('Signer2 Tester');

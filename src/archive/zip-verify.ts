@@ -46,62 +46,77 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
   let zip: yauzl.ZipFile;
   try {
     zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-      yauzl.open(path, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true, decodeStrings: true }, (err, z) =>
-        err ? reject(err) : resolve(z),
+      yauzl.open(
+        path,
+        { lazyEntries: true, autoClose: false, strictFileNames: true, validateEntrySizes: true, decodeStrings: true },
+        (err, z) => (err ? reject(err) : resolve(z)),
       ),
     );
   } catch (err) {
     throw new UnsafeZipError(`not a readable ZIP: ${(err as Error).message}`);
   }
-  const entries: VerifiedEntry[] = [];
-  const names = new Set<string>();
-  let total = 0;
   try {
-    await new Promise<void>((resolve, reject) => {
-      const fail = (message: string) => {
-        zip.close();
-        reject(new UnsafeZipError(message));
-      };
-      zip.on('error', (err: Error) => fail(`corrupt ZIP: ${err.message}`));
-      zip.on('end', () => resolve());
-      zip.on('entry', (entry: yauzl.Entry) => {
-        const name = entry.fileName;
-        if (entries.length + 1 > limits.maxEntries) return fail(`more than ${limits.maxEntries} entries`);
-        if (name.endsWith('/')) return fail(`unexpected directory entry "${name}"`);
-        if (name.includes('/') || name.includes('\\') || name.startsWith('.')) return fail(`unsafe entry name "${name}"`);
-        if (names.has(name.toLowerCase())) return fail(`duplicate entry name "${name}"`);
-        names.add(name.toLowerCase());
-        const mode = (entry.externalFileAttributes >>> 16) & S_IFMT;
-        if (mode === S_IFLNK) return fail(`entry "${name}" is a symbolic link`);
-        if (mode !== 0 && mode !== S_IFREG) return fail(`entry "${name}" is not a regular file`);
-        if (entry.isEncrypted()) return fail(`entry "${name}" is encrypted`);
-        total += entry.uncompressedSize;
-        if (total > limits.maxTotalUncompressed) return fail(`uncompressed size over ${limits.maxTotalUncompressed} bytes`);
-        if (entry.compressedSize > 0 && entry.uncompressedSize / entry.compressedSize > limits.maxRatio) {
-          return fail(`entry "${name}" expands ${Math.round(entry.uncompressedSize / entry.compressedSize)}x (compression bomb?)`);
-        }
-        const json = name.toLowerCase().endsWith('.json');
-        if (inspect && entry.uncompressedSize > MAX_INSPECTED_BYTES) return fail(`entry "${name}" is too large to verify`);
-        entryContent(zip, path, entry, inspect !== undefined)
-          .then(async ({ bytes, sha256, crc, head, content }) => {
-            if (json ? !/^\s*[[{]/.test(head) : head !== '%PDF-') return fail(`entry "${name}" is not a ${json ? 'JSON file' : 'PDF'}`);
-            if (bytes !== entry.uncompressedSize)
-              return fail(`entry "${name}" holds ${bytes} bytes, its header says ${entry.uncompressedSize}`);
-            // yauzl does not check CRC-32, and stored entries are read as raw byte ranges: this is the only check.
-            if (crc !== entry.crc32) return fail(`entry "${name}" fails its CRC-32 check (corrupted in the ZIP)`);
-            const verified = { name, bytes, sha256 };
-            if (inspect && content) await inspect(verified, content);
-            entries.push(verified);
-            zip.readEntry();
-          })
-          .catch((e: Error) => fail(e instanceof UnsafeZipError ? e.message : `entry "${name}": ${e.message}`));
-      });
-      zip.readEntry();
-    });
+    // The whole directory is judged before any content is read (or shown to `inspect`).
+    const listed = await directory(zip, limits);
+    const entries: VerifiedEntry[] = [];
+    for (const entry of listed) {
+      const name = entry.fileName;
+      const json = name.toLowerCase().endsWith('.json');
+      if (inspect && entry.uncompressedSize > MAX_INSPECTED_BYTES) throw new UnsafeZipError(`entry "${name}" is too large to verify`);
+      let content;
+      try {
+        content = await entryContent(zip, path, entry, inspect !== undefined);
+      } catch (e) {
+        throw new UnsafeZipError(`entry "${name}": ${(e as Error).message}`);
+      }
+      if (json ? !/^\s*[[{]/.test(content.head) : content.head !== '%PDF-') {
+        throw new UnsafeZipError(`entry "${name}" is not a ${json ? 'JSON file' : 'PDF'}`);
+      }
+      if (content.bytes !== entry.uncompressedSize) {
+        throw new UnsafeZipError(`entry "${name}" holds ${content.bytes} bytes, its header says ${entry.uncompressedSize}`);
+      }
+      // yauzl does not check CRC-32, and stored entries are read as raw byte ranges: this is the only check.
+      if (content.crc !== entry.crc32) throw new UnsafeZipError(`entry "${name}" fails its CRC-32 check (corrupted in the ZIP)`);
+      const verified = { name, bytes: content.bytes, sha256: content.sha256 };
+      if (inspect && content.content) await inspect(verified, content.content);
+      entries.push(verified);
+    }
+    return entries;
   } finally {
     zip.close();
   }
-  return entries;
+}
+
+/** Every entry of the central directory, each checked for a safe name and type and against the limits. */
+function directory(zip: yauzl.ZipFile, limits: ZipLimits): Promise<yauzl.Entry[]> {
+  const listed: yauzl.Entry[] = [];
+  const names = new Set<string>();
+  let total = 0;
+  return new Promise<yauzl.Entry[]>((resolve, reject) => {
+    const fail = (message: string) => reject(new UnsafeZipError(message));
+    zip.on('error', (err: Error) => fail(`corrupt ZIP: ${err.message}`));
+    zip.on('end', () => resolve(listed));
+    zip.on('entry', (entry: yauzl.Entry) => {
+      const name = entry.fileName;
+      if (listed.length + 1 > limits.maxEntries) return fail(`more than ${limits.maxEntries} entries`);
+      if (name.endsWith('/')) return fail(`unexpected directory entry "${name}"`);
+      if (name.includes('/') || name.includes('\\') || name.startsWith('.')) return fail(`unsafe entry name "${name}"`);
+      if (names.has(name.toLowerCase())) return fail(`duplicate entry name "${name}"`);
+      names.add(name.toLowerCase());
+      const mode = (entry.externalFileAttributes >>> 16) & S_IFMT;
+      if (mode === S_IFLNK) return fail(`entry "${name}" is a symbolic link`);
+      if (mode !== 0 && mode !== S_IFREG) return fail(`entry "${name}" is not a regular file`);
+      if (entry.isEncrypted()) return fail(`entry "${name}" is encrypted`);
+      total += entry.uncompressedSize;
+      if (total > limits.maxTotalUncompressed) return fail(`uncompressed size over ${limits.maxTotalUncompressed} bytes`);
+      if (entry.compressedSize > 0 && entry.uncompressedSize / entry.compressedSize > limits.maxRatio) {
+        return fail(`entry "${name}" expands ${Math.round(entry.uncompressedSize / entry.compressedSize)}x (compression bomb?)`);
+      }
+      listed.push(entry);
+      zip.readEntry();
+    });
+    zip.readEntry();
+  });
 }
 
 /**

@@ -210,5 +210,11 @@ export async function download(ctx: CliContext, referenceId: string, dir: string
     throw new CliError(`cannot download from ${uri.protocol} archives`);
   }
   if (written.sha256 !== result.archive.sha256) throw new CliError(`SHA-256 mismatch for ${target}: archive is corrupt`, Exit.failed);
-  return { file: target, bytes: written.bytes, sha256: written.sha256, files: result.archive.files.map((f) => f.name) };
+  return {
+    file: target,
+    bytes: written.bytes,
+    sha256: written.sha256,
+    files: result.archive.files.map((f) => f.name),
+    evidence: result.archive.evidence,
+  };
 }

@@ -5,7 +5,7 @@ import { Command, CommanderError } from 'commander';
 import * as commands from './commands.js';
 import { CliError, createContext, Exit, type CliContext } from './context.js';
 import { demo } from './demo.js';
-import { fields, table } from './output.js';
+import { evidenceTable, fields, table } from './output.js';
 
 const program = new Command('esign')
   .description('Durable e-signature transactions on Temporal')
@@ -64,7 +64,8 @@ program
             ...(result.endedBy ? { endedBy: result.endedBy } : {}),
           }
         : {};
-      return `${fields({ ...rest, ...ending, archive: result?.archive?.uri ?? null })}\n\n${table(participants, ['id', 'name', 'status', 'at'])}`;
+      const text = `${fields({ ...rest, ...ending, archive: result?.archive?.uri ?? null })}\n\n${table(participants, ['id', 'name', 'status', 'at'])}`;
+      return result?.archive ? `${text}\n\n${evidenceTable(result.archive.evidence)}` : text;
     });
   });
 
@@ -101,7 +102,10 @@ program
   .description('copy the archived ZIP of a completed transaction into a directory, checking its SHA-256')
   .action(async (referenceId: string, dir: string) => {
     const downloaded = await withContext((ctx) => commands.download(ctx, referenceId, dir));
-    print(downloaded, () => fields({ ...downloaded }));
+    print(downloaded, () => {
+      const { evidence, ...rest } = downloaded;
+      return `${fields(rest)}\n\n${evidenceTable(evidence)}`;
+    });
   });
 
 program

@@ -1,3 +1,5 @@
+import type { ArchiveEvidence } from '../archive/evidence.js';
+
 function text(v: unknown): string {
   if (v === null || v === undefined) return '-';
   if (typeof v === 'string') return v;
@@ -29,4 +31,35 @@ export function fields(record: Record<string, unknown>): string {
   return Object.entries(record)
     .map(([k, v]) => `${k.padEnd(width)}  ${text(v)}`)
     .join('\n');
+}
+
+/** The evidence a completed archive carries, one row per sealed PDF (docs/evidence.md). */
+export function evidenceTable(evidence: ArchiveEvidence | undefined): string {
+  if (!evidence) return 'evidence: none recorded (archived before verification, or by an older worker)';
+  const short = (h: string | null) => (h ? `${h.slice(0, 16)}…` : '-');
+  const rows = [
+    ...evidence.documents.map((d) => ({ file: d.entry, original: d.originalSha256, final: d.finalSha256, signature: d.signature })),
+    ...(evidence.certificateOfCompletion
+      ? [
+          {
+            file: evidence.certificateOfCompletion.entry,
+            original: null,
+            final: evidence.certificateOfCompletion.sha256,
+            signature: evidence.certificateOfCompletion.signature,
+          },
+        ]
+      : []),
+  ].map((r) => ({
+    file: r.file,
+    seal: r.signature.result === 'valid' && r.signature.trusted === null ? 'valid (no trust anchor)' : r.signature.result,
+    signer: r.signature.signer?.subject ?? null,
+    signer_sha256: short(r.signature.signer?.sha256 ?? null),
+    signed_at: r.signature.signingTime,
+    original_sha256: short(r.original),
+    final_sha256: short(r.final),
+  }));
+  const trail = evidence.auditTrail
+    ? `audit trail: ${evidence.auditTrail.entry}, ${evidence.auditTrail.events} events, sha256 ${evidence.auditTrail.sha256}`
+    : 'audit trail: none';
+  return `${table(rows)}\n${trail}\npolicy: signatures ${evidence.policy.signatures}, certificate of completion ${evidence.policy.requireCompletionCertificate ? 'required' : 'optional'}`;
 }

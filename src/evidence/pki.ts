@@ -109,7 +109,7 @@ function keyUsage(bits: number[]): asn1js.BitString {
 }
 
 async function keyPair(): Promise<CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(RSA, true, ['sign', 'verify']));
+  return await webcrypto.subtle.generateKey(RSA, true, ['sign', 'verify']);
 }
 
 function publicKeyId(cert: pkijs.Certificate): Uint8Array {

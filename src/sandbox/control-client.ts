@@ -4,6 +4,8 @@ import type { TransactionRecord } from '../esign/schemas.js';
 import type { ForcedEnd } from './controls.js';
 import type { FaultConfig, FaultConfigInput } from './faults.js';
 import type { DeliveryRow } from './store.js';
+import type { AuditEvent } from '../esign/evidence.js';
+import type { MessageRow } from './evidence-store.js';
 
 /** A webhook delivery as the sandbox's outbox records it. */
 export type DeliveryRecord = DeliveryRow;
@@ -85,6 +87,17 @@ export class SandboxControlClient {
     const query = new URLSearchParams(Object.entries(filter).filter((e): e is [string, string] => e[1] !== undefined));
     return (await this.#call<{ data: DeliveryRecord[] }>('GET', `/webhooks/deliveries${query.size > 0 ? `?${query.toString()}` : ''}`))
       .data;
+  }
+
+  /** The outbox: invitations and one-time codes the sandbox "sent", newest first. */
+  async outbox(filter: { to?: string; transactionId?: string } = {}): Promise<MessageRow[]> {
+    const query = new URLSearchParams(Object.entries(filter).filter((e): e is [string, string] => e[1] !== undefined));
+    return (await this.#call<{ data: MessageRow[] }>('GET', `/outbox${query.size > 0 ? `?${query.toString()}` : ''}`)).data;
+  }
+
+  /** A transaction's audit trail as recorded so far. */
+  async auditTrail(transactionId: string): Promise<AuditEvent[]> {
+    return (await this.#call<{ data: AuditEvent[] }>('GET', `/transactions/${encodeURIComponent(transactionId)}/audit-trail`)).data;
   }
 
   setFaults(config: FaultConfigInput): Promise<FaultConfig> {

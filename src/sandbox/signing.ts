@@ -1,6 +1,6 @@
 import type { IframeStyle, Tag } from '../esign/schemas.js';
 import { ESIGN_DECLINED_EVENT, ESIGN_PARTICIPANT_SIGNED_EVENT, ESIGN_PARTICIPANT_VIEWED_EVENT } from '../esign/events.js';
-import type { SignerAuthentication} from './authentication.js';
+import type { SignerAuthentication } from './authentication.js';
 import { type AuthenticationPrompt, type AuthenticationStep, type ClientInfo } from './authentication.js';
 import type { CompletionPipeline } from './completion.js';
 import type { SandboxMailer } from './mailer.js';

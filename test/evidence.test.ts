@@ -1,0 +1,183 @@
+// The evidence a completed transaction carries, checked by tools that share
+// no code with us (poppler's pdfsig, OpenSSL, Info-ZIP's unzip), and the
+// archive's refusal of evidence that does not hold up.
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyZip } from '../src/archive/zip-verify.js';
+import { AuditTrail } from '../src/esign/evidence.js';
+import { checkPdfSignature } from '../src/evidence/pades-verify.js';
+import { parseCertificates } from '../src/evidence/pki.js';
+import { samplePdf } from '../src/sandbox/pdf.js';
+import { SandboxSeal } from '../src/sandbox/seal.js';
+import { statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
+import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { forgeCompletedZip, opensslVerify, pdfsig, run, sha256, type ForgedDocument } from './support/evidence.js';
+import { pdfPageTexts, readZipEntries } from './support/zip.js';
+
+let env: EsignTestEnv;
+let caPem: string;
+let completed: EsignTransactionResult;
+
+beforeAll(async () => {
+  env = await startEsignTestEnv();
+  // The trust anchor as any client gets it: over HTTP from the sandbox.
+  caPem = await (await fetch(`${env.sandbox.running.url}/sandbox/ca.pem`)).text();
+  const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
+  let status = await handle.query(statusQuery);
+  for (let i = 0; status.phase !== 'awaiting_signatures' && i < 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    status = await handle.query(statusQuery);
+  }
+  for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
+  completed = await handle.result();
+});
+afterAll(() => env?.close());
+
+async function archivedEntries(): Promise<Map<string, Buffer>> {
+  return readZipEntries(fileURLToPath(completed.archive!.uri));
+}
+
+describe('the evidence of a completed transaction', () => {
+  it('seals every PDF (PAdES) so that pdfsig and OpenSSL, against the CA served by the sandbox, find it valid', async () => {
+    expect(completed.status).toBe('completed');
+    expect(caPem).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    const entries = await archivedEntries();
+    const pdfs = [...entries].filter(([name]) => name.endsWith('.pdf'));
+    expect(pdfs.map(([n]) => n).sort()).toEqual(['Annex A.pdf', 'Employment contract.pdf', 'certificate-of-completion.pdf']);
+    for (const [, pdf] of pdfs) {
+      const report = await pdfsig(pdf);
+      expect(report).toContain('Signature Type: ETSI.CAdES.detached');
+      expect(report).toContain('Total document signed');
+      expect(report).toContain('Signature Validation: Signature is Valid.');
+      expect(report).toContain('Signer full Distinguished Name: CN=esign sandbox document seal,O=esign sandbox');
+      expect(await opensslVerify(pdf, caPem)).toMatchObject({ ok: true });
+    }
+  });
+
+  it('is refused by pdfsig, OpenSSL and our check alike once one byte changes, or under another CA', async () => {
+    const pdf = (await archivedEntries()).get('Employment contract.pdf')!;
+    const tampered = Buffer.from(pdf);
+    tampered.writeUInt8(tampered.readUInt8(400) ^ 0x01, 400);
+    expect(await pdfsig(tampered)).not.toContain('Signature is Valid.');
+    expect((await opensslVerify(tampered, caPem)).ok).toBe(false);
+    const ours = await checkPdfSignature(tampered, parseCertificates(caPem), new Date());
+    expect(ours.problems.join()).toMatch(/does not verify/);
+
+    const otherCa = (await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-other-ca-')))).caCertificate;
+    expect((await opensslVerify(pdf, otherCa)).ok).toBe(false);
+    expect((await checkPdfSignature(pdf, parseCertificates(otherCa), new Date())).problems.join()).toMatch(
+      /does not chain to a trust anchor/,
+    );
+  });
+
+  it('carries an audit trail and a certificate of completion: every event, and the hash of each upload and each final PDF', async () => {
+    const entries = await archivedEntries();
+    const trail = AuditTrail.parse(JSON.parse(entries.get('audit-trail.json')!.toString('utf8')));
+    const types = trail.events.map((e) => e.type);
+    expect(types[0]).toBe('created');
+    expect(types).toContain('sent');
+    expect(types.filter((t) => t === 'signed')).toHaveLength(2);
+    expect(types.filter((t) => t === 'tag_applied')).toHaveLength(3);
+    expect(types.at(-1)).toBe('completed');
+    expect(trail.events.find((e) => e.type === 'created')?.ip).toBe('127.0.0.1');
+    const uploaded = await Promise.all(env.pdfs.map(async (p) => sha256(await readFile(p))));
+    expect(trail.documents.map((d) => d.original.sha256)).toEqual(uploaded);
+    expect(trail.documents.map((d) => d.final.sha256)).toEqual([
+      sha256(entries.get('Employment contract.pdf')!),
+      sha256(entries.get('Annex A.pdf')!),
+    ]);
+    const text = (await pdfPageTexts(entries.get('certificate-of-completion.pdf')!)).join('\n');
+    for (const expected of ['Certificate of completion', 'Ada Lovelace', 'Alan Turing', uploaded[0]!, trail.documents[1]!.final.sha256])
+      expect(text).toContain(expected);
+  });
+
+  it('passes unzip -t, and a corrupted entry fails our CRC-32 check (and unzip)', async () => {
+    const path = fileURLToPath(completed.archive!.uri);
+    await run('unzip', ['-tq', path]);
+    const corrupt = join(await mkdtemp(join(tmpdir(), 'esign-crc-')), 'corrupt.zip');
+    const bytes = await readFile(path);
+    // A byte inside the first entry's data (stored, so the ZIP stays readable): only the CRC can tell.
+    const at = bytes.indexOf('%PDF-') + 200;
+    bytes.writeUInt8(bytes.readUInt8(at) ^ 0x01, at);
+    await writeFile(corrupt, bytes);
+    await expect(verifyZip(corrupt)).rejects.toThrow(/fails its CRC-32 check/);
+    await expect(run('unzip', ['-tq', corrupt])).rejects.toThrow();
+  });
+});
+
+describe('the archive refuses evidence that does not hold up', () => {
+  /** The sandbox's own seal: forged ZIPs under it differ from a real one only where a test says. */
+  const sandboxSeal = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'esign-seal-'));
+    await cp(join(env.sandbox.dataDir, 'pki'), dir, { recursive: true });
+    return SandboxSeal.open(dir);
+  };
+  const originals = () => Promise.all(env.pdfs.map((p) => readFile(p)));
+  const titles = ['Employment contract', 'Annex A'];
+
+  const cases: [string, (tx: { id: string; esignId: string; storagePaths: string[] }) => Promise<Buffer>, RegExp][] = [
+    [
+      'PDFs sealed under another CA',
+      async (tx) => {
+        const other = await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-other-seal-')));
+        const docs = (await originals()).map((original, i) => ({ title: titles[i]!, StoragePath: tx.storagePaths[i]!, original }));
+        return forgeCompletedZip({ seal: other, transaction: tx, documents: docs });
+      },
+      /does not chain to a trust anchor/,
+    ],
+    [
+      'an incremental update appended after sealing',
+      async (tx) => {
+        const docs: ForgedDocument[] = (await originals()).map((original, i) => ({
+          title: titles[i]!,
+          StoragePath: tx.storagePaths[i]!,
+          original,
+        }));
+        docs[0]!.tamper = (sealed) => Buffer.concat([sealed, Buffer.from('\n9 0 obj\n(changed)\nendobj\n%%EOF\n')]);
+        return forgeCompletedZip({ seal: await sandboxSeal(), transaction: tx, documents: docs });
+      },
+      /byte\(s\) were added after signing/,
+    ],
+    [
+      'a sealed document that is not the one we uploaded',
+      async (tx) => {
+        const docs = (await originals()).map((original, i) => ({ title: titles[i]!, StoragePath: tx.storagePaths[i]!, original }));
+        docs[1] = { ...docs[1]!, original: Buffer.from(await samplePdf('Forged annex')) };
+        return forgeCompletedZip({ seal: await sandboxSeal(), transaction: tx, documents: docs });
+      },
+      /document 2 \("Annex A"\): the provider signed an original with SHA-256 [0-9a-f]{64}, but we uploaded [0-9a-f]{64}/,
+    ],
+    [
+      'no certificate of completion',
+      async (tx) => {
+        const docs = (await originals()).map((original, i) => ({ title: titles[i]!, StoragePath: tx.storagePaths[i]!, original }));
+        return forgeCompletedZip({ seal: await sandboxSeal(), transaction: tx, documents: docs, certificate: false });
+      },
+      /no certificate-of-completion\.pdf, which the evidence policy requires/,
+    ],
+  ];
+
+  it.each(cases)('refuses %s with a non-retryable ArchiveInvalid, archiving nothing', async (_name, forge, reason) => {
+    const before = await readdir(env.archiveDir);
+    const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
+    let transactionId: string | null = null;
+    await expect.poll(async () => (transactionId = (await handle.query(statusQuery)).transactionId), { timeout: 20_000 }).not.toBeNull();
+    const record = (await env.sandbox.control.inspect(transactionId!))!.record;
+    const zip = await forge({ id: record.id!, esignId: record.esignId!, storagePaths: record.documents.map((d) => d.StoragePath) });
+    await env.sandbox.control.completeWithZip(transactionId!, zip);
+
+    const err = await handle.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const failure = (err as WorkflowFailedError).cause?.cause as (Error & { type?: string; nonRetryable?: boolean }) | undefined;
+    expect(failure?.type).toBe('ArchiveInvalid');
+    expect(failure?.nonRetryable).toBe(true);
+    expect(failure?.message).toMatch(reason);
+    expect(await readdir(env.archiveDir)).toEqual(before);
+    expect(existsSync(join(env.archiveDir, transactionId!))).toBe(false);
+  });
+});
