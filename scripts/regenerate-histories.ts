@@ -19,6 +19,7 @@ import { startEsignTransaction } from '../src/client/transactions.js';
 import { EsignClient } from '../src/esign/client.js';
 import { sandboxConfig, startSandbox } from '../src/sandbox/index.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
+import { parseCertificates } from '../src/evidence/pki.js';
 import { ensureTemporalBinaries } from '../src/temporal/binaries.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
 import type { EsignEndWebhook } from '../src/esign/schemas.js';
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
       client,
       archive: new LocalArchiveStore(join(work, 'archive')),
       documentRoots: [dirname(pdf)],
+      evidence: { signatures: 'require', trustAnchors: parseCertificates(sandbox.caCertificate), requireCompletionCertificate: true },
     },
   });
 
@@ -140,6 +142,13 @@ async function main(): Promise<void> {
         entity: 'esign',
         data: { notificationId: randomUUID(), entity_id: s.esignId!, transaction_id: s.transactionId! },
       });
+      await handle.result();
+      return handle;
+    },
+    // The upload's SHA-256 goes to the archive, which records the seals' evidence in the result.
+    async 'completed-with-evidence'() {
+      const { handle } = await start(input({ reconcileInterval: '1 second' }));
+      await signAll(handle);
       await handle.result();
       return handle;
     },

@@ -29,6 +29,8 @@ const LIFECYCLE_PATHS = [
 ];
 /** Participant progress, a reminder and the integrator's events. */
 const PROGRESS_PATHS = ['progress-reminders-and-events.json'];
+/** The upload's SHA-256 passed to the archive, and the evidence it recorded. */
+const EVIDENCE_PATHS = ['completed-with-evidence.json'];
 
 // Committed histories of the workflows' paths (npm run replay:regenerate writes
 // the top level). Histories of earlier workflow versions stay in sub-folders, so
@@ -46,6 +48,7 @@ it('replays every committed history, of this version and earlier ones, with the 
       ...INBOX_PATHS,
       ...LIFECYCLE_PATHS,
       ...PROGRESS_PATHS,
+      ...EVIDENCE_PATHS,
     ].sort(),
   );
   const histories = await Promise.all(
