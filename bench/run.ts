@@ -1,6 +1,7 @@
 // `npm run bench` runs every scenario; `npm run bench -- <name>` one of them.
 import { archiveStreaming } from './archive-streaming.js';
 import { endToEnd } from './end-to-end.js';
+import { evidenceVerification } from './evidence-verification.js';
 import { manyWaiting } from './many-waiting.js';
 import { webhookIngestion } from './webhook-ingestion.js';
 import { workflowMemory } from './workflow-memory.js';
@@ -9,6 +10,7 @@ const scenarios: Record<string, (command: string) => Promise<void>> = {
   e2e: endToEnd,
   webhooks: webhookIngestion,
   archive: archiveStreaming,
+  evidence: evidenceVerification,
   waiting: manyWaiting,
   memory: workflowMemory,
 };

@@ -52,6 +52,8 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
       ESIGN_PROVIDER_TOKEN: sandbox.token,
       ESIGN_ARCHIVE_DIR: join(work, 'archive'),
       ESIGN_DOCUMENT_ROOTS: docs,
+      ESIGN_TRUST_ANCHORS: sandbox.caFile,
+      ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
       LOG_LEVEL: 'info',
     },
     ready: /worker polling/,

@@ -151,6 +151,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           ESIGN_PROVIDER_TOKEN: sandbox.token,
           ESIGN_ARCHIVE_DIR: archiveDir,
           ESIGN_DOCUMENT_ROOTS: docs,
+          // Every completed ZIP is verified as in production: seals chained to the sandbox CA, certificate of completion required.
+          ESIGN_TRUST_ANCHORS: sandbox.caFile,
+          ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
           ESIGN_SHUTDOWN_GRACE: '2 seconds',
           LOG_LEVEL: 'info',
         },

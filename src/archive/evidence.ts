@@ -71,7 +71,7 @@ export function evidenceCheck(
   const signatures = new Map<string, SignatureEvidence>();
   let trail: AuditTrail | undefined;
 
-  const inspector: EntryInspector = async (entry, content) => {
+  const inspect = async (entry: VerifiedEntry, content: Buffer): Promise<void> => {
     if (entry.name === AUDIT_TRAIL_ENTRY) {
       let json: unknown;
       try {
@@ -84,17 +84,17 @@ export function evidenceCheck(
       trail = parsed.data;
       return;
     }
-    if (!entry.name.toLowerCase().endsWith('.pdf')) return;
-    if (policy.signatures === 'off') {
-      signatures.set(entry.name, notChecked());
-      return;
-    }
     const check = await checkPdfSignature(content, policy.trustAnchors, now());
     const evidence = toEvidence(check);
     if (evidence.result === 'invalid' && policy.signatures === 'require') {
       throw new EvidenceRejected(`"${entry.name}": ${check.problems.join('; ')}`);
     }
     signatures.set(entry.name, evidence);
+  };
+  // With signatures off, only the audit trail is read into memory; PDFs stream past as before.
+  const inspector: EntryInspector = {
+    wants: (name) => name === AUDIT_TRAIL_ENTRY || (policy.signatures !== 'off' && name.toLowerCase().endsWith('.pdf')),
+    inspect,
   };
 
   const conclude = (entries: readonly VerifiedEntry[]): ArchiveEvidence => {

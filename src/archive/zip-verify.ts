@@ -26,7 +26,11 @@ export interface VerifiedEntry {
  * Looks at each entry's content during the same pass (signature checks, the
  * audit trail). Called one entry at a time, so only one entry is in memory.
  */
-export type EntryInspector = (entry: VerifiedEntry, content: Buffer) => Promise<void>;
+export interface EntryInspector {
+  /** Whether this entry's content is needed: only those are held in memory. */
+  wants(name: string): boolean;
+  inspect(entry: VerifiedEntry, content: Buffer): Promise<void>;
+}
 
 /** An entry is buffered for the inspector only up to this size; a larger one is refused rather than risk the worker's memory. */
 const MAX_INSPECTED_BYTES = 512 * 1024 * 1024;
@@ -62,10 +66,11 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
     for (const entry of listed) {
       const name = entry.fileName;
       const json = name.toLowerCase().endsWith('.json');
-      if (inspect && entry.uncompressedSize > MAX_INSPECTED_BYTES) throw new UnsafeZipError(`entry "${name}" is too large to verify`);
+      const keep = inspect?.wants(name) === true;
+      if (keep && entry.uncompressedSize > MAX_INSPECTED_BYTES) throw new UnsafeZipError(`entry "${name}" is too large to verify`);
       let content;
       try {
-        content = await entryContent(zip, path, entry, inspect !== undefined);
+        content = await entryContent(zip, path, entry, keep);
       } catch (e) {
         throw new UnsafeZipError(`entry "${name}": ${(e as Error).message}`);
       }
@@ -78,7 +83,7 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
       // yauzl does not check CRC-32, and stored entries are read as raw byte ranges: this is the only check.
       if (content.crc !== entry.crc32) throw new UnsafeZipError(`entry "${name}" fails its CRC-32 check (corrupted in the ZIP)`);
       const verified = { name, bytes: content.bytes, sha256: content.sha256 };
-      if (inspect && content.content) await inspect(verified, content.content);
+      if (keep && content.content) await inspect.inspect(verified, content.content);
       entries.push(verified);
     }
     return entries;
@@ -147,19 +152,14 @@ async function entryContent(
   let crc = 0;
   let bytes = 0;
   let head = Buffer.alloc(0);
-  const chunks: Buffer[] = [];
+  // Kept content is copied once into a buffer of the size the directory announced (checked against the bytes read).
+  const content = keep ? Buffer.allocUnsafe(entry.uncompressedSize) : undefined;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     if (head.length < 5) head = Buffer.concat([head, chunk.subarray(0, 5 - head.length)]);
     hash.update(chunk);
     crc = crc32(chunk, crc);
+    if (content && bytes + chunk.length <= content.length) chunk.copy(content, bytes);
     bytes += chunk.length;
-    if (keep) chunks.push(chunk);
   }
-  return {
-    bytes,
-    sha256: hash.digest('hex'),
-    crc,
-    head: head.toString('latin1'),
-    content: keep ? Buffer.concat(chunks, bytes) : undefined,
-  };
+  return { bytes, sha256: hash.digest('hex'), crc, head: head.toString('latin1'), content };
 }

@@ -39,9 +39,9 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     signer: null,
     problems: [],
   };
-  const text = pdf.toString('latin1');
-  const ranges = [...text.matchAll(BYTE_RANGE)];
-  const last = ranges.at(-1);
+  // Only the neighbourhood of the last /ByteRange is decoded as text: a large PDF is never copied into a string.
+  const rangeAt = pdf.lastIndexOf('/ByteRange');
+  const last = rangeAt === -1 ? null : new RegExp(BYTE_RANGE.source).exec(pdf.subarray(rangeAt, rangeAt + 200).toString('latin1'));
   if (!last) {
     result.problems.push('the PDF is not signed');
     return result;
@@ -56,16 +56,25 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
   if (!result.coversWholeFile) {
     result.problems.push(`${pdf.length - (c + d)} byte(s) were added after signing (the signature covers bytes up to ${c + d})`);
   }
-  const dictionary = text.slice(Math.max(0, last.index - 4096), Math.min(text.length, c + 4096));
-  result.subFilter = /\/SubFilter\s*\/([A-Za-z0-9.]+)/.exec(dictionary)?.[1] ?? null;
-  result.signingTime = pdfDate(/\/M\s*\((D:[^)]*)\)/.exec(text.slice(c, c + 4096))?.[1] ?? /\/M\s*\((D:[^)]*)\)/.exec(dictionary)?.[1]);
+  // The signature dictionary surrounds /ByteRange and /Contents: its other keys are read from just around them.
+  const before = pdf.subarray(Math.max(0, Math.min(rangeAt, b) - 4096), Math.min(rangeAt, b)).toString('latin1');
+  const after = pdf.subarray(c, Math.min(pdf.length, c + 4096)).toString('latin1');
+  const around = `${before}${pdf.subarray(rangeAt, rangeAt + 200).toString('latin1')}${after}`;
+  result.subFilter = /\/SubFilter\s*\/([A-Za-z0-9.]+)/.exec(around)?.[1] ?? null;
+  result.signingTime = pdfDate(/\/M\s*\((D:[^)]*)\)/.exec(after)?.[1] ?? /\/M\s*\((D:[^)]*)\)/.exec(around)?.[1]);
 
-  const hex = text.slice(b + 1, c - 1).replace(/\s+/g, '');
+  const hex = pdf
+    .subarray(b + 1, c - 1)
+    .toString('latin1')
+    .replace(/\s+/g, '');
   if (!/^[0-9a-fA-F]*$/.test(hex)) {
     result.problems.push('the signature value is not a hexadecimal string');
     return result;
   }
-  const signedBytes = Buffer.concat([pdf.subarray(a, a + b), pdf.subarray(c, c + d)]);
+  // One copy of the signed ranges, handed to pkijs as the ArrayBuffer it wants.
+  const signedBytes = new Uint8Array(b + d);
+  signedBytes.set(pdf.subarray(a, a + b), 0);
+  signedBytes.set(pdf.subarray(c, c + d), b);
   let signedData: pkijs.SignedData;
   try {
     const asn = asn1js.fromBER(Buffer.from(hex, 'hex'));
@@ -96,14 +105,14 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
 
 async function verify(
   signedData: pkijs.SignedData,
-  data: Buffer,
+  data: Uint8Array<ArrayBuffer>,
   anchors: readonly pkijs.Certificate[],
   at: Date,
 ): Promise<Pick<pkijs.SignedDataVerifyResult, 'message' | 'signatureVerified' | 'signerCertificate' | 'signerCertificateVerified'>> {
   try {
     return await signedData.verify({
       signer: 0,
-      data: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer,
+      data: data.buffer,
       trustedCerts: [...anchors],
       checkChain: anchors.length > 0,
       checkDate: at,

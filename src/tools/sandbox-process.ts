@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { SandboxControlClient } from '../sandbox/control-client.js';
 import { launch, type Launched } from './launch.js';
 
@@ -6,6 +8,8 @@ export interface SandboxProcess {
   /** A dev API token of the default organization. */
   token: string;
   webhookSecret: string;
+  /** The sandbox CA as a PEM file, for a worker's ESIGN_TRUST_ANCHORS. */
+  caFile: string;
   control: SandboxControlClient;
   process: Launched;
   stop(): Promise<void>;
@@ -20,7 +24,11 @@ export async function launchSandbox(dataDir: string, env: Record<string, string>
   const out = process.output();
   const url = /listening on (\S+)/.exec(out)![1]!;
   const control = new SandboxControlClient(url);
+  // Fetched as any client would, from the sandbox's public endpoint.
+  const caFile = join(dataDir, 'ca-for-clients.pem');
+  await writeFile(caFile, await (await fetch(`${url}/sandbox/ca.pem`)).text());
   return {
+    caFile,
     url,
     token: /dev API token:\s+(\S+)/.exec(out)![1]!,
     webhookSecret: /webhook secret:\s+(\S+)/.exec(out)![1]!,
