@@ -115,6 +115,6 @@ export async function evidenceVerification(command: string): Promise<void> {
   }
   await record('evidence verification', command, markdownTable(rows), [
     'Both columns download, hash (SHA-256 and CRC-32) and commit the same ZIP from the sandbox; `require` also verifies the PAdES seal (CMS signature, whole-file coverage, chain to the trust anchor).',
-    'Verification holds one PDF entry in memory at a time (the signed byte ranges are hashed from it), plus one copy of its signed ranges for the CMS check, so the RSS growth is about twice the largest document, whatever the ZIP's size; entries over 512 MiB are refused when verification is on.',
+    'Verification holds one PDF entry in memory at a time (the signed byte ranges are hashed from it), plus one copy of its signed ranges for the CMS check, so the RSS growth is about twice the largest document, whatever the size of the ZIP; entries over 512 MiB are refused when verification is on.',
   ]);
 }

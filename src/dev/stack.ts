@@ -253,6 +253,11 @@ async function main(): Promise<void> {
   say('dev', `  Codec endpoint  ${codecUrl}   (payloads are encrypted; the Web UI decodes through it)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
   say('dev', `  Worker metrics  ${metricsAddress ? `http://${metricsAddress}/metrics` : 'off'}`);
+  say('dev', `  Sandbox outbox  ${sandbox.url}/_sandbox/outbox.html   (invitations and one-time codes)`);
+  say(
+    'dev',
+    `  Seals           ${workerConfig.evidence.signatures}, trust anchor ${workerConfig.evidence.trustAnchors.length > 0 ? (process.env.ESIGN_TRUST_ANCHORS ?? sandboxCaFile) : 'none'} (docs/evidence.md)`,
+  );
   say('dev', `  Integrator page ${host.url}   (start a sample transaction, sign it embedded, watch its events)`);
   say('dev', `  Data dir        ${dataDir}`);
   say('dev', 'Secrets (files; their contents are never printed):');
