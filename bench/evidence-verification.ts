@@ -22,8 +22,8 @@ import type { ArchiveResult } from '../workflows/definitions.js';
 import { writeZip } from '../test/support/zip.js';
 import { fmt, markdownTable, mib, percentile, record, rssSampler } from './lib.js';
 
-const SIZES_MIB = [1, 10, 25];
-const RUNS = 3;
+const SIZES_MIB = process.env.BENCH_EVIDENCE_SIZES ? process.env.BENCH_EVIDENCE_SIZES.split(',').map(Number) : [1, 10, 25];
+const RUNS = Number(process.env.BENCH_EVIDENCE_RUNS ?? 3);
 
 /** A sealed PDF of about `bytes`: one page and an incompressible attachment, so the signature covers real bytes. */
 async function sealedPdf(seal: SandboxSeal, bytes: number): Promise<Buffer> {

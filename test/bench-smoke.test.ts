@@ -25,6 +25,8 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
           BENCH_SECONDS: '1',
           BENCH_CONNECTIONS: '4',
           BENCH_ARCHIVE_SIZES: '1,2',
+          BENCH_EVIDENCE_SIZES: '1',
+          BENCH_EVIDENCE_RUNS: '1',
           BENCH_WAITING_N: '5',
           BENCH_MEMORY_N: '5',
         },
@@ -40,6 +42,7 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
     'end-to-end transactions',
     'webhook ingestion',
     'archive streaming',
+    'evidence verification',
     'many waiting transactions',
     'memory per cached workflow',
   ]) {

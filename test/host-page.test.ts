@@ -48,7 +48,13 @@ async function signAs(page: Page, name: string): Promise<void> {
   await frame.locator('button.finish', { hasText: `Finish signing as ${name}` }).waitFor();
   await frame.locator('body[data-pages-rendered="true"]').waitFor();
   const tags = frame.locator('button.tag:not([disabled])');
-  while ((await tags.count()) > 0) await tags.first().click();
+  const applied = frame.locator('button.tag.applied');
+  // One tag at a time: the next click waits for the page to show the last one applied (a click during the call would repeat it).
+  while ((await tags.count()) > 0) {
+    const before = await applied.count();
+    await tags.first().click();
+    await expect.poll(() => applied.count()).toBeGreaterThan(before);
+  }
   await frame.locator('button.finish:not([disabled])').click();
   await frame.locator('text=Thank you').waitFor();
 }

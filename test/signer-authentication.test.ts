@@ -32,9 +32,12 @@ async function created(mutate: (r: CreateTransactionRequest) => void) {
 async function signAllTags(page: Page): Promise<void> {
   await page.locator('body[data-pages-rendered="true"]').waitFor();
   const tags = page.locator('button.tag:not(.applied)');
+  const applied = page.locator('button.tag.applied');
+  // One tag at a time: a click while the previous call runs would apply it twice.
   while ((await tags.count()) > 0) {
+    const before = await applied.count();
     await tags.first().click();
-    await page.waitForTimeout(50);
+    await expect.poll(() => applied.count()).toBeGreaterThan(before);
   }
   await page.locator('button.finish:not([disabled])').click();
   await expect.poll(() => page.locator('#status').textContent()).toContain('Thank you');

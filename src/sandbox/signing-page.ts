@@ -132,7 +132,7 @@ function render() {
         el.textContent = t.applied || ((t.required ? '* ' : '') + t.type.replace(/TEMPLATE.*$/, '').toLowerCase());
         el.title = t.applied ? 'Applied' : 'Click to apply: ' + t.suggested;
         el.disabled = !!t.applied || !p || !p.yourTurn;
-        el.addEventListener('click', () => apply(t));
+        el.addEventListener('click', () => apply(t, el));
         page.appendChild(el);
       }
       docs.appendChild(page);
@@ -226,19 +226,21 @@ function start() {
   render();
   if (canvases.size === 0) drawPages();
 }
-async function apply(t) {
+async function apply(t, el) {
   let value = t.suggested;
   if (t.type === 'FREEFORMTEXTTAGTEMPLATEANNOTATION' || t.type === 'TEXTANNOT') {
     const typed = window.prompt('Text for this field', t.suggested);
     if (typed === null || typed.trim() === '') return;
     value = typed;
   }
+  // A second click while the call runs must not apply the tag twice.
+  el.disabled = true;
   try {
     await call('/participants/' + encodeURIComponent(t.participantId) + '/tags', { docIndex: t.docIndex, tagIndex: t.tagIndex, value });
     t.applied = value;
     post('esign:tag-applied', { participantId: t.participantId, docIndex: t.docIndex, tagIndex: t.tagIndex, tagType: t.type });
     render();
-  } catch (e) { say('Could not apply the field: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
+  } catch (e) { el.disabled = false; say('Could not apply the field: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
 }
 async function finish(p) {
   try {
