@@ -26,7 +26,7 @@ import { launchSandbox } from '../src/tools/sandbox-process.js';
 import { checkRun, type ChaosChecks } from './checks.js';
 import { chaosSchedule, describeAction, type ChaosAction } from './schedule.js';
 import { ChaosReceiver } from './receiver.js';
-import { Service } from './service.js';
+import { Service } from '../src/tools/service.js';
 
 export interface ChaosOptions {
   seed: number;

@@ -34,14 +34,30 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
     'postgresql',
     'sandbox',
     'sandbox-token',
-    'temporal',
     'temporal-admin-tools',
+    'temporal-frontend',
+    'temporal-history',
+    'temporal-matching',
+    'temporal-schema',
     'temporal-ui',
+    'temporal-worker',
     'worker',
   ]);
   const resolved = (await compose(['config'], secrets)).stdout;
-  // The same attributes, with the same types, as the workflows define (workflows/search-attributes.ts).
-  for (const sa of esignSearchAttributes) expect(resolved).toContain(`${sa.name}:${cliTypeOf(sa)}`);
+  // The Temporal services run on the configuration `npm run cluster` uses (docs/cluster.md), one service per container.
+  for (const service of ['history', 'matching', 'frontend', 'worker']) expect(resolved).toContain(`TEMPORAL_SERVICES: ${service}`);
+  expect(resolved).toContain('TEMPORAL_SERVER_CONFIG_FILE_PATH: /etc/temporal/esign/config.yaml');
+  expect(resolved.match(/\/deploy\/temporal:\/etc\/temporal\/esign:ro/g)).toHaveLength(5);
+  expect(resolved).toContain('/etc/temporal/esign/setup-namespace.sh');
+  // One server version for the images and the native build.
+  const version = /^version=(\S+)$/m.exec(await readFile(`${root}/scripts/ensure-temporal-server.sh`, 'utf8'))![1]!;
+  expect(resolved.match(/image: temporalio\/(?:server|admin-tools):(\S+)/g)!.map((m) => m.split(':').at(-1))).toEqual(
+    Array.from({ length: 6 }, () => version),
+  );
+  // The namespace script registers the same attributes, with the same types, as the workflows define (workflows/search-attributes.ts).
+  const script = await readFile(`${root}/deploy/temporal/setup-namespace.sh`, 'utf8');
+  const listed = /for sa in ([^;]+);/.exec(script)![1]!.trim().split(/\s+/);
+  expect(listed).toEqual(esignSearchAttributes.map((sa) => `${sa.name}:${cliTypeOf(sa)}`));
   expect(resolved.match(/healthcheck:/g)?.length).toBeGreaterThanOrEqual(6);
   // The sandbox's controls are not open: it is published on the host's loopback only, and they need a token.
   expect(resolved).toMatch(/host_ip: 127\.0\.0\.1\s+target: 4010|127\.0\.0\.1:4010:4010/);

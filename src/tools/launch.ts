@@ -8,8 +8,11 @@ export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 export interface LaunchOptions {
   /** Added to this process's environment. */
   env?: Record<string, string>;
-  /** Resolves once the process's output (stdout and stderr) matches. */
-  ready: RegExp;
+  /**
+   * Resolves once the process's output (stdout and stderr) matches, or, for a
+   * quiet server, once this probe (polled every 250 ms) says it is up.
+   */
+  ready: RegExp | (() => Promise<boolean>);
   /** Where the process's output also goes (a log file); it is kept in memory otherwise. */
   log?: Writable;
   /** How long the process may take to become ready. */
@@ -35,9 +38,20 @@ export interface Launched {
  */
 export function launch(entry: string, options: LaunchOptions): Promise<Launched> {
   const path = entry.startsWith('/') ? entry : `${projectRoot}${entry}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', path], {
+  return launchCommand(process.execPath, ['--import', 'tsx', path], { ...options, label: entry });
+}
+
+/** The same for any program (the Temporal server, PostgreSQL): started, watched and stopped alike. */
+export function launchCommand(
+  file: string,
+  args: readonly string[],
+  options: LaunchOptions & { label?: string; cwd?: string },
+): Promise<Launched> {
+  const entry = options.label ?? file;
+  const child = spawn(file, args, {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   let seen = '';
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
@@ -65,16 +79,27 @@ export function launch(entry: string, options: LaunchOptions): Promise<Launched>
       child.kill('SIGKILL');
       reject(new Error(`${entry} was not ready within ${(options.timeoutMs ?? 60_000) / 1000} s: ${seen}`));
     }, options.timeoutMs ?? 60_000);
+    const becameReady = () => {
+      ready = true;
+      clearTimeout(timer);
+      resolve(launched);
+    };
+    const check = options.ready;
     const onData = (chunk: Buffer) => {
       options.log?.write(chunk);
       seen += chunk.toString();
       if (seen.length > 128 * 1024) seen = seen.slice(-64 * 1024);
-      if (!ready && options.ready.test(seen)) {
-        ready = true;
-        clearTimeout(timer);
-        resolve(launched);
-      }
+      if (!ready && check instanceof RegExp && check.test(seen)) becameReady();
     };
+    if (!(check instanceof RegExp)) {
+      const poll = async (): Promise<void> => {
+        while (!ready && child.exitCode === null && child.signalCode === null) {
+          if (await check().catch(() => false)) return becameReady();
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      };
+      void poll();
+    }
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     void exited.then((how) => {

@@ -1,8 +1,8 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { launch, type Launched } from '../src/tools/launch.js';
+import { launch, type Launched } from './launch.js';
 
 /**
- * One of the system's processes under chaos: started with the tools'
+ * One of the system's processes under chaos or in the cluster: started with the tools'
  * launcher, its output kept in a log file, killed and started again on
  * demand. Like a process supervisor (systemd, Kubernetes), it restarts a
  * process that exits on its own, and counts those exits for the report.
