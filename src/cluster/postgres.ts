@@ -98,8 +98,22 @@ export class PostgresServer {
     this.#process = undefined;
   }
 
-  /** SIGKILL, as a crashed host: PostgreSQL recovers from its WAL on the next start. */
+  /**
+   * SIGKILL to the postmaster and all its backends at once, as a crashed host:
+   * PostgreSQL recovers from its WAL on the next start. (As root the launched
+   * process is `runuser`, so the postmaster's pid comes from its lock file.)
+   */
   async kill(): Promise<void> {
+    const pid = Number((await readFile(join(this.dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+    if (pid > 0) {
+      for (const p of [...childrenOf(pid), pid]) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
     await this.#process?.kill();
     this.#process = undefined;
     // The postmaster's children outlive it for a moment; the next start waits for the port.
@@ -159,4 +173,21 @@ function idsOf(user: string): { uid: number; gid: number } {
   if (!line) throw new Error(`no system user "${user}": is PostgreSQL installed?`);
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
+}
+
+/** The pids whose parent is `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The fields after the command name (which may hold spaces): state, then the parent's pid.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return children;
 }

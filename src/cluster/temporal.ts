@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { launchCommand, projectRoot, type Launched } from '../tools/launch.js';
+import { freePort, freePortInRange } from '../util/net.js';
 import { portOpen, type PostgresServer } from './postgres.js';
 
 const run = promisify(execFile);
@@ -21,9 +22,13 @@ export const DEFAULT_PORTS: ClusterPorts = {
   frontendHttp: 7243,
 };
 
-/** Free ports for every service: several clusters (tests, chaos, benchmarks) can run on one machine. */
-export async function freeClusterPorts(freePort: () => Promise<number>): Promise<ClusterPorts> {
-  const three = async () => ({ grpc: await freePort(), membership: await freePort(), metrics: await freePort() });
+/**
+ * Free ports for every service, so several clusters (tests, chaos, benchmarks)
+ * can run on one machine. Membership ports are stored as a SQL smallint: they
+ * are picked below 32768.
+ */
+export async function freeClusterPorts(): Promise<ClusterPorts> {
+  const three = async () => ({ grpc: await freePort(), membership: await freePortInRange(20_000, 32_000), metrics: await freePort() });
   return {
     frontend: await three(),
     history: await three(),

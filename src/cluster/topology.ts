@@ -88,7 +88,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
   await setupSchemas(serverDir, pg);
   log('schemas      temporal, temporal_visibility: created or upgraded');
 
-  const ports = fixed ? DEFAULT_PORTS : await freeClusterPorts(freePort);
+  const ports = fixed ? DEFAULT_PORTS : await freeClusterPorts();
   const temporal = new TemporalCluster({ serverDir, pg, ports, logs: (s) => logFile(`temporal-${s}`) });
   await temporal.start();
   log(`temporal     frontend ${temporal.address}; history, matching and worker services as separate processes`);

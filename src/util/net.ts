@@ -11,3 +11,17 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** A free port in [lo, hi): for servers that store their port in a narrow column (Temporal's membership, a SQL smallint). */
+export async function freePortInRange(lo: number, hi: number): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = lo + Math.floor(Math.random() * (hi - lo));
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error(`no free port between ${lo} and ${hi}`);
+}
