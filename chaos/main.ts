@@ -1,4 +1,4 @@
-// `npm run chaos [-- --seed N --transactions M --concurrency C --keep]`
+// `npm run chaos [-- --seed N --transactions M --concurrency C --keep --cluster]`
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../src/tools/launch.js';
 import { formatReport, writeLastReport } from './report.js';
@@ -10,13 +10,14 @@ const { values } = parseArgs({
     transactions: { type: 'string', default: process.env.CHAOS_TRANSACTIONS ?? '200' },
     concurrency: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
     'no-record': { type: 'boolean', default: false },
   },
 });
 const seed = Number(values.seed);
 const transactions = Number(values.transactions);
 if (!Number.isInteger(seed) || !Number.isInteger(transactions) || transactions < 1) {
-  console.error('usage: npm run chaos -- [--seed <integer>] [--transactions <count>] [--concurrency <count>] [--keep]');
+  console.error('usage: npm run chaos -- [--seed <integer>] [--transactions <count>] [--concurrency <count>] [--keep] [--cluster]');
   process.exit(2);
 }
 
@@ -25,14 +26,15 @@ const report = await runChaos({
   transactions,
   ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
   keep: values.keep,
+  cluster: values.cluster,
 });
 const markdown = formatReport(
   report,
-  `npm run chaos -- --seed ${seed} --transactions ${transactions}${values.concurrency ? ` --concurrency ${values.concurrency}` : ''}`,
+  `npm run chaos -- --seed ${seed} --transactions ${transactions}${values.concurrency ? ` --concurrency ${values.concurrency}` : ''}${values.cluster ? ' --cluster' : ''}`,
 );
 process.stdout.write(`\n${markdown}\n`);
 if (!values['no-record']) {
-  await writeLastReport(`${projectRoot}docs/reliability.md`, markdown);
+  await writeLastReport(`${projectRoot}docs/reliability.md`, markdown, values.cluster ? 'chaos-report-cluster' : 'chaos-report');
   process.stdout.write('\n(written to docs/reliability.md)\n');
 }
 process.exit(report.problems.length === 0 ? 0 : 1);

@@ -19,6 +19,7 @@ export function formatReport(r: ChaosReport, command: string): string {
     '',
     '| | |',
     '|---|---|',
+    `| topology | ${r.topology === 'cluster' ? 'PostgreSQL and the Temporal services as separate processes (docs/cluster.md)' : 'the Temporal dev server (SQLite)'} |`,
     `| transactions | ${r.transactions} at concurrency ${r.concurrency}, seed ${r.seed}, ${r.seconds.toFixed(1)} s |`,
     `| start → archived | p50 ${r.durations.p50.toFixed(1)} s, slowest ${r.durations.max.toFixed(1)} s (${r.durations.slowest}) |`,
     `| outcomes | ${list(r.outcomes)}, each the one its scenario allows and matching the provider's final state |`,
@@ -39,14 +40,13 @@ export function formatReport(r: ChaosReport, command: string): string {
   ].join('\n');
 }
 
-const START = '<!-- chaos-report:start -->';
-const END = '<!-- chaos-report:end -->';
-
-/** Replaces the "last report" section of docs/reliability.md. */
-export async function writeLastReport(file: string, markdown: string): Promise<void> {
+/** Replaces a run's section of docs/reliability.md: the dev server's (`chaos-report`) or the cluster's (`chaos-report-cluster`). */
+export async function writeLastReport(file: string, markdown: string, section = 'chaos-report'): Promise<void> {
+  const start = `<!-- ${section}:start -->`;
+  const end = `<!-- ${section}:end -->`;
   const doc = await readFile(file, 'utf8');
-  const from = doc.indexOf(START);
-  const to = doc.indexOf(END);
-  if (from < 0 || to < from) throw new Error(`${file} has no ${START} … ${END} section`);
-  await writeFile(file, `${doc.slice(0, from + START.length)}\n${markdown}\n${doc.slice(to)}`);
+  const from = doc.indexOf(start);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${file} has no ${start} … ${end} section`);
+  await writeFile(file, `${doc.slice(0, from + start.length)}\n${markdown}\n${doc.slice(to)}`);
 }

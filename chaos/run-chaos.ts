@@ -4,6 +4,7 @@
 // the bridge and stops Temporal once. Then the checks in ./checks.ts decide
 // whether anything was lost or duplicated.
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,9 @@ import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
+import { PostgresServer } from '../src/cluster/postgres.js';
+import { freeClusterPorts, setupNamespace, setupSchemas, TemporalCluster } from '../src/cluster/temporal.js';
+import { ensureTemporalServer } from '../src/cluster/topology.js';
 import { checkRun, type ChaosChecks } from './checks.js';
 import { chaosSchedule, describeAction, type ChaosAction } from './schedule.js';
 import { ChaosReceiver } from './receiver.js';
@@ -39,6 +43,12 @@ export interface ChaosOptions {
   timeoutMs?: number;
   /** Keep the work directory (logs, databases, archives) even when the run is clean. */
   keep?: boolean;
+  /**
+   * Run on the production topology (PostgreSQL, the Temporal services as separate
+   * processes; docs/cluster.md) instead of the dev server: the schedule then kills
+   * and restarts the history, matching and frontend services and PostgreSQL.
+   */
+  cluster?: boolean;
   log?: (line: string) => void;
 }
 
@@ -50,6 +60,7 @@ export interface ChaosReport extends ChaosChecks {
   faults: FaultConfigInput;
   events: { afterStarted: number; description: string; at: number }[];
   injected: Record<string, number>;
+  topology: 'dev server' | 'cluster';
   clientRetries: Record<string, number>;
   serviceRestarts: Record<string, { kills: number; unexpectedExits: number }>;
   /** Start to result of each transaction, in seconds: p50 and the slowest. */
@@ -99,17 +110,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   log(`chaos: seed ${seed}, ${M} transactions, work dir ${work}`);
 
   // ------------------------------------------------------------ the system
-  const temporalPort = await freePort();
-  const startTemporal = () =>
-    startDevServer({
-      cliPath: cli,
-      port: temporalPort,
-      dbFilename: join(work, 'temporal.sqlite'),
-      // Its own errors during the planned restart are expected noise; the checks are the verdict.
-      log: { format: 'pretty', level: 'never' },
-    });
-  let temporal = await startTemporal();
-  const address = `127.0.0.1:${temporalPort}`;
+  const temporal = options.cluster ? await clusterTemporal(work, cli!, logs) : await devServerTemporal(work, cli!);
+  const address = temporal.address;
   const taskQueue = 'esign-chaos';
   // CHAOS_CODEC_KEYS lets a kept run's encrypted histories be read (and replayed) afterwards.
   const codecKeys = process.env.CHAOS_CODEC_KEYS ?? newCodecKeys('chaos-1');
@@ -171,7 +173,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(services.map((s) => s.start()));
 
     // ---------------------------------------------------- chaos schedule
-    const schedule = chaosSchedule({ seed, transactions: M, workers: workers.length });
+    const schedule = chaosSchedule({ seed, transactions: M, workers: workers.length, cluster: options.cluster ?? false });
     let started = 0;
     let driversDone = false;
     const performed: ChaosReport['events'] = [];
@@ -186,9 +188,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         await sleep(action.downMs);
         await bridge.start();
       } else {
-        await temporal.teardown();
-        await sleep(action.downMs);
-        temporal = await startTemporal();
+        await temporal.perform(action);
       }
     };
     // Never left unhandled while the drivers run: a failed restart becomes a problem in the report.
@@ -381,6 +381,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         slowest: durations.at(-1)?.[0] ?? '-',
       },
       seed,
+      topology: options.cluster ? 'cluster' : 'dev server',
       transactions: M,
       concurrency,
       seconds,
@@ -398,8 +399,70 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(services.map((s) => s.close()));
     await sandbox.stop();
     await receiver.close();
-    await temporal.teardown();
+    await temporal.stop();
     if (clean && !options.keep) await rm(work, { recursive: true, force: true });
     else log(`chaos: logs, databases and archives kept in ${work}`);
   }
+}
+
+/** The Temporal side of a chaos run, and how the schedule breaks it. */
+interface ChaosTemporal {
+  address: string;
+  perform(action: Exclude<ChaosAction, { kind: 'kill-worker' | 'restart-bridge' }>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The dev server with a persisted database: the schedule stops and restarts it whole. */
+async function devServerTemporal(work: string, cli: string): Promise<ChaosTemporal> {
+  const port = await freePort();
+  const start = () =>
+    startDevServer({
+      cliPath: cli,
+      port,
+      dbFilename: join(work, 'temporal.sqlite'),
+      // Its own errors during the planned restart are expected noise; the checks are the verdict.
+      log: { format: 'pretty', level: 'never' },
+    });
+  let server = await start();
+  return {
+    address: `127.0.0.1:${port}`,
+    async perform(action) {
+      await server.teardown();
+      await sleep(action.downMs);
+      server = await start();
+    },
+    stop: () => server.teardown(),
+  };
+}
+
+/** PostgreSQL and the four Temporal services, each process broken on its own. */
+async function clusterTemporal(work: string, cli: string, logs: string): Promise<ChaosTemporal> {
+  const logFile = (name: string) => createWriteStream(join(logs, `${name}.log`), { flags: 'a' });
+  const serverDir = await ensureTemporalServer();
+  const pg = new PostgresServer({ dataDir: join(work, 'postgres'), port: await freePort(), log: logFile('postgres') });
+  await pg.start();
+  await setupSchemas(serverDir, pg);
+  const cluster = new TemporalCluster({ serverDir, pg, ports: await freeClusterPorts(), logs: (s) => logFile(`temporal-${s}`) });
+  await cluster.start();
+  await setupNamespace(cli, cluster.address);
+  return {
+    address: cluster.address,
+    async perform(action) {
+      if (action.kind === 'kill-temporal-service') {
+        await cluster.kill(action.service);
+        await sleep(action.downMs);
+        await cluster.startService(action.service);
+      } else if (action.kind === 'restart-postgres') {
+        await pg.kill();
+        await sleep(action.downMs);
+        await pg.start();
+      } else {
+        throw new Error(`${action.kind} is a dev-server action`);
+      }
+    },
+    async stop() {
+      await cluster.stop();
+      await pg.stop();
+    },
+  };
 }

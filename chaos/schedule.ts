@@ -3,7 +3,9 @@ import { seededRandom } from '../src/util/seeded-random.js';
 export type ChaosAction =
   | { kind: 'kill-worker'; worker: number; downMs: number }
   | { kind: 'restart-bridge'; downMs: number }
-  | { kind: 'restart-temporal'; downMs: number };
+  | { kind: 'restart-temporal'; downMs: number }
+  | { kind: 'kill-temporal-service'; service: 'history' | 'matching' | 'frontend'; downMs: number }
+  | { kind: 'restart-postgres'; downMs: number };
 
 /**
  * A chaos event fires once `afterStarted` transactions have been started.
@@ -19,10 +21,12 @@ export interface ScheduleOptions {
   seed: number;
   transactions: number;
   workers: number;
+  /** On the cluster, the Temporal services and PostgreSQL fail one by one instead of the dev server as a whole. */
+  cluster?: boolean;
 }
 
-/** The seeded schedule of a run: worker kills, bridge restarts and one Temporal restart. */
-export function chaosSchedule({ seed, transactions, workers }: ScheduleOptions): ChaosEvent[] {
+/** The seeded schedule of a run: worker kills, bridge restarts, and one Temporal restart (or, on the cluster, each service and PostgreSQL once). */
+export function chaosSchedule({ seed, transactions, workers, cluster = false }: ScheduleOptions): ChaosEvent[] {
   const random = seededRandom(seed ^ 0x5eed);
   const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   // Events land while many transactions are in flight: after the first tenth is started, before the last few.
@@ -40,10 +44,18 @@ export function chaosSchedule({ seed, transactions, workers }: ScheduleOptions):
   for (let i = 0; i < bridgeRestarts; i++) {
     events.push({ afterStarted: between(first, last), action: { kind: 'restart-bridge', downMs: between(500, 3000) } });
   }
-  events.push({
-    afterStarted: between(Math.floor(transactions * 0.3), Math.floor(transactions * 0.6)),
-    action: { kind: 'restart-temporal', downMs: between(2000, 6000) },
-  });
+  const middle = () => between(Math.floor(transactions * 0.2), Math.floor(transactions * 0.8));
+  if (cluster) {
+    for (const service of ['history', 'matching', 'frontend'] as const) {
+      events.push({ afterStarted: middle(), action: { kind: 'kill-temporal-service', service, downMs: between(1000, 4000) } });
+    }
+    events.push({ afterStarted: middle(), action: { kind: 'restart-postgres', downMs: between(1000, 3000) } });
+  } else {
+    events.push({
+      afterStarted: between(Math.floor(transactions * 0.3), Math.floor(transactions * 0.6)),
+      action: { kind: 'restart-temporal', downMs: between(2000, 6000) },
+    });
+  }
   return events.sort((a, b) => a.afterStarted - b.afterStarted);
 }
 
@@ -55,5 +67,9 @@ export function describeAction(a: ChaosAction): string {
       return `SIGKILL the bridge, restart after ${a.downMs} ms`;
     case 'restart-temporal':
       return `stop the Temporal dev server, restart after ${a.downMs} ms`;
+    case 'kill-temporal-service':
+      return `SIGKILL the Temporal ${a.service} service, restart after ${a.downMs} ms`;
+    case 'restart-postgres':
+      return `SIGKILL PostgreSQL (postmaster and backends), restart after ${a.downMs} ms`;
   }
 }
