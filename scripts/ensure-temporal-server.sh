@@ -12,6 +12,8 @@ if [ -x "$dir/temporal-server" ] && [ -x "$dir/temporal-sql-tool" ] && [ -d "$di
   echo "$dir"
   exit 0
 fi
+# The Go distribution's usual home, when it is not on PATH.
+command -v go >/dev/null 2>&1 || [ ! -x /usr/local/go/bin/go ] || PATH="$PATH:/usr/local/go/bin"
 if ! command -v go >/dev/null 2>&1; then
   echo "ensure-temporal-server: Go is needed to build the Temporal server $version (apt-get install golang, or put go on PATH)" >&2
   exit 1
