@@ -6,14 +6,13 @@
 // plain async loop without Temporal (what durability costs).
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startEsignTransaction } from '../src/client/transactions.js';
 import { writeHashed } from '../src/util/streams.js';
-import { statusQuery } from '../workflows/definitions.js';
 import type { baselineTransaction } from './baseline-workflows.js';
 import { launch } from '../src/tools/launch.js';
 import { pool, processUsage } from '../src/tools/measure.js';
 import { fmt, markdownTable, mib, percentile, record } from './lib.js';
 import { benchSigner, startBenchStack } from './stack.js';
+import { benchTransaction } from './transactions.js';
 
 const N = Number(process.env.BENCH_E2E_N ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_E2E_CONCURRENCY ?? 20);
@@ -31,36 +30,8 @@ export async function endToEnd(command: string): Promise<void> {
     throw err;
   });
 
-  const ours = async (i: number, startToArchived: number[], webhookToArchived: number[]) => {
-    const t0 = performance.now();
-    const participantId = crypto.randomUUID();
-    const { handle } = await startEsignTransaction(
-      client,
-      {
-        referenceId: `bench-${process.pid}-${i}-${Date.now()}`,
-        documents: [
-          {
-            title: 'Agreement',
-            source: { path: pdf },
-            tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
-          },
-        ],
-        participants: [benchSigner(participantId)],
-        notifyParticipants: { email: false },
-        reconcileInterval: '1 hour',
-      },
-      // One round trip: start, and return once the signer's URL exists (update-with-start).
-      { taskQueue: stack.taskQueue, signingUrlFor: { participantIds: [participantId] } },
-    );
-    const status = await handle.query(statusQuery);
-    await sign(status.transactionId!, participantId);
-    const signed = performance.now();
-    const result = await handle.result();
-    if (result.status !== 'completed') throw new Error(`transaction ${i} ended ${result.status}`);
-    const done = performance.now();
-    startToArchived.push(done - t0);
-    webhookToArchived.push(done - signed);
-  };
+  const ours = (i: number, startToArchived: number[], webhookToArchived: number[]) =>
+    benchTransaction(stack, `bench-${process.pid}-${i}-${Date.now()}`, startToArchived, webhookToArchived);
 
   const plain = async (i: number) => {
     const [uploaded] = await provider.uploadDocuments([{ path: pdf }]);
