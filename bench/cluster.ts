@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startTopology } from '../src/cluster/topology.js';
 import { dataConverterFromEnv } from '../src/codec/data-converter.js';
-import { pool } from '../src/tools/measure.js';
+import { commandCpuSeconds, machineCpu, pool, processUsage } from '../src/tools/measure.js';
 import { fmt, markdownTable, percentile, record } from './lib.js';
 import { startBenchStack } from './stack.js';
 import { benchTransaction, type TransactionTarget } from './transactions.js';
@@ -22,16 +22,46 @@ interface Measured {
   seconds: number;
   start: number[];
   webhook: number[];
+  /** Machine CPU busy during the measured run, as a share of all cores. */
+  busy: number;
+  /** CPU milliseconds per transaction, by component. */
+  cpuPerTx: Record<string, number>;
 }
 
-async function measure(target: TransactionTarget, label: string): Promise<Measured> {
+/** Each component's CPU seconds so far: the process ids it runs as, or a command name for PostgreSQL's many processes. */
+type Components = Record<string, () => Promise<number>>;
+
+const pidsCpu = (pids: () => (number | undefined)[]) => async () => {
+  let sum = 0;
+  for (const pid of pids()) if (pid) sum += (await processUsage(pid).catch(() => ({ cpuSeconds: 0 }))).cpuSeconds;
+  return sum;
+};
+
+async function snapshot(components: Components): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [name, read] of Object.entries(components)) out[name] = await read();
+  return out;
+}
+
+async function measure(target: TransactionTarget, label: string, components: Components): Promise<Measured> {
   // Warm up (bundles, JIT, connections, the cluster's task-queue partitions), then measure.
   await pool(Math.min(10, N), CONCURRENCY, (i) => benchTransaction(target, `warm-${label}-${i}-${Date.now()}`, [], []));
   const start: number[] = [];
   const webhook: number[] = [];
+  const cpuBefore = await snapshot(components);
+  const machineBefore = await machineCpu();
   const t0 = performance.now();
   await pool(N, CONCURRENCY, (i) => benchTransaction(target, `${label}-${i}-${Date.now()}`, start, webhook));
-  return { seconds: (performance.now() - t0) / 1000, start: start.sort((a, b) => a - b), webhook: webhook.sort((a, b) => a - b) };
+  const seconds = (performance.now() - t0) / 1000;
+  const machineAfter = await machineCpu();
+  const cpuAfter = await snapshot(components);
+  return {
+    seconds,
+    start: start.sort((a, b) => a - b),
+    webhook: webhook.sort((a, b) => a - b),
+    busy: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
+    cpuPerTx: Object.fromEntries(Object.keys(components).map((k) => [k, ((cpuAfter[k]! - cpuBefore[k]!) * 1000) / N])),
+  };
 }
 
 export async function clusterVsDevServer(command: string): Promise<void> {
@@ -39,7 +69,11 @@ export async function clusterVsDevServer(command: string): Promise<void> {
 
   const dev = await startBenchStack('cluster-baseline');
   try {
-    results.push(['dev server (SQLite, one process), 1 worker, 1 bridge', await measure(dev, 'dev')]);
+    const components: Components = {
+      'Temporal dev server': () => commandCpuSeconds('temporal'),
+      workers: pidsCpu(() => [dev.worker.child.pid]),
+    };
+    results.push(['dev server (in-memory SQLite, one process), 1 worker, 1 bridge', await measure(dev, 'dev', components)]);
   } finally {
     await dev.stop();
   }
@@ -60,9 +94,18 @@ export async function clusterVsDevServer(command: string): Promise<void> {
         pdf: join(topology.documentsDir, 'agreement.pdf'),
         sign: (tx, pid) => topology.sandbox.control.signAs(tx, pid).then(() => undefined),
       };
+      const components: Components = {
+        history: pidsCpu(() => [topology.temporal.pid('history')]),
+        matching: pidsCpu(() => [topology.temporal.pid('matching')]),
+        frontend: pidsCpu(() => [topology.temporal.pid('frontend')]),
+        PostgreSQL: () => commandCpuSeconds('postgres'),
+        workers: pidsCpu(() => topology.workers.map((w) => w.pid)),
+        bridges: pidsCpu(() => topology.bridges.map((b) => b.pid)),
+        sandbox: pidsCpu(() => [topology.sandbox.process.child.pid]),
+      };
       results.push([
         `cluster (PostgreSQL, 4 Temporal services), ${workers} worker(s), ${workers} bridge(s)`,
-        await measure(target, `cluster-${workers}`),
+        await measure(target, `cluster-${workers}`, components),
       ]);
     } finally {
       await connection.close();
@@ -79,6 +122,10 @@ export async function clusterVsDevServer(command: string): Promise<void> {
     'vs dev server': fmt(N / m.seconds / base, 2),
     'start→archived p50/p95/p99 ms': ms(m.start),
     'webhook→archived p50/p95/p99 ms': ms(m.webhook),
+    'machine CPU busy': `${fmt(m.busy * 100, 0)} %`,
+    'CPU ms per transaction': Object.entries(m.cpuPerTx)
+      .map(([k, v]) => `${k} ${fmt(v, 0)}`)
+      .join(', '),
   }));
   await record('cluster vs dev server', command, markdownTable(rows), [
     `${N} transactions at concurrency ${CONCURRENCY} per run (after 10 warm-up ones), each run alone on the machine.`,

@@ -441,10 +441,16 @@ async function clusterTemporal(work: string, cli: string, logs: string): Promise
   const serverDir = await ensureTemporalServer();
   const pg = new PostgresServer({ dataDir: join(work, 'postgres'), port: await freePort(), log: logFile('postgres') });
   await pg.start();
-  await setupSchemas(serverDir, pg);
   const cluster = new TemporalCluster({ serverDir, pg, ports: await freeClusterPorts(), logs: (s) => logFile(`temporal-${s}`) });
-  await cluster.start();
-  await setupNamespace(cli, cluster.address);
+  try {
+    await setupSchemas(serverDir, pg);
+    await cluster.start();
+    await setupNamespace(cli, cluster.address);
+  } catch (err) {
+    await cluster.stop();
+    await pg.stop();
+    throw err;
+  }
   return {
     address: cluster.address,
     async perform(action) {

@@ -127,6 +127,11 @@ export class TemporalCluster {
     this.#running.set(service, launched);
   }
 
+  /** The process id of a running service (for CPU accounting). */
+  pid(service: TemporalService): number | undefined {
+    return this.#running.get(service)?.child.pid;
+  }
+
   /** SIGKILL one service, as a crashed pod. */
   async kill(service: TemporalService): Promise<void> {
     await this.#running.get(service)?.kill();

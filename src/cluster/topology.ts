@@ -78,108 +78,119 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
 
   const serverDir = await ensureTemporalServer();
   const { cli } = await ensureTemporalBinaries('cli');
-  const pg = new PostgresServer({
-    dataDir: join(work, 'postgres'),
-    port: fixed ? 5432 + 10_000 : await freePort(),
-    log: logFile('postgres'),
-  });
-  await pg.start();
-  log(`postgres     127.0.0.1:${pg.port} (data ${pg.dataDir})`);
-  await setupSchemas(serverDir, pg);
-  log('schemas      temporal, temporal_visibility: created or upgraded');
+  // Whatever started is stopped again if a later step fails: no PostgreSQL or server left behind.
+  const started: (() => Promise<unknown>)[] = [];
+  try {
+    const pg = new PostgresServer({
+      dataDir: join(work, 'postgres'),
+      port: fixed ? 5432 + 10_000 : await freePort(),
+      log: logFile('postgres'),
+    });
+    await pg.start();
+    started.push(() => pg.stop());
+    log(`postgres     127.0.0.1:${pg.port} (data ${pg.dataDir})`);
+    await setupSchemas(serverDir, pg);
+    log('schemas      temporal, temporal_visibility: created or upgraded');
 
-  const ports = fixed ? DEFAULT_PORTS : await freeClusterPorts();
-  const temporal = new TemporalCluster({ serverDir, pg, ports, logs: (s) => logFile(`temporal-${s}`) });
-  await temporal.start();
-  log(`temporal     frontend ${temporal.address}; history, matching and worker services as separate processes`);
-  const namespace = 'default';
-  await setupNamespace(cli!, temporal.address, namespace);
-  log(`namespace    ${namespace}, with the Esign* search attributes`);
+    const ports = fixed ? DEFAULT_PORTS : await freeClusterPorts();
+    const temporal = new TemporalCluster({ serverDir, pg, ports, logs: (s) => logFile(`temporal-${s}`) });
+    started.push(() => temporal.stop());
+    await temporal.start();
+    log(`temporal     frontend ${temporal.address}; history, matching and worker services as separate processes`);
+    const namespace = 'default';
+    await setupNamespace(cli!, temporal.address, namespace);
+    log(`namespace    ${namespace}, with the Esign* search attributes`);
 
-  const taskQueue = options.taskQueue ?? 'esign-transactions';
-  // Workers, bridges and clients share the payload keys; kept with the cluster's data so a restart reads its histories.
-  const keysFile = join(work, 'codec.keys');
-  const codecKeys = codecKeysFromEnv() ?? (existsSync(keysFile) ? (await readFile(keysFile, 'utf8')).trim() : newCodecKeys('cluster-1'));
-  await writeFile(keysFile, `${codecKeys}\n`, { mode: 0o600 });
-  const bridgeCount = options.bridges ?? 2;
-  const bridgePorts = await Promise.all(Array.from({ length: bridgeCount }, (_, i) => (fixed ? Promise.resolve(4020 + i) : freePort())));
-  const balancer = new RoundRobinBalancer(bridgePorts.map((p) => `http://127.0.0.1:${p}`));
-  await balancer.listen(fixed ? 4029 : 0);
-  const sandbox = await launchSandbox(join(work, 'sandbox'), {
-    SANDBOX_PORT: fixed ? '4010' : '0',
-    SANDBOX_WEBHOOK_URLS: `${balancer.url}/webhooks/esign`,
-    ...(options.sandboxFaults ? { SANDBOX_FAULTS: JSON.stringify(options.sandboxFaults) } : {}),
-  });
-  log(`sandbox      ${sandbox.url} (webhooks to ${balancer.url}, round-robin over ${bridgeCount} bridges)`);
-  await writeFile(join(documentsDir, 'agreement.pdf'), await samplePdf('Agreement'));
+    const taskQueue = options.taskQueue ?? 'esign-transactions';
+    // Workers, bridges and clients share the payload keys; kept with the cluster's data so a restart reads its histories.
+    const keysFile = join(work, 'codec.keys');
+    const codecKeys = codecKeysFromEnv() ?? (existsSync(keysFile) ? (await readFile(keysFile, 'utf8')).trim() : newCodecKeys('cluster-1'));
+    await writeFile(keysFile, `${codecKeys}\n`, { mode: 0o600 });
+    const bridgeCount = options.bridges ?? 2;
+    const bridgePorts = await Promise.all(Array.from({ length: bridgeCount }, (_, i) => (fixed ? Promise.resolve(4020 + i) : freePort())));
+    const balancer = new RoundRobinBalancer(bridgePorts.map((p) => `http://127.0.0.1:${p}`));
+    await balancer.listen(fixed ? 4029 : 0);
+    started.push(() => balancer.close());
+    const sandbox = await launchSandbox(join(work, 'sandbox'), {
+      SANDBOX_PORT: fixed ? '4010' : '0',
+      SANDBOX_WEBHOOK_URLS: `${balancer.url}/webhooks/esign`,
+      ...(options.sandboxFaults ? { SANDBOX_FAULTS: JSON.stringify(options.sandboxFaults) } : {}),
+    });
+    started.push(() => sandbox.stop());
+    log(`sandbox      ${sandbox.url} (webhooks to ${balancer.url}, round-robin over ${bridgeCount} bridges)`);
+    await writeFile(join(documentsDir, 'agreement.pdf'), await samplePdf('Agreement'));
 
-  const common = {
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_NAMESPACE: namespace,
-    ESIGN_TASK_QUEUE: taskQueue,
-    ESIGN_CODEC_KEYS: codecKeys,
-    ESIGN_METRICS_ADDRESS: '',
-  };
-  const bridges = bridgePorts.map(
-    (port, i) =>
-      new Service(
-        `bridge-${i + 1}`,
-        'src/bridge/main.ts',
-        { ...common, BRIDGE_PORT: String(port), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
-        /listening/,
-        join(logsDir, `bridge-${i + 1}.log`),
-      ),
-  );
-  const bundle = await prebuiltBundle(work);
-  const workers = Array.from(
-    { length: options.workers ?? 2 },
-    (_, i) =>
-      new Service(
-        `worker-${i + 1}`,
-        'src/worker/main.ts',
-        {
-          ...common,
-          ESIGN_WORKFLOW_BUNDLE: bundle,
-          ESIGN_PROVIDER_URL: sandbox.url,
-          ESIGN_PROVIDER_TOKEN: sandbox.token,
-          ESIGN_ARCHIVE_DIR: archiveDir,
-          ESIGN_DOCUMENT_ROOTS: documentsDir,
-          ESIGN_TRUST_ANCHORS: sandbox.caFile,
-          ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
-          ESIGN_MIN_RECONCILE_INTERVAL: '1 second',
-          ESIGN_SHUTDOWN_GRACE: '2 seconds',
-          LOG_LEVEL: 'info',
-          ...options.workerEnv,
-        },
-        /worker polling/,
-        join(logsDir, `worker-${i + 1}.log`),
-      ),
-  );
-  await Promise.all([...bridges, ...workers].map((s) => s.start()));
-  log(`bridges      ${bridgePorts.map((p) => `127.0.0.1:${p}`).join(', ')}`);
-  log(`workers      ${workers.length} on task queue ${taskQueue}, archive ${archiveDir}`);
-
-  return {
-    pg,
-    temporal,
-    address: temporal.address,
-    namespace,
-    taskQueue,
-    codecKeys,
-    codecKeysFile: keysFile,
-    sandbox,
-    workers,
-    bridges,
-    balancer,
-    archiveDir,
-    documentsDir,
-    logsDir,
-    async stop() {
-      await Promise.all([...workers, ...bridges].map((s) => s.close()));
-      await sandbox.stop();
-      await balancer.close();
-      await temporal.stop();
-      await pg.stop();
-    },
-  };
+    const common = {
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: namespace,
+      ESIGN_TASK_QUEUE: taskQueue,
+      ESIGN_CODEC_KEYS: codecKeys,
+      ESIGN_METRICS_ADDRESS: '',
+    };
+    const bridges = bridgePorts.map(
+      (port, i) =>
+        new Service(
+          `bridge-${i + 1}`,
+          'src/bridge/main.ts',
+          { ...common, BRIDGE_PORT: String(port), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
+          /listening/,
+          join(logsDir, `bridge-${i + 1}.log`),
+        ),
+    );
+    const bundle = await prebuiltBundle(work);
+    const workers = Array.from(
+      { length: options.workers ?? 2 },
+      (_, i) =>
+        new Service(
+          `worker-${i + 1}`,
+          'src/worker/main.ts',
+          {
+            ...common,
+            ESIGN_WORKFLOW_BUNDLE: bundle,
+            ESIGN_PROVIDER_URL: sandbox.url,
+            ESIGN_PROVIDER_TOKEN: sandbox.token,
+            ESIGN_ARCHIVE_DIR: archiveDir,
+            ESIGN_DOCUMENT_ROOTS: documentsDir,
+            ESIGN_TRUST_ANCHORS: sandbox.caFile,
+            ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
+            ESIGN_MIN_RECONCILE_INTERVAL: '1 second',
+            ESIGN_SHUTDOWN_GRACE: '2 seconds',
+            LOG_LEVEL: 'info',
+            ...options.workerEnv,
+          },
+          /worker polling/,
+          join(logsDir, `worker-${i + 1}.log`),
+        ),
+    );
+    started.push(() => Promise.all([...workers, ...bridges].map((s) => s.close())));
+    await Promise.all([...bridges, ...workers].map((s) => s.start()));
+    log(`bridges      ${bridgePorts.map((p) => `127.0.0.1:${p}`).join(', ')}`);
+    log(`workers      ${workers.length} on task queue ${taskQueue}, archive ${archiveDir}`);
+    return {
+      pg,
+      temporal,
+      address: temporal.address,
+      namespace,
+      taskQueue,
+      codecKeys,
+      codecKeysFile: keysFile,
+      sandbox,
+      workers,
+      bridges,
+      balancer,
+      archiveDir,
+      documentsDir,
+      logsDir,
+      async stop() {
+        await Promise.all([...workers, ...bridges].map((s) => s.close()));
+        await sandbox.stop();
+        await balancer.close();
+        await temporal.stop();
+        await pg.stop();
+      },
+    };
+  } catch (err) {
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    throw err;
+  }
 }

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 
 /** The machine a figure was measured on, as printed next to it. */
@@ -24,4 +24,29 @@ export async function pool(n: number, concurrency: number, task: (i: number) => 
       while (next < n) await task(next++);
     }),
   );
+}
+
+/** CPU seconds used so far by every process whose command name is `comm` (e.g. all of PostgreSQL's), from /proc. */
+export async function commandCpuSeconds(comm: string): Promise<number> {
+  let ticks = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const open = stat.indexOf('(');
+    const close = stat.lastIndexOf(')');
+    if (open < 0 || stat.slice(open + 1, close) !== comm) continue;
+    const fields = stat.slice(close + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
+}
+
+/** Busy and total CPU time of the whole machine so far (all cores), from /proc/stat: their deltas give utilisation. */
+export async function machineCpu(): Promise<{ busy: number; total: number }> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!;
+  const [, ...values] = line.trim().split(/\s+/);
+  const n = values.map(Number);
+  const idle = (n[3] ?? 0) + (n[4] ?? 0);
+  const total = n.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
 }
