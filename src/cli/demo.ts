@@ -116,7 +116,7 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
     const { sha256: sha } = await hashFile(fileURLToPath(uri));
     if (sha !== result.archive.sha256) throw new CliError(`archive ${result.archive.uri} does not match its SHA-256`);
     say(
-      `Archive verified: ${fileURLToPath(uri)} (${result.archive.bytes} bytes, sha256 ${sha.slice(0, 16)}…, ${result.archive.files.length} PDFs)`,
+      `Archive verified: ${fileURLToPath(uri)} (${result.archive.bytes} bytes, sha256 ${sha.slice(0, 16)}…, ${result.archive.files.length} files: the documents and their evidence)`,
     );
   } else {
     say(`Archived to ${result.archive.uri} (sha256 ${result.archive.sha256.slice(0, 16)}…)`);
