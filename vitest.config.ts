@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The production topology's tests run apart: `npm run test:cluster` (vitest.cluster.config.ts).
+    exclude: ['test/cluster/**', '**/node_modules/**'],
     globalSetup: ['test/setup/temporal-server.ts'],
     setupFiles: ['test/setup/quiet-runtime.ts'],
     // Workers, servers and browsers are real: give them time, and keep the
