@@ -1,12 +1,14 @@
-import type { IframeStyle, Tag } from '../esign/schemas.js';
+import type { IframeStyle } from '../esign/schemas.js';
 import { ESIGN_DECLINED_EVENT, ESIGN_PARTICIPANT_SIGNED_EVENT, ESIGN_PARTICIPANT_VIEWED_EVENT } from '../esign/events.js';
-import type { SignerAuthentication } from './authentication.js';
-import { type AuthenticationPrompt, type AuthenticationStep, type ClientInfo } from './authentication.js';
+import type { AuthenticationStep, ClientInfo, SignerAuthentication } from './authentication.js';
 import type { CompletionPipeline } from './completion.js';
 import type { SandboxMailer } from './mailer.js';
 import { SKIP, type EventOutbox } from './outbox.js';
 import { SandboxError } from './errors.js';
 import { nextSigner } from './records.js';
+import { signingView, type SigningView } from './signing-view.js';
+
+export type { SigningTagView, SigningView } from './signing-view.js';
 import type { SandboxStore, TransactionRow } from './store.js';
 import { appliedStyle } from './style.js';
 import { defaultTagValue, isRequired } from './tag-values.js';
@@ -24,33 +26,6 @@ export type SigningRefusal =
   | 'cancelled'
   | 'expired'
   | 'not_sent';
-
-export interface SigningTagView {
-  docIndex: number;
-  tagIndex: number;
-  type: Tag['type'];
-  page: number;
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-  required: boolean;
-  participantId: string;
-  suggested: string;
-  applied: string | null;
-}
-
-export interface SigningView {
-  esignId: string;
-  transactionId: string;
-  title: string;
-  style: IframeStyle;
-  signingOrder: boolean;
-  participants: { id: string; name: string; finished: boolean; yourTurn: boolean; waitingFor: string | null }[];
-  /** Checks still to pass, one per participant of this address; until there are none, `documents` is empty. */
-  authentication: AuthenticationPrompt[];
-  documents: { index: number; title: string; pageSizes: [number, number][]; tags: SigningTagView[] }[];
-}
 
 /**
  * Signing sessions in the provider sandbox: a signing address (a short-lived
@@ -187,63 +162,7 @@ export class SigningSessions {
       .filter((pid) => !finished.has(pid))
       .map((pid) => this.#auth.next(t, pid, session))
       .filter((a) => a !== undefined);
-    const applied = new Map(this.#store.appliedTags(t.id).map((a) => [`${a.docIndex}:${a.tagIndex}`, a.value]));
-    const next = nextSigner(t.body, finished);
-    const now = this.#options.now();
-    const mine = new Set(participantIds);
-    return {
-      esignId: t.esignId,
-      transactionId: t.id,
-      title: t.body.documents.map((d) => d.title).join(', '),
-      style,
-      signingOrder: t.body.signingOrder === true,
-      participants: participantIds.map((pid) => {
-        const p = t.body.participants.find((x) => x.id === pid)!;
-        const yourTurn = !finished.has(pid) && (!t.body.signingOrder || next?.id === pid);
-        return {
-          id: pid,
-          name: `${p.firstName} ${p.lastName}`,
-          finished: finished.has(pid),
-          yourTurn,
-          waitingFor: !finished.has(pid) && !yourTurn && next ? `${next.firstName} ${next.lastName}` : null,
-        };
-      }),
-      authentication,
-      // Nothing of the documents is shown before every participant of the address has authenticated.
-      documents: (authentication.length > 0 ? [] : t.body.documents).map((d, docIndex) => {
-        const upload = this.#store.getUpload(d.StoragePath, t.org);
-        return {
-          index: docIndex,
-          title: d.title,
-          pageSizes: upload?.pageSizes ?? [[612, 792]],
-          tags: d.tags
-            .map((tag, tagIndex) => ({ tag, tagIndex }))
-            .filter(({ tag }) => mine.has(tag.signerId))
-            .map(({ tag, tagIndex }) => ({
-              docIndex,
-              tagIndex,
-              type: tag.type,
-              page: tag.page,
-              x: tag.x,
-              y: tag.y,
-              width: tag.width,
-              height: tag.height,
-              required: isRequired(tag),
-              participantId: tag.signerId,
-              suggested: defaultTagValue(
-                tag,
-                t.body.participants.find((p) => p.id === tag.signerId)!,
-                {
-                  now,
-                  documentId: d.id ?? '',
-                  esignId: t.esignId,
-                },
-              ),
-              applied: applied.get(`${docIndex}:${tagIndex}`) ?? null,
-            })),
-        };
-      }),
-    };
+    return signingView(this.#store, t, { participantIds, style, authentication, now: this.#options.now() });
   }
 
   /** The original PDF of one document, for a signing page that may still be used. */
