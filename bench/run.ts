@@ -1,4 +1,5 @@
 // `npm run bench` runs every scenario but `cluster`; `npm run bench -- <name>` one of them.
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { archiveStreaming } from './archive-streaming.js';
 import { clusterVsDevServer } from './cluster.js';
 import { endToEnd } from './end-to-end.js';
@@ -6,6 +7,10 @@ import { evidenceVerification } from './evidence-verification.js';
 import { manyWaiting } from './many-waiting.js';
 import { webhookIngestion } from './webhook-ingestion.js';
 import { workflowMemory } from './workflow-memory.js';
+
+// Activities run in this process (the archive scenarios) log at WARN: their per-call INFO lines would bury the figures.
+// BENCH_LOG_LEVEL=INFO brings them back.
+Runtime.install({ logger: new DefaultLogger((process.env.BENCH_LOG_LEVEL as 'INFO' | 'WARN' | 'ERROR' | undefined) ?? 'WARN') });
 
 const scenarios: Record<string, (command: string) => Promise<void>> = {
   e2e: endToEnd,
