@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { request } from 'undici';
 import { ZipFile } from 'yazl';
 import { createArchiveActivities, type ArchiveInput } from '../activities/archive.js';
@@ -18,7 +17,7 @@ import { samplePdf } from '../src/sandbox/pdf.js';
 import { writeHashed } from '../src/util/streams.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
-import { fmt, markdownTable, mib, record, rssSampler } from './lib.js';
+import { activityEnvironment, fmt, markdownTable, mib, record, rssSampler } from './lib.js';
 
 const DEFAULT_SIZES = [10 * 2 ** 20, 256 * 2 ** 20, 2 ** 30];
 
@@ -102,7 +101,7 @@ export async function archiveStreaming(command: string): Promise<void> {
       const before = process.memoryUsage.rss();
       const rss = rssSampler();
       t0 = performance.now();
-      const result = await new MockActivityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
+      const result = await activityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
         referenceId: `bench-${size}`,
         transactionId: created.id!,
         esignId: created.esignId!,

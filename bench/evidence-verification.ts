@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { PDFDocument } from 'pdf-lib';
 import { createArchiveActivities, type ArchiveInput } from '../activities/archive.js';
 import type { EvidencePolicy } from '../src/archive/evidence.js';
@@ -20,7 +19,7 @@ import { SandboxSeal } from '../src/sandbox/seal.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
 import { writeZip } from '../test/support/zip.js';
-import { fmt, markdownTable, mib, percentile, record, rssSampler } from './lib.js';
+import { activityEnvironment, fmt, markdownTable, mib, percentile, record, rssSampler } from './lib.js';
 
 const SIZES_MIB = process.env.BENCH_EVIDENCE_SIZES ? process.env.BENCH_EVIDENCE_SIZES.split(',').map(Number) : [1, 10, 25];
 const RUNS = Number(process.env.BENCH_EVIDENCE_RUNS ?? 3);
@@ -79,7 +78,7 @@ export async function evidenceVerification(command: string): Promise<void> {
           const before = process.memoryUsage.rss();
           const rss = rssSampler();
           const t0 = performance.now();
-          const result = await new MockActivityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
+          const result = await activityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
             referenceId: `bench-evidence-${size}-${run}`,
             transactionId: created.id!,
             esignId: created.esignId!,

@@ -1,3 +1,5 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { Runtime } from '@temporalio/worker';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { machine } from '../src/tools/measure.js';
 import { projectRoot } from '../src/tools/launch.js';
@@ -55,4 +57,9 @@ export async function record(scenario: string, command: string, table: string, n
 
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** An environment to run an activity in this process, logging through the runtime's logger (WARN in benchmarks, see run.ts). */
+export function activityEnvironment(): MockActivityEnvironment {
+  return new MockActivityEnvironment(undefined, { logger: Runtime.instance().logger });
 }
