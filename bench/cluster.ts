@@ -78,7 +78,7 @@ export async function clusterVsDevServer(command: string): Promise<void> {
     await dev.stop();
   }
 
-  for (const workers of [1, 2]) {
+  for (const workers of (process.env.BENCH_CLUSTER_WORKERS ?? '1,2').split(',').map(Number)) {
     const work = await mkdtemp(join(tmpdir(), 'bench-cluster-'));
     const topology = await startTopology({ workDir: work, workers, bridges: workers, taskQueue: 'bench-cluster' });
     const connection = await Connection.connect({ address: topology.address });

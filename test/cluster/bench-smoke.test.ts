@@ -17,7 +17,7 @@ it('runs the cluster-vs-dev-server benchmark at a tiny size and reports it', asy
       ['--expose-gc', '--import', 'tsx', 'bench/run.ts', 'cluster'],
       {
         cwd: root,
-        env: { ...process.env, BENCH_REPORT_FILE: report, BENCH_CLUSTER_N: '3', BENCH_E2E_CONCURRENCY: '2' },
+        env: { ...process.env, BENCH_REPORT_FILE: report, BENCH_CLUSTER_N: '3', BENCH_CLUSTER_WORKERS: '2', BENCH_E2E_CONCURRENCY: '2' },
         timeout: 400_000,
         maxBuffer: 32 * 1024 * 1024,
       },
