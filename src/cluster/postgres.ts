@@ -27,9 +27,12 @@ export function postgresBinDir(): string {
   return join(root, newest, 'bin');
 }
 
+/** util-linux's runuser lives in sbin, which a minimal PATH (cron, CI) leaves out. */
+const RUNUSER = ['/usr/sbin/runuser', '/sbin/runuser'].find((p) => existsSync(p)) ?? 'runuser';
+
 /** PostgreSQL refuses to run as root: as root, its programs run as the `postgres` system user. */
 function asPostgres(file: string, args: string[]): [string, string[]] {
-  return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
+  return process.getuid?.() === 0 ? [RUNUSER, ['-u', 'postgres', '--', file, ...args]] : [file, args];
 }
 
 export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
