@@ -139,8 +139,11 @@ function render() {
     });
   }
   const actions = document.getElementById('actions');
-  actions.textContent = '';
-  for (const p of v.participants) {
+  // An open decline form is left as it is: rebuilding it under the signer's cursor (pdf.js finishing its
+  // drawing re-renders the page) would drop what they are typing.
+  const typing = state.declining && actions.querySelector('form.decline');
+  if (!typing) actions.textContent = '';
+  for (const p of typing ? [] : v.participants) {
     const btn = document.createElement('button');
     btn.className = 'finish'; btn.dataset.participant = p.id;
     const missing = v.documents.flatMap(d => d.tags).filter(t => t.participantId === p.id && t.required && !t.applied).length;
@@ -156,8 +159,7 @@ function render() {
       actions.appendChild(no);
     }
   }
-  // An open decline form survives re-renders (pdf.js finishing its drawing re-renders the page).
-  if (state.declining) askReason(state.declining);
+  if (state.declining && !typing) askReason(state.declining);
   const waiting = v.participants.find(p => !p.finished && !p.yourTurn && p.waitingFor);
   if (v.participants.every(p => p.finished)) say('Thank you. Your signature has been recorded.', 'success');
   else if (waiting && mineToSign().length === 0) say('It is not your turn yet: waiting for ' + waiting.waitingFor + ' to sign.', 'info');
@@ -268,7 +270,8 @@ function askReason(declining) {
   back.type = 'button'; back.className = 'finish'; back.textContent = 'Back to signing';
   back.addEventListener('click', () => { state.declining = null; render(); });
   form.append(label, back, confirm);
-  form.addEventListener('submit', (e) => { e.preventDefault(); decline(declining.participant, declining.reason); });
+  // The submitted form's own text: what the signer sees is what is sent, whatever re-render came between.
+  form.addEventListener('submit', (e) => { e.preventDefault(); decline(declining.participant, reason.value || declining.reason); });
   actions.appendChild(form);
 }
 async function decline(p, reason) {
