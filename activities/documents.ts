@@ -25,7 +25,7 @@ export interface UploadDocumentsInput {
 /** One StoragePath per input document, in order. */
 export interface UploadDocumentsResult {
   storagePaths: string[];
-  /** SHA-256 of each PDF this activity uploaded, by StoragePath (not of documents the caller uploaded itself). */
+  /** SHA-256 of each PDF this activity uploaded, by StoragePath, and of those the caller uploaded and gave a `sha256` for. */
   sha256?: Record<string, string>;
 }
 
@@ -71,8 +71,11 @@ export function createDocumentActivities(deps: DocumentDeps) {
       const storagePaths: (string | undefined)[] = input.documents.map((d) =>
         'storagePath' in d.source ? d.source.storagePath : undefined,
       );
+      // Hashes the caller gave for what it uploaded itself, beside the ones computed below.
+      const sha256: Record<string, string> = {};
+      for (const d of input.documents) if ('storagePath' in d.source && d.source.sha256) sha256[d.source.storagePath] = d.source.sha256;
       const pending = input.documents.map((d, i) => ({ d, i })).filter(({ d }) => !('storagePath' in d.source));
-      if (pending.length === 0) return { storagePaths: storagePaths as string[] };
+      if (pending.length === 0) return { storagePaths: storagePaths as string[], sha256 };
 
       // Heartbeats cover reading, fetching and uploading: a killed worker is noticed in seconds.
       return whileHeartbeating(async () => {
@@ -99,7 +102,6 @@ export function createDocumentActivities(deps: DocumentDeps) {
           }
           ctx.heartbeat({ uploading: files.length });
           const uploaded = await callProvider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
-          const sha256: Record<string, string> = {};
           pending.forEach(({ i }, k) => {
             storagePaths[i] = uploaded[k]!.StoragePath;
             sha256[uploaded[k]!.StoragePath] = hashes[k]!;

@@ -59,9 +59,15 @@ describe('esign CLI', () => {
 
     const downloaded = await esign('--json', 'download', referenceId, join(dataDir, 'out'));
     expect(downloaded.code).toBe(0);
-    const got = JSON.parse(downloaded.stdout) as { files: string[]; evidence: { documents: { signature: { result: string } }[] } };
+    const got = JSON.parse(downloaded.stdout) as {
+      files: string[];
+      evidence: { documents: { signature: { result: string }; originalSha256: string | null; providerOriginalSha256: string | null }[] };
+    };
     expect(got.files).toEqual(['Service agreement.pdf', 'Data processing annex.pdf', 'certificate-of-completion.pdf', 'audit-trail.json']);
     expect(got.evidence.documents.map((d) => d.signature.result)).toEqual(['valid', 'valid']);
+    // The demo uploads the PDFs itself and gives their hashes: the provider signed exactly those.
+    for (const d of got.evidence.documents) expect(d.originalSha256).toMatch(/^[0-9a-f]{64}$/);
+    for (const d of got.evidence.documents) expect(d.providerOriginalSha256).toBe(d.originalSha256);
 
     const provider = await esign('--json', 'list', '--provider', '--status', 'completed');
     expect((JSON.parse(provider.stdout) as { rows: { referenceId: string }[] }).rows.map((r) => r.referenceId)).toContain(referenceId);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,12 +71,19 @@ describe('uploadDocuments sources', () => {
       documents: [
         { title: 'URL', source: { url: `${origin.url}/contract.pdf` } },
         { title: 'Local', source: { path: local } },
-        { title: 'Given', source: { storagePath: 'folder/given.pdf' } },
+        { title: 'Given', source: { storagePath: 'folder/given.pdf', sha256: 'a'.repeat(64) } },
       ],
     });
     expect(result.storagePaths[0]).toMatch(/\/contract\.pdf$/);
     expect(result.storagePaths[1]).toMatch(/\/local\.pdf$/);
     expect(result.storagePaths[2]).toBe('folder/given.pdf');
+    // What the archive will hold the provider's originals to: computed for uploads, as given for the caller's own.
+    const pdfHash = createHash('sha256').update(pdf).digest('hex');
+    expect(result.sha256).toEqual({
+      [result.storagePaths[0]!]: pdfHash,
+      [result.storagePaths[1]!]: pdfHash,
+      'folder/given.pdf': 'a'.repeat(64),
+    });
   });
 
   it('refuses hosts off the allow-list, redirects, and non-PDF bodies, without uploading', async () => {

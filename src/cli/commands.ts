@@ -7,7 +7,7 @@ import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/c
 import { s3Client } from '../archive/s3-store.js';
 import { getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../client/transactions.js';
 import { describeIssues } from '../util/zod-issues.js';
-import { writeHashed } from '../util/streams.js';
+import { hashFile, writeHashed } from '../util/streams.js';
 import {
   cancelUpdate,
   issueSigningUrlUpdate,
@@ -73,7 +73,7 @@ export async function buildInput(ctx: CliContext, options: StartOptions): Promis
   }
   const signers = (options.signer ?? []).map(parseSigner);
   if (signers.length === 0) throw new CliError('give at least one --signer (or --input file.json)', Exit.usage);
-  const sources: { title: string; storagePath: string }[] = (options.storagePath ?? []).map((sp) => ({
+  const sources: { title: string; storagePath: string; sha256?: string }[] = (options.storagePath ?? []).map((sp) => ({
     title: basename(sp, '.pdf'),
     storagePath: sp,
   }));
@@ -81,12 +81,16 @@ export async function buildInput(ctx: CliContext, options: StartOptions): Promis
     // The CLI uploads local files itself, so they need not be on the worker's machine.
     const provider = await ctx.provider();
     const uploaded = await provider.uploadDocuments(options.file.map((path) => ({ path: resolve(path) })));
-    options.file.forEach((path, i) => sources.push({ title: basename(path, '.pdf'), storagePath: uploaded[i]!.StoragePath }));
+    // With each file's hash, so the archive checks the provider signed these very files.
+    for (const [i, path] of options.file.entries()) {
+      const { sha256 } = await hashFile(resolve(path));
+      sources.push({ title: basename(path, '.pdf'), storagePath: uploaded[i]!.StoragePath, sha256 });
+    }
   }
   if (sources.length === 0) throw new CliError('give at least one --file or --storage-path (or --input file.json)', Exit.usage);
   const documents: DocumentInput[] = sources.map((s) => ({
     title: s.title,
-    source: { storagePath: s.storagePath },
+    source: { storagePath: s.storagePath, ...(s.sha256 ? { sha256: s.sha256 } : {}) },
     tags: signers.map((_, i) => ({
       type: 'SIGNATURETEMPLATE' as const,
       x: 72 + (i % 2) * 260,

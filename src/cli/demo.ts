@@ -28,6 +28,7 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   const uploaded = await provider.uploadDocuments(
     files.map((_, i) => ({ path: join(dir, `${i + 1}.pdf`), fileName: `${files[i]!.replace(/\s+/g, '-').toLowerCase()}.pdf` })),
   );
+  const hashes = await Promise.all(files.map(async (_, i) => (await hashFile(join(dir, `${i + 1}.pdf`))).sha256));
   const referenceId = `demo-${Date.now().toString(36)}`;
   const { handle } = await startEsignTransaction(
     ctx.client,
@@ -36,7 +37,8 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
       title: 'Demo: service agreement',
       documents: files.map((title, i) => ({
         title,
-        source: { storagePath: uploaded[i]!.StoragePath },
+        // With the hash of what was uploaded, so the archive checks the provider signed these very files.
+        source: { storagePath: uploaded[i]!.StoragePath, sha256: hashes[i]! },
         tags: [
           { type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 36, page: 0, signerIndex: 0 },
           { type: 'DATETEMPLATE', x: 72, y: 90, width: 120, height: 20, page: 0, signerIndex: 0, dateFormat: 'MMMM do, yyyy' },

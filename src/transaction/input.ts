@@ -18,7 +18,16 @@ export type DurationInput = z.infer<typeof DurationInput>;
 
 /** Where a document's PDF comes from. */
 export const DocumentSource = z.union([
-  z.object({ storagePath: z.string().min(1) }).strict(),
+  z
+    .object({
+      storagePath: z.string().min(1),
+      /** SHA-256 of the PDF as the caller uploaded it: the archive then checks the provider signed exactly that file (docs/evidence.md). */
+      sha256: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/, 'must be the lowercase hex SHA-256 of the uploaded PDF')
+        .optional(),
+    })
+    .strict(),
   z.object({ path: z.string().min(1) }).strict(),
   z.object({ url: z.url({ protocol: /^https?$/ }) }).strict(),
 ]);
