@@ -5,12 +5,13 @@
 // activities (Temporal's ceiling here), and P, the same HTTP calls made by a
 // plain async loop without Temporal (what durability costs).
 import { rm } from 'node:fs/promises';
+import { getEsignTransaction } from '../src/client/transactions.js';
 import { join } from 'node:path';
 import { writeHashed } from '../src/util/streams.js';
 import type { baselineTransaction } from './baseline-workflows.js';
 import { launch } from '../src/tools/launch.js';
 import { pool, processUsage } from '../src/tools/measure.js';
-import { fmt, markdownTable, mib, percentile, record } from './lib.js';
+import { describeCounts, fmt, historyCounts, markdownTable, mib, percentile, record } from './lib.js';
 import { benchSigner, startBenchStack } from './stack.js';
 import { benchTransaction } from './transactions.js';
 
@@ -30,8 +31,12 @@ export async function endToEnd(command: string): Promise<void> {
     throw err;
   });
 
-  const ours = (i: number, startToArchived: number[], webhookToArchived: number[]) =>
-    benchTransaction(stack, `bench-${process.pid}-${i}-${Date.now()}`, startToArchived, webhookToArchived);
+  const measuredIds: string[] = [];
+  const ours = (i: number, startToArchived: number[], webhookToArchived: number[]) => {
+    const referenceId = `bench-${process.pid}-${i}-${Date.now()}`;
+    if (i >= 1000 && i < 5000) measuredIds.push(referenceId);
+    return benchTransaction(stack, referenceId, startToArchived, webhookToArchived);
+  };
 
   const plain = async (i: number) => {
     const [uploaded] = await provider.uploadDocuments([{ path: pdf }]);
@@ -56,13 +61,16 @@ export async function endToEnd(command: string): Promise<void> {
     await rm(join(work, `plain-${i}.zip`));
   };
 
+  let baselineId: string | undefined;
   const baseline = async (i: number) => {
+    const workflowId = `baseline-${Date.now()}-${i}`;
     const handle = await client.workflow.start<typeof baselineTransaction>('baselineTransaction', {
       taskQueue: 'bench-baseline',
-      workflowId: `baseline-${Date.now()}-${i}`,
+      workflowId,
     });
     await handle.signal('done');
     await handle.result();
+    baselineId ??= workflowId;
   };
 
   try {
@@ -128,7 +136,11 @@ export async function endToEnd(command: string): Promise<void> {
         'webhook→archived p50/p95/p99 ms': '-',
       },
     ];
+    // What one transaction costs the server, beside the baseline shape (the first measured of each).
+    const oursCounts = await historyCounts(getEsignTransaction(client, measuredIds[0]!));
+    const baselineCounts = await historyCounts(client.workflow.getHandle(baselineId!));
     await record('end-to-end transactions', command, markdownTable(rows), [
+      `One transaction's history: ${describeCounts(oursCounts)}; baseline T's: ${describeCounts(baselineCounts)} (its inbox workflow on the webhook path not counted).`,
       `${N} transactions at concurrency ${CONCURRENCY}, after a warm-up of 10 per path; then ${halfN} started at half the measured rate to read latency below saturation.`,
       `webhook→archived p99 at half the peak rate: ${fmt(percentile(hw, 99), 0)} ms (target: under 250 ms).`,
       `Ours / T: ${fmt(N / oursSeconds / (N / tSeconds), 2)} (target: at least 0.8). Ours / P: ${fmt(N / oursSeconds / (N / pSeconds), 2)}.`,

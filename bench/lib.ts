@@ -63,3 +63,33 @@ export function percentile(sorted: number[], p: number): number {
 export function activityEnvironment(): MockActivityEnvironment {
   return new MockActivityEnvironment(undefined, { logger: Runtime.instance().logger });
 }
+
+/** What one workflow run cost the server: history events and the tasks and messages among them. */
+export interface HistoryCounts {
+  events: number;
+  workflowTasks: number;
+  activities: number;
+  localActivities: number;
+  timers: number;
+  signals: number;
+  updates: number;
+}
+
+/** Counts a finished workflow's history (the round trips the shape needs, for `docs/benchmarks.md`). */
+export async function historyCounts(handle: { fetchHistory(): Promise<{ events?: object[] | null }> }): Promise<HistoryCounts> {
+  const events = ((await handle.fetchHistory()).events ?? []) as Record<string, unknown>[];
+  const count = (key: string) => events.filter((e) => e[key] !== undefined && e[key] !== null).length;
+  return {
+    events: events.length,
+    workflowTasks: count('workflowTaskScheduledEventAttributes'),
+    activities: count('activityTaskScheduledEventAttributes'),
+    localActivities: count('markerRecordedEventAttributes'),
+    timers: count('timerStartedEventAttributes'),
+    signals: count('workflowExecutionSignaledEventAttributes'),
+    updates: count('workflowExecutionUpdateAcceptedEventAttributes'),
+  };
+}
+
+export function describeCounts(c: HistoryCounts): string {
+  return `${c.events} events: ${c.workflowTasks} workflow tasks, ${c.activities} activities, ${c.localActivities} local activities, ${c.timers} timers, ${c.signals} signals, ${c.updates} updates`;
+}
