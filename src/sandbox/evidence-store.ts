@@ -30,6 +30,7 @@ CREATE INDEX IF NOT EXISTS audit_by_transaction ON audit_events (transaction_id,
 CREATE TABLE IF NOT EXISTS messages (
   id INTEGER PRIMARY KEY AUTOINCREMENT, transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, channel TEXT NOT NULL,
   recipient TEXT NOT NULL, kind TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, sent_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS messages_by_transaction ON messages (transaction_id, kind);
 CREATE TABLE IF NOT EXISTS auth_state (
   transaction_id TEXT NOT NULL, participant_id TEXT NOT NULL, failures INTEGER NOT NULL DEFAULT 0, locked_until TEXT,
   code_hash TEXT, code_expires_at TEXT, PRIMARY KEY (transaction_id, participant_id));
@@ -125,6 +126,14 @@ export class EvidenceTables {
       body: r.body,
       sentAt: r.sent_at,
     }));
+  }
+
+  /** The participants of a transaction who have been sent an invitation. */
+  invited(transactionId: string): Set<string> {
+    const rows = this.#db
+      .prepare("SELECT DISTINCT participant_id FROM messages WHERE transaction_id = ? AND kind = 'invitation'")
+      .all(transactionId) as { participant_id: string }[];
+    return new Set(rows.map((r) => r.participant_id));
   }
 
   authState(transactionId: string, participantId: string): AuthStateRow {

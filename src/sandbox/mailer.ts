@@ -28,12 +28,7 @@ export class SandboxMailer {
   inviteNext(t: TransactionRow): void {
     if (t.status !== 'esign_pending' || t.body.notifyParticipants?.email === false) return;
     const finished = this.#store.finishedParticipants(t.id);
-    const invited = new Set(
-      this.#store.evidence
-        .auditTrail(t.id)
-        .filter((e) => e.type === 'invitation_sent')
-        .map((e) => e.participantId),
-    );
+    const invited = this.#store.evidence.invited(t.id);
     const due = t.body.signingOrder ? [nextSigner(t.body, finished)].filter((p) => p !== undefined) : t.body.participants;
     for (const p of due) {
       if (finished.has(p.id) || invited.has(p.id)) continue;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IframeStyle } from '../esign/schemas.js';
 import { ESIGN_DECLINED_EVENT, ESIGN_PARTICIPANT_SIGNED_EVENT, ESIGN_PARTICIPANT_VIEWED_EVENT } from '../esign/events.js';
 import type { AuthenticationStep, ClientInfo, SignerAuthentication } from './authentication.js';
@@ -123,12 +124,13 @@ export class SigningSessions {
         pid,
       );
     }
+    const jti = randomUUID();
     const session = await this.#tokens.issueSigningToken(
       { esignId: opened.t.esignId, participantIds: opened.participantIds, style: opened.style },
       this.#options.sessionTtlSeconds,
       'session',
+      jti,
     );
-    const { jti } = await this.#tokens.verifySigningToken(session);
     // A two-factor step starts with a code on its way.
     for (const pid of opened.participantIds) {
       if (finished.has(pid)) continue;

@@ -63,10 +63,16 @@ export class SandboxTokens {
     return typeof payload.org === 'string' && payload.org.length > 0 ? payload.org : DEFAULT_ORG;
   }
 
-  async issueSigningToken(claims: SigningClaims, ttlSeconds: number, kind: 'link' | 'session' = 'link'): Promise<string> {
+  /** `jti` is given by a caller that keys state by it (a page session's passed authentication steps). */
+  async issueSigningToken(
+    claims: SigningClaims,
+    ttlSeconds: number,
+    kind: 'link' | 'session' = 'link',
+    jti = randomUUID(),
+  ): Promise<string> {
     return new SignJWT({ pids: claims.participantIds, ...(claims.style ? { style: claims.style } : {}), knd: kind })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setJti(randomUUID())
+      .setJti(jti)
       .setIssuer(ISSUER)
       .setAudience(SIGNING_AUDIENCE)
       .setSubject(claims.esignId)
