@@ -16,6 +16,7 @@ import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { writeHashed } from '../src/util/streams.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
+import { pendingTransaction } from './stack.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
 import { activityEnvironment, fmt, markdownTable, mib, record, rssSampler } from './lib.js';
 
@@ -62,25 +63,10 @@ export async function archiveStreaming(command: string): Promise<void> {
     const pdf = join(work, 'small.pdf');
     await writeFile(pdf, await samplePdf('Agreement'));
     for (const size of sizes) {
-      const [uploaded] = await client.uploadDocuments([{ path: pdf }]);
-      const created = await client.createTransaction({
-        status: 'esign_pending',
-        referenceId: `bench-${size}`,
-        documents: [{ title: 'Agreement', StoragePath: uploaded!.StoragePath, tags: [] }],
-        participants: [
-          {
-            id: crypto.randomUUID(),
-            email: 'b@example.com',
-            firstName: 'B',
-            lastName: 'C',
-            authenticationType: 'none',
-            twoFactorContact: 'email',
-          },
-        ],
-      });
+      const created = await pendingTransaction(client, pdf, `bench-${size}`);
       const zipPath = join(work, 'source.zip');
       await bigZip(zipPath, size);
-      await sandbox.control.completeWithZip(created.id!, createReadStream(zipPath));
+      await sandbox.control.completeWithZip(created.transactionId, createReadStream(zipPath));
       await rm(zipPath);
 
       // Baseline: a raw undici stream of the same URL to a file.
@@ -88,7 +74,7 @@ export async function archiveStreaming(command: string): Promise<void> {
       const rawBefore = process.memoryUsage.rss();
       const rawRss = rssSampler();
       let t0 = performance.now();
-      const res = await request(`${sandbox.url}/transactions/${created.id}/documents?type=completed`, {
+      const res = await request(`${sandbox.url}/transactions/${created.transactionId}/documents?type=completed`, {
         headers: { authorization: `Bearer ${sandbox.token}` },
       });
       const raw = await writeHashed(res.body, join(work, 'raw.zip'));
@@ -103,9 +89,9 @@ export async function archiveStreaming(command: string): Promise<void> {
       t0 = performance.now();
       const result = await activityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
         referenceId: `bench-${size}`,
-        transactionId: created.id!,
-        esignId: created.esignId!,
-        documents: [{ title: 'Agreement', StoragePath: uploaded!.StoragePath }],
+        transactionId: created.transactionId,
+        esignId: created.esignId,
+        documents: [{ title: 'Agreement', StoragePath: created.storagePath }],
       });
       const seconds = (performance.now() - t0) / 1000;
       const absolutePeak = rss.stop();

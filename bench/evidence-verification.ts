@@ -18,6 +18,7 @@ import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
+import { pendingTransaction } from './stack.js';
 import { writeZip } from '../test/support/zip.js';
 import { activityEnvironment, fmt, markdownTable, mib, percentile, record, rssSampler } from './lib.js';
 
@@ -52,23 +53,8 @@ export async function evidenceVerification(command: string): Promise<void> {
         require: { seconds: [], rss: [] },
       };
       for (let run = 0; run < RUNS; run++) {
-        const [uploaded] = await client.uploadDocuments([{ path: small }]);
-        const created = await client.createTransaction({
-          status: 'esign_pending',
-          referenceId: `bench-evidence-${size}-${run}`,
-          documents: [{ title: 'Agreement', StoragePath: uploaded!.StoragePath, tags: [] }],
-          participants: [
-            {
-              id: crypto.randomUUID(),
-              email: 'b@example.com',
-              firstName: 'B',
-              lastName: 'C',
-              authenticationType: 'none',
-              twoFactorContact: 'email',
-            },
-          ],
-        });
-        await sandbox.control.completeWithZip(created.id!, zip);
+        const created = await pendingTransaction(client, small, `bench-evidence-${size}-${run}`);
+        await sandbox.control.completeWithZip(created.transactionId, zip);
         // Alternate the order so neither policy always runs on a warmer cache.
         for (const name of run % 2 === 0 ? ['off', 'require'] : ['require', 'off']) {
           const store = new LocalArchiveStore(join(work, `archive-${name}`));
@@ -80,9 +66,9 @@ export async function evidenceVerification(command: string): Promise<void> {
           const t0 = performance.now();
           const result = await activityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
             referenceId: `bench-evidence-${size}-${run}`,
-            transactionId: created.id!,
-            esignId: created.esignId!,
-            documents: [{ title: 'Agreement', StoragePath: uploaded!.StoragePath }],
+            transactionId: created.transactionId,
+            esignId: created.esignId,
+            documents: [{ title: 'Agreement', StoragePath: created.storagePath }],
           });
           timings[name]!.seconds.push((performance.now() - t0) / 1000);
           timings[name]!.rss.push(rss.stop() - before);

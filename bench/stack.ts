@@ -8,7 +8,7 @@ import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { launch, type Launched } from '../src/tools/launch.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
-import { launchSandbox } from '../src/tools/sandbox-process.js';
+import { launchSandbox, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
 import { freePort } from '../src/util/net.js';
 
 /** The whole system for a scenario: a dev server, and the sandbox, bridge and worker each in its own process. */
@@ -48,12 +48,7 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
     env: {
       ...common,
       ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
-      ESIGN_PROVIDER_URL: sandbox.url,
-      ESIGN_PROVIDER_TOKEN: sandbox.token,
-      ESIGN_ARCHIVE_DIR: join(work, 'archive'),
-      ESIGN_DOCUMENT_ROOTS: docs,
-      ESIGN_TRUST_ANCHORS: sandbox.caFile,
-      ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
+      ...sandboxWorkerEnv(sandbox, { archive: join(work, 'archive'), documents: docs }),
       LOG_LEVEL: 'info',
     },
     ready: /worker polling/,
@@ -95,4 +90,16 @@ export function benchSigner(id: string) {
     authenticationType: 'none',
     twoFactorContact: 'email',
   } as const;
+}
+
+/** A pending one-document transaction at the provider, to be completed with a ZIP made elsewhere (the archive scenarios). */
+export async function pendingTransaction(provider: EsignClient, pdf: string, referenceId: string) {
+  const [uploaded] = await provider.uploadDocuments([{ path: pdf }]);
+  const created = await provider.createTransaction({
+    status: 'esign_pending',
+    referenceId,
+    documents: [{ title: 'Agreement', StoragePath: uploaded!.StoragePath, tags: [] }],
+    participants: [benchSigner(crypto.randomUUID())],
+  });
+  return { transactionId: created.id!, esignId: created.esignId!, storagePath: uploaded!.StoragePath };
 }

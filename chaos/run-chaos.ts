@@ -23,7 +23,7 @@ import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from 
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
-import { launchSandbox } from '../src/tools/sandbox-process.js';
+import { launchSandbox, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
 import { PostgresServer } from '../src/cluster/postgres.js';
 import { freeClusterPorts, setupNamespace, setupSchemas, TemporalCluster } from '../src/cluster/temporal.js';
 import { ensureTemporalServer } from '../src/cluster/topology.js';
@@ -149,13 +149,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         {
           ...common,
           ESIGN_WORKFLOW_BUNDLE: bundle,
-          ESIGN_PROVIDER_URL: sandbox.url,
-          ESIGN_PROVIDER_TOKEN: sandbox.token,
-          ESIGN_ARCHIVE_DIR: archiveDir,
-          ESIGN_DOCUMENT_ROOTS: docs,
           // Every completed ZIP is verified as in production: seals chained to the sandbox CA, certificate of completion required.
-          ESIGN_TRUST_ANCHORS: sandbox.caFile,
-          ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
+          ...sandboxWorkerEnv(sandbox, { archive: archiveDir, documents: docs }),
           ESIGN_SHUTDOWN_GRACE: '2 seconds',
           LOG_LEVEL: 'info',
         },

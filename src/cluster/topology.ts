@@ -10,7 +10,7 @@ import { samplePdf } from '../sandbox/pdf.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
 import { prebuiltBundle } from '../tools/bundle.js';
 import { projectRoot } from '../tools/launch.js';
-import { launchSandbox, type SandboxProcess } from '../tools/sandbox-process.js';
+import { launchSandbox, sandboxWorkerEnv, type SandboxProcess } from '../tools/sandbox-process.js';
 import { Service } from '../tools/service.js';
 import { freePort } from '../util/net.js';
 import { RoundRobinBalancer } from './balancer.js';
@@ -147,12 +147,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
           {
             ...common,
             ESIGN_WORKFLOW_BUNDLE: bundle,
-            ESIGN_PROVIDER_URL: sandbox.url,
-            ESIGN_PROVIDER_TOKEN: sandbox.token,
-            ESIGN_ARCHIVE_DIR: archiveDir,
-            ESIGN_DOCUMENT_ROOTS: documentsDir,
-            ESIGN_TRUST_ANCHORS: sandbox.caFile,
-            ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
+            ...sandboxWorkerEnv(sandbox, { archive: archiveDir, documents: documentsDir }),
             ESIGN_MIN_RECONCILE_INTERVAL: '1 second',
             ESIGN_SHUTDOWN_GRACE: '2 seconds',
             LOG_LEVEL: 'info',

@@ -40,3 +40,19 @@ export async function launchSandbox(dataDir: string, env: Record<string, string>
     },
   };
 }
+
+/**
+ * A worker's environment with this sandbox as its provider, as in production:
+ * the sandbox's token, its CA as the trust anchor, the certificate of
+ * completion required. Shared by the cluster, chaos and benchmark stacks.
+ */
+export function sandboxWorkerEnv(sandbox: SandboxProcess, dirs: { archive: string; documents: string }): Record<string, string> {
+  return {
+    ESIGN_PROVIDER_URL: sandbox.url,
+    ESIGN_PROVIDER_TOKEN: sandbox.token,
+    ESIGN_ARCHIVE_DIR: dirs.archive,
+    ESIGN_DOCUMENT_ROOTS: dirs.documents,
+    ESIGN_TRUST_ANCHORS: sandbox.caFile,
+    ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
+  };
+}
