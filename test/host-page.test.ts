@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHostPage, type RunningHostPage } from '../src/dev/host-page.js';
 import { freePort } from '../src/util/net.js';
-import { launchChromium } from './support/browser.js';
+import { launchChromium, signEveryTag } from './support/browser.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -46,17 +46,7 @@ async function signAs(page: Page, name: string): Promise<void> {
   const frame = page.frameLocator('#signer');
   // The iframe navigates to this signer's page: wait for it, not for the previous signer's.
   await frame.locator('button.finish', { hasText: `Finish signing as ${name}` }).waitFor();
-  await frame.locator('body[data-pages-rendered="true"]').waitFor();
-  const tags = frame.locator('button.tag:not([disabled])');
-  const applied = frame.locator('button.tag.applied');
-  // One tag at a time: the next click waits for the page to show the last one applied (a click during the call would repeat it).
-  while ((await tags.count()) > 0) {
-    const before = await applied.count();
-    await tags.first().click();
-    await expect.poll(() => applied.count()).toBeGreaterThan(before);
-  }
-  await frame.locator('button.finish:not([disabled])').click();
-  await frame.locator('text=Thank you').waitFor();
+  await signEveryTag(frame);
 }
 
 it('embeds the signing page, shows its messages and the verified callback events of a whole transaction', async () => {

@@ -5,7 +5,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateTransactionRequest } from '../src/esign/schemas.js';
-import { launchChromium } from './support/browser.js';
+import { launchChromium, signEveryTag } from './support/browser.js';
 import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
 
 let sb: TestSandbox;
@@ -27,20 +27,6 @@ async function created(mutate: (r: CreateTransactionRequest) => void) {
   const signer = request.participants[0]!;
   const url = await sb.client.createIframeUrl({ type: 'esign', data: { esignId: record.esignId!, participantIds: [signer.id] } });
   return { request, record, signer, url };
-}
-
-async function signAllTags(page: Page): Promise<void> {
-  await page.locator('body[data-pages-rendered="true"]').waitFor();
-  const tags = page.locator('button.tag:not(.applied)');
-  const applied = page.locator('button.tag.applied');
-  // One tag at a time: a click while the previous call runs would apply it twice.
-  while ((await tags.count()) > 0) {
-    const before = await applied.count();
-    await tags.first().click();
-    await expect.poll(() => applied.count()).toBeGreaterThan(before);
-  }
-  await page.locator('button.finish:not([disabled])').click();
-  await expect.poll(() => page.locator('#status').textContent()).toContain('Thank you');
 }
 
 const answer = async (page: Page, value: string) => {
@@ -65,7 +51,7 @@ describe('signer authentication', () => {
     await answer(page, 'wrong horse');
     await expect.poll(() => page.locator('#status').textContent()).toMatch(/personal-password not accepted; 4 attempt\(s\) left/);
     await answer(page, 'correct horse');
-    await signAllTags(page);
+    await signEveryTag(page);
     expect((await sb.client.getTransaction(record.id!)).status).toBe('completed');
 
     const trail = await sb.control.auditTrail(record.id!);
@@ -101,7 +87,7 @@ describe('signer authentication', () => {
     await outbox.close();
 
     await answer(page, code);
-    await signAllTags(page);
+    await signEveryTag(page);
     const trail = await sb.control.auditTrail(record.id!);
     expect(trail.map((e) => e.type)).toEqual(
       expect.arrayContaining(['one_time_code_sent', 'authentication_passed', 'signed', 'completed']),
@@ -160,7 +146,7 @@ describe('signer authentication', () => {
     await answer(page, 'Somebody Else');
     await expect.poll(() => page.locator('#status').textContent()).toContain('not accepted');
     await answer(page, 'signer1  tester');
-    await signAllTags(page);
+    await signEveryTag(page);
     const steps = (await sb.control.auditTrail(record.id!)).filter((e) => e.type.startsWith('authentication_'));
     expect(steps.map((e) => [e.type, e.detail?.step])).toEqual([
       ['authentication_passed', 'kba'],

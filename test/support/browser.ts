@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** Debian's Chromium (installed by .ci/run), or CHROMIUM_PATH. */
 export function chromiumPath(): string {
@@ -25,4 +26,21 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-dev-shm-usage',
     ],
   });
+}
+
+/**
+ * Applies every tag still open on a signing page (or the frame holding one),
+ * one at a time, waiting for each to show applied, then finishes signing.
+ */
+export async function signEveryTag(scope: Page | FrameLocator): Promise<void> {
+  await scope.locator('body[data-pages-rendered="true"]').waitFor();
+  const open = scope.locator('button.tag:not(.applied):not([disabled])');
+  const applied = scope.locator('button.tag.applied');
+  while ((await open.count()) > 0) {
+    const before = await applied.count();
+    await open.first().click();
+    await expect.poll(() => applied.count()).toBeGreaterThan(before);
+  }
+  await scope.locator('button.finish:not([disabled])').click();
+  await scope.locator('text=Thank you').waitFor();
 }
