@@ -209,7 +209,9 @@ export async function checkRun({
           checks.activityRetries[type] = (checks.activityRetries[type] ?? 0) + startedAttempt - 1;
         }
         const wtf = e.workflowTaskFailedEventAttributes;
-        if (wtf)
+        // UNHANDLED_COMMAND is the server refusing a completion because a signal arrived during the task; the SDK
+        // replays the task with the signal, so it is how Temporal works, not a fault of ours.
+        if (wtf && wtf.cause !== WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND)
           problems.push(`${workflowId}: workflow task failed (${WorkflowTaskFailedCause[wtf.cause ?? 0]}): ${wtf.failure?.message ?? ''}`);
         const failed = e.activityTaskFailedEventAttributes?.failure;
         if (failed?.applicationFailureInfo?.nonRetryable)
