@@ -45,13 +45,17 @@ async function snapshot(components: Components): Promise<Record<string, number>>
 
 async function measure(target: TransactionTarget, label: string, components: Components): Promise<Measured> {
   // Warm up (bundles, JIT, connections, the cluster's task-queue partitions), then measure.
-  await pool(Math.min(10, N), CONCURRENCY, (i) => benchTransaction(target, `warm-${label}-${i}-${Date.now()}`, [], []));
+  await pool(Math.min(10, N), CONCURRENCY, async (i) => {
+    await benchTransaction(target, `warm-${label}-${i}-${Date.now()}`, [], []);
+  });
   const start: number[] = [];
   const webhook: number[] = [];
   const cpuBefore = await snapshot(components);
   const machineBefore = await machineCpu();
   const t0 = performance.now();
-  await pool(N, CONCURRENCY, (i) => benchTransaction(target, `${label}-${i}-${Date.now()}`, start, webhook));
+  await pool(N, CONCURRENCY, async (i) => {
+    await benchTransaction(target, `${label}-${i}-${Date.now()}`, start, webhook);
+  });
   const seconds = (performance.now() - t0) / 1000;
   const machineAfter = await machineCpu();
   const cpuAfter = await snapshot(components);

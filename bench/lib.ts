@@ -70,6 +70,8 @@ export interface HistoryCounts {
   workflowTasks: number;
   activities: number;
   localActivities: number;
+  /** `patched` markers, each with the SDK's upsert of TemporalChangeVersion beside it. */
+  patches: number;
   timers: number;
   signals: number;
   updates: number;
@@ -79,11 +81,14 @@ export interface HistoryCounts {
 export async function historyCounts(handle: { fetchHistory(): Promise<{ events?: object[] | null }> }): Promise<HistoryCounts> {
   const events = ((await handle.fetchHistory()).events ?? []) as Record<string, unknown>[];
   const count = (key: string) => events.filter((e) => e[key] !== undefined && e[key] !== null).length;
+  const markers = (name: string) =>
+    events.filter((e) => (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName === name).length;
   return {
     events: events.length,
     workflowTasks: count('workflowTaskScheduledEventAttributes'),
     activities: count('activityTaskScheduledEventAttributes'),
-    localActivities: count('markerRecordedEventAttributes'),
+    localActivities: markers('core_local_activity'),
+    patches: markers('core_patch'),
     timers: count('timerStartedEventAttributes'),
     signals: count('workflowExecutionSignaledEventAttributes'),
     updates: count('workflowExecutionUpdateAcceptedEventAttributes'),
@@ -91,5 +96,18 @@ export async function historyCounts(handle: { fetchHistory(): Promise<{ events?:
 }
 
 export function describeCounts(c: HistoryCounts): string {
-  return `${c.events} events: ${c.workflowTasks} workflow tasks, ${c.activities} activities, ${c.localActivities} local activities, ${c.timers} timers, ${c.signals} signals, ${c.updates} updates`;
+  return `${c.events} events: ${c.workflowTasks} workflow tasks, ${c.activities} activity tasks, ${c.localActivities} local activities, ${c.patches} patch markers, ${c.timers} timers, ${c.signals} signals, ${c.updates} updates`;
 }
+
+/** Median and spread (min–max) of repeated measurements, for figures reported from several runs. */
+export function medianOf(xs: number[]): { median: number; min: number; max: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  const median = s.length === 0 ? NaN : s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { median, min: s[0] ?? NaN, max: s[s.length - 1] ?? NaN };
+}
+
+export const describeSpread = (xs: number[], digits = 2) => {
+  const m = medianOf(xs);
+  return xs.length > 1 ? `${fmt(m.median, digits)} (${fmt(m.min, digits)}–${fmt(m.max, digits)})` : fmt(m.median, digits);
+};

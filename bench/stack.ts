@@ -24,6 +24,8 @@ export interface BenchStack {
   pdf: string;
   /** Signs as a participant through the sandbox (it then sends the webhook). */
   sign: (transactionId: string, participantId: string) => Promise<void>;
+  /** Another worker process on the same task queue (the scale-out run); the caller stops it. */
+  addWorker: () => Promise<Launched>;
   stop: () => Promise<void>;
 }
 
@@ -44,15 +46,14 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
     env: { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' },
     ready: /listening/,
   });
-  const worker = await launch('src/worker/main.ts', {
-    env: {
-      ...common,
-      ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
-      ...sandboxWorkerEnv(sandbox, { archive: join(work, 'archive'), documents: docs }),
-      LOG_LEVEL: 'info',
-    },
-    ready: /worker polling/,
-  });
+  const workerEnv = {
+    ...common,
+    ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
+    ...sandboxWorkerEnv(sandbox, { archive: join(work, 'archive'), documents: docs }),
+    LOG_LEVEL: 'info',
+  };
+  const addWorker = () => launch('src/worker/main.ts', { env: workerEnv, ready: /worker polling/ });
+  const worker = await addWorker();
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
   const provider = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token });
@@ -68,6 +69,7 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
     sign: async (transactionId, participantId) => {
       await sandbox.control.signAs(transactionId, participantId);
     },
+    addWorker,
     stop: async () => {
       await provider.close();
       await connection.close();

@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { statusQuery } from '../workflows/definitions.js';
 import { benchSigner } from './stack.js';
 
 export interface TransactionTarget {
@@ -16,17 +15,17 @@ export interface TransactionTarget {
  * One whole transaction, as the e2e scenarios measure it: start with the
  * signer's URL (update-with-start), sign in the sandbox, and wait for the
  * webhook-driven completion and archive. Records start→archived and
- * signed(webhook)→archived in milliseconds.
+ * signed(webhook)→archived in milliseconds; returns the provider's transaction id.
  */
 export async function benchTransaction(
   target: TransactionTarget,
   referenceId: string,
   startToArchived: number[],
   webhookToArchived: number[],
-): Promise<void> {
+): Promise<string> {
   const t0 = performance.now();
   const participantId = crypto.randomUUID();
-  const { handle } = await startEsignTransaction(
+  const { handle, transactionId } = await startEsignTransaction(
     target.client,
     {
       referenceId,
@@ -43,12 +42,12 @@ export async function benchTransaction(
     },
     { taskQueue: target.taskQueue, signingUrlFor: { participantIds: [participantId] } },
   );
-  const status = await handle.query(statusQuery);
-  await target.sign(status.transactionId!, participantId);
+  await target.sign(transactionId!, participantId);
   const signed = performance.now();
   const result = await handle.result();
   if (result.status !== 'completed') throw new Error(`transaction ${referenceId} ended ${result.status}`);
   const done = performance.now();
   startToArchived.push(done - t0);
   webhookToArchived.push(done - signed);
+  return transactionId!;
 }

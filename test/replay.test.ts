@@ -44,6 +44,7 @@ it('replays every committed history, of this version and earlier ones, with the 
       ...PATHS.map((f) => `before-input-validation-patch/${f}`),
       ...PATHS.map((f) => `before-withdraw-patch/${f}`),
       ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS].map((f) => `before-progress-patch/${f}`),
+      ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS, ...PROGRESS_PATHS, ...EVIDENCE_PATHS].map((f) => `before-local-steps-patch/${f}`),
       ...PATHS,
       ...INBOX_PATHS,
       ...LIFECYCLE_PATHS,

@@ -1,5 +1,5 @@
 /** Timeouts and retry policies of the workflows' activities (docs/workflow.md tables them). */
-import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
+import { type ActivityOptions, type LocalActivityOptions, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
 
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
@@ -11,6 +11,14 @@ export const PROVIDER = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '1
 /** Reconciliation polls give up quickly: the next poll comes anyway. */
 export const POLL = { ...PROVIDER, startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } } as const;
 export const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '20 seconds', retry } as const;
+/**
+ * Short, idempotent provider calls (reads, a signing URL, the inbox registration) run as local
+ * activities: they complete inside the workflow task that asked for them, saving a server round
+ * trip and three history events each. A retry waits in the workflow task (or, past a minute, on a timer).
+ */
+export const LOCAL_PROVIDER = { startToCloseTimeout: '30 seconds', retry } as const;
+/** A reconciliation poll run locally, giving up as quickly as POLL does. */
+export const LOCAL_POLL = { ...LOCAL_PROVIDER, retry: { ...retry, maximumAttempts: 3 } } as const;
 export const REPORT = {
   startToCloseTimeout: '30 seconds',
   retry: { ...retry, maximumInterval: '5 minutes', maximumAttempts: 20 },
@@ -18,3 +26,6 @@ export const REPORT = {
 
 /** Activities whose calls carry a summary, so the Web UI's timeline reads as the business process. */
 export const step = (options: ActivityOptions, summary: string) => proxyActivities<EsignActivities>({ ...options, summary });
+
+/** The same, for local activities (docs/workflow.md says which steps run locally, and why). */
+export const localStep = (options: LocalActivityOptions, summary: string) => proxyLocalActivities<EsignActivities>({ ...options, summary });

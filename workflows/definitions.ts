@@ -79,7 +79,12 @@ export interface IssueSigningUrlRequest {
   style?: IframeStyle;
 }
 /** Returns a fresh signing URL from the provider each time (URLs expire). */
-export const issueSigningUrlUpdate = defineUpdate<{ url: string }, [IssueSigningUrlRequest]>('issueSigningUrl');
+/** The URL, and the provider's transaction it belongs to (absent from workers before it was added). */
+export interface IssuedSigningUrl {
+  url: string;
+  transactionId?: string;
+}
+export const issueSigningUrlUpdate = defineUpdate<IssuedSigningUrl, [IssueSigningUrlRequest]>('issueSigningUrl');
 
 export interface ReplaceTransactionRequest {
   status: RequestStatus;

@@ -29,7 +29,7 @@ import { FailureType } from '../src/failures.js';
 import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
 import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { durationToMs } from '../src/util/duration.js';
-import { ARCHIVE, POLL, PROVIDER, REPORT, step, UPLOAD } from './activity-options.js';
+import { ARCHIVE, LOCAL_POLL, LOCAL_PROVIDER, localStep, POLL, PROVIDER, REPORT, step, UPLOAD } from './activity-options.js';
 import {
   cancelUpdate,
   esignCompletedSignal,
@@ -59,6 +59,8 @@ export const BOUNDED_HISTORY = 'bounded-polling-and-continue-as-new';
 export const PROGRESS_AND_EVENTS = 'participant-progress-reminders-and-events';
 /** The deadline counts from the workflow's start, not from the clock after input validation. */
 export const DEADLINE_FROM_START = 'deadline-counted-from-workflow-start';
+/** Short, idempotent provider calls and the report run as local activities (a round trip fewer each). */
+export const SHORT_STEPS_LOCAL = 'short-steps-as-local-activities';
 /** Our own bound on one run's history, whatever the server suggests (docs/workflow.md, "Bounded history"). */
 export const MAX_EVENTS_PER_RUN = 2_000;
 
@@ -126,6 +128,11 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   let activity = 0; // bumped by every message: a busy transaction polls at its shortest interval
   const seenNotifications = new Set<string>(continued?.seen ?? []);
   const earlyNotifications: EsignWebhook[] = [];
+  /** Set in step 0; false when replaying histories from before the short steps ran locally. */
+  let localSteps = false;
+  const provider = (summary: string) => (localSteps ? localStep(LOCAL_PROVIDER, summary) : step(PROVIDER, summary));
+  const poll = (summary: string) => (localSteps ? localStep(LOCAL_POLL, summary) : step(POLL, summary));
+  const report = (summary: string) => (localSteps ? localStep(REPORT, summary) : step(REPORT, summary));
 
   /** The Web UI's one line: where the transaction is, and who it waits for. */
   const currentDetails = () => {
@@ -213,11 +220,13 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       if (unknown.length > 0)
         throw ApplicationFailure.nonRetryable(`unknown participant(s): ${unknown.join(', ')}`, FailureType.UnknownParticipant);
       const iframeStyle = style ?? input!.iframeStyle;
-      return step(PROVIDER, `Issue a signing URL for ${participantIds.length} participant(s)`).createSigningUrl({
+      const { url } = await provider(`Issue a signing URL for ${participantIds.length} participant(s)`).createSigningUrl({
         esignId: created.esignId,
         participantIds,
         ...(iframeStyle ? { style: iframeStyle } : {}),
       });
+      // With the provider's id, a caller that started with this update needs no query to learn it.
+      return { url, transactionId: created.transactionId };
     },
     {
       validator: (request) => {
@@ -293,7 +302,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     }
     await Promise.all(outstanding.splice(0)); // progress events reach the integrator before the outcome
     try {
-      await step(REPORT, `Report: ${outcome.status}`).recordCompletion({
+      await report(`Report: ${outcome.status}`).recordCompletion({
         result: outcome,
         ...(input!.callbackUrl ? { callbackUrl: input!.callbackUrl } : {}),
       });
@@ -318,13 +327,14 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   // ---------------------------------------------- 0. validate the input
   // Asked before the local activity: a marker recorded right after one lands ahead of its result in history.
   const deadlineFromStart = !continued && patched(DEADLINE_FROM_START);
+  localSteps = patched(SHORT_STEPS_LOCAL);
   const valid = continued ? (rawInput as ValidEsignTransactionInput) : await validInput(rawInput);
   input = valid;
   const reconcileMs = durationToMs(valid.reconcileInterval);
   const maxPollMs = Math.max(reconcileMs, durationToMs(valid.reconcileMaxInterval ?? INPUT_DEFAULTS.reconcileMaxInterval));
   // Set once the transaction exists (markers of new behaviour; false when replaying older histories).
   let withdrawFirst = false;
-  let bounded: boolean;
+  let bounded = false;
   let eventsOn = false;
 
   if (!continued) {
@@ -360,15 +370,21 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       { key: EsignTransactionId, value: ref.transactionId },
       { key: EsignId, value: ref.esignId },
     ]);
+    const askPatches = () => {
+      withdrawFirst = patched(WITHDRAW_BEFORE_END);
+      bounded = patched(BOUNDED_HISTORY);
+      eventsOn = patched(PROGRESS_AND_EVENTS);
+    };
+    // A patch asked right after a local activity lands ahead of its result in history and breaks replay:
+    // with a local registration they are asked before it; histories from before keep them after it.
+    if (localSteps) askPatches();
     // Webhooks name provider ids: tell the transaction's inbox (docs/webhooks.md) that this workflow owns them.
-    await step(PROVIDER, 'Register for provider webhooks').registerWithInbox({
+    await provider('Register for provider webhooks').registerWithInbox({
       transactionId: ref.transactionId,
       ownerWorkflowId: workflowInfo().workflowId,
     });
     setPhase(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
-    withdrawFirst = patched(WITHDRAW_BEFORE_END);
-    bounded = patched(BOUNDED_HISTORY);
-    eventsOn = patched(PROGRESS_AND_EVENTS);
+    if (!localSteps) askPatches();
     if (eventsOn && valid.reminders && valid.callbackUrl) reminders.nextAt = Date.now() + durationToMs(valid.reminders.firstAfter);
     for (const n of earlyNotifications.splice(0)) acceptNotification(n);
   } else {
@@ -428,7 +444,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
 
   /** Reminds each participant still to sign, with a fresh signing URL, through the integrator (embedded signing). */
   const sendReminders = async (plan: NonNullable<ValidEsignTransactionInput['reminders']>): Promise<EsignTransactionResult | undefined> => {
-    const fresh = await step(PROVIDER, 'Check who still has to sign').getTransactionStatus(providerTx.transactionId);
+    const fresh = await provider('Check who still has to sign').getTransactionStatus(providerTx.transactionId);
     providerStatus = fresh.status;
     applyProgress(fresh.participants);
     if (fresh.status === 'completed') {
@@ -439,7 +455,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     const n = reminders.sent + 1;
     for (const p of progress!.waiting) {
       const style = valid.iframeStyle;
-      const { url } = await step(PROVIDER, `Issue a signing URL for reminder ${n}`).createSigningUrl({
+      const { url } = await provider(`Issue a signing URL for reminder ${n}`).createSigningUrl({
         esignId: providerTx.esignId,
         participantIds: [p.id],
         ...(style ? { style } : {}),
@@ -572,7 +588,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (notified) {
       // --------------------------------- 4. confirm with the provider
       const announced = notified;
-      const confirmed = await step(PROVIDER, `Confirm with the provider (${announced})`).getTransactionStatus(providerTx.transactionId);
+      const confirmed = await provider(`Confirm with the provider (${announced})`).getTransactionStatus(providerTx.transactionId);
       providerStatus = confirmed.status;
       notified = undefined;
       const end = await settle(confirmed);
@@ -584,7 +600,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (progressStale && eventsOn) {
       // A participant event: the record says who did what (webhooks only hint, and may come out of order).
       progressStale = false;
-      const state = await step(PROVIDER, "Read the participants' progress").getTransactionStatus(providerTx.transactionId);
+      const state = await provider("Read the participants' progress").getTransactionStatus(providerTx.transactionId);
       providerStatus = state.status;
       if (state.status === 'completed') notified = ESIGN_COMPLETED_EVENT;
       else if (isProviderEndStatus(state.status)) {
@@ -658,7 +674,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
 
     // ------------------------------- reconciliation: a webhook may be lost
     try {
-      const polled = await step(POLL, 'Check the provider (a webhook may be lost)').getTransactionStatus(providerTx.transactionId);
+      const polled = await poll('Check the provider (a webhook may be lost)').getTransactionStatus(providerTx.transactionId);
       providerStatus = polled.status;
       lastReconciledAt = new Date().toISOString();
       applyProgress(polled.participants);

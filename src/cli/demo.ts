@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -5,7 +6,7 @@ import { startEsignTransaction } from '../client/transactions.js';
 import { SandboxControlClient } from '../sandbox/control-client.js';
 import { samplePdf } from '../sandbox/pdf.js';
 import { hashFile } from '../util/streams.js';
-import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../../workflows/definitions.js';
+import { issueSigningUrlUpdate, type EsignTransactionResult } from '../../workflows/definitions.js';
 import { CliError, Exit, type CliContext } from './context.js';
 
 export interface DemoOptions {
@@ -30,6 +31,8 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   );
   const hashes = await Promise.all(files.map(async (_, i) => (await hashFile(join(dir, `${i + 1}.pdf`))).sha256));
   const referenceId = `demo-${Date.now().toString(36)}`;
+  // Ours to give (the provider wants UUIDs): the signing URLs are then asked for by id, without reading the workflow first.
+  const [ada, alan] = [randomUUID(), randomUUID()];
   const { handle } = await startEsignTransaction(
     ctx.client,
     {
@@ -48,6 +51,7 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
       })),
       participants: [
         {
+          id: ada,
           firstName: 'Ada',
           lastName: 'Lovelace',
           email: 'ada@example.com',
@@ -56,6 +60,7 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
           order: 1,
         },
         {
+          id: alan,
           firstName: 'Alan',
           lastName: 'Turing',
           email: 'alan@example.com',
@@ -72,34 +77,24 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   );
   say(`Started ${handle.workflowId} (referenceId ${referenceId}).`);
 
-  let status = await handle.query(statusQuery);
-  let lastPhase = '';
+  // The update waits in the workflow until the provider's transaction exists: no polling here.
   const deadline = Date.now() + (options.timeoutSeconds ?? 600) * 1000;
-  const follow = async (until: (phase: string) => boolean) => {
-    for (;;) {
-      status = await handle.query(statusQuery);
-      if (status.phase !== lastPhase) {
-        say(
-          `  [${new Date().toISOString().slice(11, 19)}] ${status.phase}${status.transactionId ? `  (transaction ${status.transactionId})` : ''}`,
-        );
-        lastPhase = status.phase;
-      }
-      if (until(status.phase)) return;
-      if (Date.now() > deadline) throw new CliError('demo timed out', Exit.failed);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  };
-  await follow((phase) => phase !== 'uploading' && phase !== 'creating');
-
-  for (const p of status.participants) {
-    const { url } = await handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [p.id] }] });
-    say(`Signing URL for ${p.name}: ${url}`);
+  const timedOut = () => new CliError('demo timed out', Exit.failed);
+  const participantsOf = [
+    { id: ada, name: 'Ada Lovelace' },
+    { id: alan, name: 'Alan Turing' },
+  ];
+  let transactionId: string | undefined;
+  for (const p of participantsOf) {
+    const issued = await handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [p.id] }] });
+    transactionId = issued.transactionId;
+    say(`Signing URL for ${p.name}: ${issued.url}`);
   }
   if (options.autoSign) {
     const control = new SandboxControlClient(provider.baseUrl);
     try {
-      for (const p of status.participants) {
-        await control.signAs(status.transactionId!, p.id).catch((err: unknown) => {
+      for (const p of participantsOf) {
+        await control.signAs(transactionId!, p.id).catch((err: unknown) => {
           throw new CliError(`auto-sign as ${p.name} failed: ${(err as Error).message} (is the provider the sandbox?)`);
         });
         say(`  signed as ${p.name} (sandbox)`);
@@ -110,8 +105,11 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   } else {
     say('Open the URLs in a browser and sign (Ada first, then Alan). Waiting…');
   }
-  await follow((phase) => ['completed', 'expired', 'cancelled'].includes(phase));
-  const result = await handle.result();
+  let timer: NodeJS.Timeout | undefined;
+  const result = await Promise.race([
+    handle.result(),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(timedOut()), Math.max(0, deadline - Date.now())))),
+  ]).finally(() => clearTimeout(timer));
   if (result.status !== 'completed' || !result.archive) throw new CliError(`transaction ended ${result.status}`, Exit.notCompleted);
   const uri = new URL(result.archive.uri);
   if (uri.protocol === 'file:') {

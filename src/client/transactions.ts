@@ -25,6 +25,8 @@ export interface StartedTransaction {
   handle: WorkflowHandle<typeof esignTransaction>;
   workflowId: string;
   signingUrl?: string;
+  /** The provider's transaction, when the start came with a signing-URL request (it exists by then). */
+  transactionId?: string;
 }
 
 /**
@@ -56,11 +58,11 @@ export async function startEsignTransaction(
   };
   if (options.signingUrlFor) {
     const operation = new WithStartWorkflowOperation<typeof esignTransaction>(WORKFLOW_TYPE, startOptions);
-    const { url } = await client.workflow.executeUpdateWithStart(issueSigningUrlUpdate, {
+    const { url, transactionId } = await client.workflow.executeUpdateWithStart(issueSigningUrlUpdate, {
       args: [options.signingUrlFor],
       startWorkflowOperation: operation,
     });
-    return { handle: await operation.workflowHandle(), workflowId, signingUrl: url };
+    return { handle: await operation.workflowHandle(), workflowId, signingUrl: url, ...(transactionId ? { transactionId } : {}) };
   }
   const handle = await client.workflow.start<typeof esignTransaction>(WORKFLOW_TYPE, startOptions);
   return { handle, workflowId };

@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { getEsignTransaction, startEsignTransaction } from '../client/transactions.js';
 import { sendProblem } from '../http/problem.js';
-import { issueSigningUrlUpdate, statusQuery } from '../../workflows/definitions.js';
+import { issueSigningUrlUpdate } from '../../workflows/definitions.js';
 
 export interface HostPageOptions {
   client: Client;
@@ -58,7 +58,8 @@ export async function startHostPage(options: HostPageOptions, listen: { host: st
   // The integrator's own backend calls: start a sample transaction, get a signing URL for a participant.
   app.post('/api/transactions', async () => {
     const referenceId = `host-${randomUUID()}`;
-    const { handle } = await startEsignTransaction(
+    const [ada, alan] = [randomUUID(), randomUUID()];
+    await startEsignTransaction(
       options.client,
       {
         referenceId,
@@ -73,20 +74,36 @@ export async function startHostPage(options: HostPageOptions, listen: { host: st
           },
         ],
         participants: [
-          { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', authenticationType: 'none', twoFactorContact: 'email' },
-          { email: 'alan@example.com', firstName: 'Alan', lastName: 'Turing', authenticationType: 'none', twoFactorContact: 'email' },
+          {
+            id: ada,
+            email: 'ada@example.com',
+            firstName: 'Ada',
+            lastName: 'Lovelace',
+            authenticationType: 'none',
+            twoFactorContact: 'email',
+          },
+          {
+            id: alan,
+            email: 'alan@example.com',
+            firstName: 'Alan',
+            lastName: 'Turing',
+            authenticationType: 'none',
+            twoFactorContact: 'email',
+          },
         ],
         notifyParticipants: { email: false },
         callbackUrl: `${self}/callbacks`,
       },
       { taskQueue: options.taskQueue },
     );
-    for (let i = 0; i < 100; i++) {
-      const status = await handle.query(statusQuery);
-      if (status.transactionId) return { referenceId, participants: status.participants };
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return { referenceId, participants: [] };
+    // The participants' ids are ours to give; a signing-URL update then waits in the workflow for the provider's transaction.
+    return {
+      referenceId,
+      participants: [
+        { id: ada, name: 'Ada Lovelace' },
+        { id: alan, name: 'Alan Turing' },
+      ],
+    };
   });
   app.post('/api/signing-url', async (request, reply) => {
     const ask = Ask.safeParse(request.body === undefined ? {} : JSON.parse(request.body as string));

@@ -11,6 +11,8 @@ const HEARTBEAT_EVERY_MS = 2_000;
  */
 export async function whileHeartbeating<T>(work: () => Promise<T>, details?: () => unknown): Promise<T> {
   const ctx = Context.current();
+  // A local activity has no heartbeat: it runs within its workflow task, which the worker keeps alive.
+  if (ctx.info.isLocal) return work();
   const beat = setInterval(() => ctx.heartbeat(details?.()), HEARTBEAT_EVERY_MS);
   try {
     return await work();
