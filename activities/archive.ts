@@ -9,6 +9,7 @@ import type { ArchiveManifest, ArchiveStore } from '../src/archive/store.js';
 import { FailureType } from '../src/failures.js';
 import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
 import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type ZipLimits } from '../src/archive/zip-verify.js';
+import { StreamingZipVerifier } from '../src/archive/zip-stream.js';
 import { EvidenceRejected, evidenceCheck, NO_EVIDENCE_POLICY, type EvidencePolicy } from '../src/archive/evidence.js';
 
 export interface ArchiveDeps {
@@ -51,11 +52,17 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               deps.client.downloadCompletedDocuments(input.transactionId, { signal: ctx.cancellationSignal }),
             );
             const downloadedAt = new Date().toISOString();
+            const limits = deps.zipLimits ?? DEFAULT_ZIP_LIMITS;
+            const policy = deps.evidence ?? NO_EVIDENCE_POLICY;
+            // Verified while it downloads: entries, CRC-32, SHA-256 and seals in the same pass as the write.
+            let check = evidenceCheck(input.documents, policy);
+            const streaming = new StreamingZipVerifier(limits, check.inspector);
             let written;
             try {
               written = await writeHashed(download.body, scratch, {
                 signal: ctx.cancellationSignal,
                 onProgress: (bytes) => (progress.bytes = bytes),
+                observe: (chunk) => streaming.update(chunk),
               });
             } catch (err) {
               throw ApplicationFailure.retryable(
@@ -69,11 +76,17 @@ export function createArchiveActivities(deps: ArchiveDeps) {
                 FailureType.ArchiveIncomplete,
               );
             }
-            const check = evidenceCheck(input.documents, deps.evidence ?? NO_EVIDENCE_POLICY);
             let files;
             let evidence;
             try {
-              files = await verifyZip(scratch, deps.zipLimits ?? DEFAULT_ZIP_LIMITS, check.inspector);
+              const verdict = await streaming.finish(scratch);
+              if ('entries' in verdict) files = verdict.entries;
+              else {
+                // A layout the stream cannot follow: read the file again, from its central directory.
+                log.info('completed ZIP verified in a second pass', { transactionId: input.transactionId, why: verdict.fallback });
+                check = evidenceCheck(input.documents, policy);
+                files = await verifyZip(scratch, limits, check.inspector);
+              }
               evidence = check.conclude(files);
             } catch (err) {
               if (err instanceof UnsafeZipError) {

@@ -18,7 +18,7 @@ import { writeHashed } from '../src/util/streams.js';
 import type { ArchiveResult } from '../workflows/definitions.js';
 import { pendingTransaction } from './stack.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
-import { activityEnvironment, fmt, markdownTable, mib, record, rssSampler } from './lib.js';
+import { activityEnvironment, describeSpread, fmt, markdownTable, medianOf, mib, record, rssSampler } from './lib.js';
 
 const DEFAULT_SIZES = [10 * 2 ** 20, 256 * 2 ** 20, 2 ** 30];
 
@@ -57,68 +57,85 @@ export async function archiveStreaming(command: string): Promise<void> {
     zipLimits: { maxEntries: 10, maxTotalUncompressed: 8 * 2 ** 30, maxRatio: 200 },
   });
   const archive = (input: ArchiveInput) => activities.archiveCompletedDocuments(input);
-  const rows: Record<string, string | number>[] = [];
-  const rssGrowth: number[] = [];
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  /** Per size: each round's raw and archive seconds, and the archive's RSS figures. */
+  const runs = new Map<number, { raw: number[]; archive: number[]; rawPeak: number[]; peak: number[]; absolute: number[] }>();
   try {
     const pdf = join(work, 'small.pdf');
     await writeFile(pdf, await samplePdf('Agreement'));
+    const transactions = new Map<number, Awaited<ReturnType<typeof pendingTransaction>>>();
     for (const size of sizes) {
       const created = await pendingTransaction(client, pdf, `bench-${size}`);
       const zipPath = join(work, 'source.zip');
       await bigZip(zipPath, size);
       await sandbox.control.completeWithZip(created.transactionId, createReadStream(zipPath));
       await rm(zipPath);
+      transactions.set(size, created);
+      runs.set(size, { raw: [], archive: [], rawPeak: [], peak: [], absolute: [] });
+    }
+    // Rounds interleave the sizes and the two readers, so a noisy moment does not favour one.
+    for (let round = 0; round < rounds; round++) {
+      for (const size of sizes) {
+        const created = transactions.get(size)!;
+        const run = runs.get(size)!;
+        // Baseline: a raw undici stream of the same URL to a file, hashed (the archive records the ZIP's SHA-256 too).
+        global.gc?.();
+        const rawBefore = process.memoryUsage.rss();
+        const rawRss = rssSampler();
+        let t0 = performance.now();
+        const res = await request(`${sandbox.url}/transactions/${created.transactionId}/documents?type=completed`, {
+          headers: { authorization: `Bearer ${sandbox.token}` },
+        });
+        const raw = await writeHashed(res.body, join(work, 'raw.zip'));
+        run.raw.push((performance.now() - t0) / 1000);
+        run.rawPeak.push(rawRss.stop() - rawBefore);
+        await rm(join(work, 'raw.zip'));
 
-      // Baseline: a raw undici stream of the same URL to a file.
-      global.gc?.();
-      const rawBefore = process.memoryUsage.rss();
-      const rawRss = rssSampler();
-      let t0 = performance.now();
-      const res = await request(`${sandbox.url}/transactions/${created.transactionId}/documents?type=completed`, {
-        headers: { authorization: `Bearer ${sandbox.token}` },
-      });
-      const raw = await writeHashed(res.body, join(work, 'raw.zip'));
-      const rawSeconds = (performance.now() - t0) / 1000;
-      const rawPeak = rawRss.stop() - rawBefore;
-      await rm(join(work, 'raw.zip'));
-
-      // The archive activity: download, hash, verify every entry, commit atomically.
-      global.gc?.();
-      const before = process.memoryUsage.rss();
-      const rss = rssSampler();
-      t0 = performance.now();
-      const result = await activityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
-        referenceId: `bench-${size}`,
-        transactionId: created.transactionId,
-        esignId: created.esignId,
-        documents: [{ title: 'Agreement', StoragePath: created.storagePath }],
-      });
-      const seconds = (performance.now() - t0) / 1000;
-      const absolutePeak = rss.stop();
-      const peak = absolutePeak - before;
-      if (result.sha256 !== raw.sha256) throw new Error('archive and raw download differ');
-      await rm(join(work, 'archive'), { recursive: true, force: true });
-      rssGrowth.push(absolutePeak);
-      rows.push({
-        'ZIP size (MiB)': fmt(mib(size), 0),
-        'raw stream (MiB/s)': fmt(mib(raw.bytes) / rawSeconds),
-        'archive activity (MiB/s)': fmt(mib(result.bytes) / seconds),
-        'archive / raw': fmt(rawSeconds / seconds, 2),
-        'raw peak RSS growth (MiB)': fmt(mib(rawPeak)),
-        'archive peak RSS growth (MiB)': fmt(mib(peak)),
-        'process peak RSS (MiB)': fmt(mib(absolutePeak)),
-      });
-      process.stdout.write(`  ${fmt(mib(size), 0)} MiB done\n`);
+        // The archive activity: download and verify every entry in one pass, commit atomically.
+        global.gc?.();
+        const before = process.memoryUsage.rss();
+        const rss = rssSampler();
+        t0 = performance.now();
+        const result = await activityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
+          referenceId: `bench-${size}`,
+          transactionId: created.transactionId,
+          esignId: created.esignId,
+          documents: [{ title: 'Agreement', StoragePath: created.storagePath }],
+        });
+        run.archive.push((performance.now() - t0) / 1000);
+        const absolutePeak = rss.stop();
+        run.peak.push(absolutePeak - before);
+        run.absolute.push(absolutePeak);
+        if (result.sha256 !== raw.sha256) throw new Error('archive and raw download differ');
+        await rm(join(work, 'archive'), { recursive: true, force: true });
+        process.stdout.write(`  round ${round + 1}: ${fmt(mib(size), 0)} MiB done\n`);
+      }
     }
   } finally {
     await client.close();
     await sandbox.stop();
     await rm(work, { recursive: true, force: true });
   }
-  const growth = mib((rssGrowth.at(-1) ?? 0) - (rssGrowth[0] ?? 0));
+  const rows = sizes.map((size) => {
+    const run = runs.get(size)!;
+    const ratios = run.raw.map((r, i) => r / run.archive[i]!);
+    return {
+      'ZIP size (MiB)': fmt(mib(size), 0),
+      'raw stream (MiB/s)': fmt(mib(size) / medianOf(run.raw).median),
+      'archive activity (MiB/s)': fmt(mib(size) / medianOf(run.archive).median),
+      [`archive / raw, median of ${rounds} (min–max)`]: describeSpread(ratios),
+      'raw peak RSS growth (MiB)': fmt(mib(medianOf(run.rawPeak).median)),
+      'archive peak RSS growth (MiB)': fmt(mib(medianOf(run.peak).median)),
+      'process peak RSS (MiB)': fmt(mib(medianOf(run.absolute).median)),
+    };
+  });
+  const first = runs.get(sizes[0]!)!.absolute;
+  const last = runs.get(sizes.at(-1)!)!.absolute;
+  const growth = last.map((l, i) => mib(l - first[i]!));
   await record('archive streaming', command, markdownTable(rows), [
-    `Process peak RSS while archiving the largest ZIP minus while archiving the smallest: ${fmt(growth)} MiB (target: under 32 MiB).`,
-    'The archive activity reads the file a second time to verify every entry (yauzl) before committing; the raw baseline only writes it.',
+    `Process peak RSS while archiving the largest ZIP minus while archiving the smallest, per round: median ${describeSpread(growth, 1)} MiB (target: under 32 MiB).`,
+    'The archive activity verifies while it downloads (StreamingZipVerifier): CRC-32, SHA-256 and size of every entry, its local header checked as the central directory is, then the directory read from the end of the file and matched entry by entry. The raw baseline streams and hashes the whole ZIP only.',
+    'Seal checks are off here (no trust anchor): a 1 GiB PDF is over what verification holds in memory; `npm run bench -- evidence` measures them.',
     "The sandbox serves the ZIPs from its own process, so the RSS figures are the consumer's alone.",
   ]);
 }

@@ -29,7 +29,7 @@ export interface BenchStack {
   stop: () => Promise<void>;
 }
 
-export async function startBenchStack(name: string): Promise<BenchStack> {
+export async function startBenchStack(name: string, options: { workerEnv?: Record<string, string> } = {}): Promise<BenchStack> {
   const temporal = await startDevServer();
   const work = await mkdtemp(join(tmpdir(), `bench-${name}-`));
   const docs = join(work, 'docs');
@@ -51,6 +51,7 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
     ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
     ...sandboxWorkerEnv(sandbox, { archive: join(work, 'archive'), documents: docs }),
     LOG_LEVEL: 'info',
+    ...options.workerEnv,
   };
   const addWorker = () => launch('src/worker/main.ts', { env: workerEnv, ready: /worker polling/ });
   const worker = await addWorker();

@@ -33,7 +33,7 @@ export interface EntryInspector {
 }
 
 /** An entry is buffered for the inspector only up to this size; a larger one is refused rather than risk the worker's memory. */
-const MAX_INSPECTED_BYTES = 512 * 1024 * 1024;
+export const MAX_INSPECTED_BYTES = 512 * 1024 * 1024;
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -47,25 +47,13 @@ const S_IFLNK = 0o120000;
  * bomb. Returns each entry's size and SHA-256.
  */
 export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS, inspect?: EntryInspector): Promise<VerifiedEntry[]> {
-  let zip: yauzl.ZipFile;
-  try {
-    zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-      yauzl.open(
-        path,
-        { lazyEntries: true, autoClose: false, strictFileNames: true, validateEntrySizes: true, decodeStrings: true },
-        (err, z) => (err ? reject(err) : resolve(z)),
-      ),
-    );
-  } catch (err) {
-    throw new UnsafeZipError(`not a readable ZIP: ${(err as Error).message}`);
-  }
+  const zip = await openZip(path);
   try {
     // The whole directory is judged before any content is read (or shown to `inspect`).
     const listed = await directory(zip, limits);
     const entries: VerifiedEntry[] = [];
     for (const entry of listed) {
       const name = entry.fileName;
-      const json = name.toLowerCase().endsWith('.json');
       const keep = inspect?.wants(name) === true;
       if (keep && entry.uncompressedSize > MAX_INSPECTED_BYTES) throw new UnsafeZipError(`entry "${name}" is too large to verify`);
       let content;
@@ -74,9 +62,8 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
       } catch (e) {
         throw new UnsafeZipError(`entry "${name}": ${(e as Error).message}`);
       }
-      if (json ? !/^\s*[[{]/.test(content.head) : content.head !== '%PDF-') {
-        throw new UnsafeZipError(`entry "${name}" is not a ${json ? 'JSON file' : 'PDF'}`);
-      }
+      const wrong = contentProblem(name, content.head);
+      if (wrong) throw new UnsafeZipError(wrong);
       if (content.bytes !== entry.uncompressedSize) {
         throw new UnsafeZipError(`entry "${name}" holds ${content.bytes} bytes, its header says ${entry.uncompressedSize}`);
       }
@@ -92,8 +79,39 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
   }
 }
 
+/** Opens a ZIP file for reading its central directory (yauzl reads only the end of the file for that). */
+export async function openZip(path: string): Promise<yauzl.ZipFile> {
+  try {
+    return await new Promise<yauzl.ZipFile>((resolve, reject) =>
+      yauzl.open(
+        path,
+        { lazyEntries: true, autoClose: false, strictFileNames: true, validateEntrySizes: true, decodeStrings: true },
+        (err, z) => (err ? reject(err) : resolve(z)),
+      ),
+    );
+  } catch (err) {
+    throw new UnsafeZipError(`not a readable ZIP: ${(err as Error).message}`);
+  }
+}
+
+/** Why an entry's name is refused (a directory, a path, a hidden or duplicate name), if it is; adds it to `names`. */
+export function nameProblem(name: string, names: Set<string>): string | undefined {
+  if (name.endsWith('/')) return `unexpected directory entry "${name}"`;
+  if (name.includes('/') || name.includes('\\') || name.startsWith('.')) return `unsafe entry name "${name}"`;
+  if (names.has(name.toLowerCase())) return `duplicate entry name "${name}"`;
+  names.add(name.toLowerCase());
+  return undefined;
+}
+
+/** Whether an entry's first bytes are what its name says (a PDF, or JSON evidence); the problem if not. */
+export function contentProblem(name: string, head: string): string | undefined {
+  const json = name.toLowerCase().endsWith('.json');
+  if (json ? !/^\s*[[{]/.test(head) : head !== '%PDF-') return `entry "${name}" is not a ${json ? 'JSON file' : 'PDF'}`;
+  return undefined;
+}
+
 /** Every entry of the central directory, each checked for a safe name and type and against the limits. */
-function directory(zip: yauzl.ZipFile, limits: ZipLimits): Promise<yauzl.Entry[]> {
+export function directory(zip: yauzl.ZipFile, limits: ZipLimits): Promise<yauzl.Entry[]> {
   const listed: yauzl.Entry[] = [];
   const names = new Set<string>();
   let total = 0;
@@ -104,10 +122,8 @@ function directory(zip: yauzl.ZipFile, limits: ZipLimits): Promise<yauzl.Entry[]
     zip.on('entry', (entry: yauzl.Entry) => {
       const name = entry.fileName;
       if (listed.length + 1 > limits.maxEntries) return fail(`more than ${limits.maxEntries} entries`);
-      if (name.endsWith('/')) return fail(`unexpected directory entry "${name}"`);
-      if (name.includes('/') || name.includes('\\') || name.startsWith('.')) return fail(`unsafe entry name "${name}"`);
-      if (names.has(name.toLowerCase())) return fail(`duplicate entry name "${name}"`);
-      names.add(name.toLowerCase());
+      const unsafe = nameProblem(name, names);
+      if (unsafe) return fail(unsafe);
       const mode = (entry.externalFileAttributes >>> 16) & S_IFMT;
       if (mode === S_IFLNK) return fail(`entry "${name}" is a symbolic link`);
       if (mode !== 0 && mode !== S_IFREG) return fail(`entry "${name}" is not a regular file`);

@@ -15,16 +15,24 @@ export interface WrittenFile {
 export async function writeHashed(
   source: Readable | NodeJS.ReadableStream,
   path: string,
-  options: { signal?: AbortSignal; onProgress?: (bytes: number) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    onProgress?: (bytes: number) => void;
+    /** Sees each chunk before it is written, in order (a verifier reading the bytes in the same pass); waited for. */
+    observe?: (chunk: Buffer) => Promise<void> | void;
+  } = {},
 ): Promise<WrittenFile> {
   const hash = createHash('sha256');
   let bytes = 0;
+  const { observe } = options;
   const tap = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       hash.update(chunk);
       bytes += chunk.length;
       options.onProgress?.(bytes);
-      callback(null, chunk);
+      const seen = observe?.(chunk);
+      if (seen) seen.then(() => callback(null, chunk), callback);
+      else callback(null, chunk);
     },
   });
   await pipeline(source, tap, createWriteStream(path), options.signal ? { signal: options.signal } : {});
