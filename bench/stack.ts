@@ -51,6 +51,8 @@ export async function startBenchStack(name: string, options: { workerEnv?: Recor
     ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
     ...sandboxWorkerEnv(sandbox, { archive: join(work, 'archive'), documents: docs }),
     LOG_LEVEL: 'info',
+    // BENCH_PROFILE_DIR: each worker writes a V8 CPU profile there when it stops (bench/profile-summary.ts reads it).
+    ...(process.env.BENCH_PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}` } : {}),
     ...options.workerEnv,
   };
   const addWorker = () => launch('src/worker/main.ts', { env: workerEnv, ready: /worker polling/ });
