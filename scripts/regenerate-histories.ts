@@ -145,6 +145,15 @@ async function main(): Promise<void> {
       await handle.result();
       return handle;
     },
+    // A signing URL asked with the start (update-with-start): its local activity waits for the registration's.
+    async 'signing-url-with-start'() {
+      const participantId = randomUUID();
+      const i = input({ participants: [{ ...signer('Uma'), id: participantId }], reconcileInterval: '1 second' });
+      const { handle } = await startEsignTransaction(env.client, i, { taskQueue, signingUrlFor: { participantIds: [participantId] } });
+      await signAll(handle);
+      await handle.result();
+      return handle;
+    },
     // The upload's SHA-256 goes to the archive, which records the seals' evidence in the result.
     async 'completed-with-evidence'() {
       const { handle } = await start(input({ reconcileInterval: '1 second' }));

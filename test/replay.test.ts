@@ -31,6 +31,8 @@ const LIFECYCLE_PATHS = [
 const PROGRESS_PATHS = ['progress-reminders-and-events.json'];
 /** The upload's SHA-256 passed to the archive, and the evidence it recorded. */
 const EVIDENCE_PATHS = ['completed-with-evidence.json'];
+/** A signing URL asked with the start, while the transaction is created and registered (local activities, one at a time). */
+const LOCAL_STEP_PATHS = ['signing-url-with-start.json'];
 
 // Committed histories of the workflows' paths (npm run replay:regenerate writes
 // the top level). Histories of earlier workflow versions stay in sub-folders, so
@@ -50,6 +52,7 @@ it('replays every committed history, of this version and earlier ones, with the 
       ...LIFECYCLE_PATHS,
       ...PROGRESS_PATHS,
       ...EVIDENCE_PATHS,
+      ...LOCAL_STEP_PATHS,
     ].sort(),
   );
   const histories = await Promise.all(

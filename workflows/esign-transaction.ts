@@ -130,9 +130,24 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   const earlyNotifications: EsignWebhook[] = [];
   /** Set in step 0; false when replaying histories from before the short steps ran locally. */
   let localSteps = false;
-  const provider = (summary: string) => (localSteps ? localStep(LOCAL_PROVIDER, summary) : step(PROVIDER, summary));
-  const poll = (summary: string) => (localSteps ? localStep(LOCAL_POLL, summary) : step(POLL, summary));
-  const report = (summary: string) => (localSteps ? localStep(REPORT, summary) : step(REPORT, summary));
+  // One local activity at a time: two outstanding at once (an update's signing URL while the main path
+  // registers) may be resolved in another order on replay than they were run, which breaks determinism.
+  let localTurn: Promise<unknown> = Promise.resolve();
+  const oneAtATime = (acts: ReturnType<typeof localStep>): ReturnType<typeof localStep> =>
+    new Proxy(acts, {
+      get: (target, name: keyof typeof acts) => {
+        const call = target[name] as (...args: unknown[]) => Promise<unknown>;
+        return (...args: unknown[]) => {
+          const result = localTurn.then(() => call(...args));
+          localTurn = result.catch(() => undefined);
+          return result;
+        };
+      },
+    });
+  const local = (options: Parameters<typeof localStep>[0], summary: string) => oneAtATime(localStep(options, summary));
+  const provider = (summary: string) => (localSteps ? local(LOCAL_PROVIDER, summary) : step(PROVIDER, summary));
+  const poll = (summary: string) => (localSteps ? local(LOCAL_POLL, summary) : step(POLL, summary));
+  const report = (summary: string) => (localSteps ? local(REPORT, summary) : step(REPORT, summary));
 
   /** The Web UI's one line: where the transaction is, and who it waits for. */
   const currentDetails = () => {
