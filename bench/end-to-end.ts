@@ -8,14 +8,15 @@
 // and runs ours again with a second worker process on the same task queue.
 // Figures are reported per round and as the median of the rounds.
 import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { getEsignTransaction } from '../src/client/transactions.js';
 import { join } from 'node:path';
 import { writeHashed } from '../src/util/streams.js';
 import type { baselineTransaction } from './baseline-workflows.js';
 import { launch } from '../src/tools/launch.js';
-import { machineCpu, pool, processUsage } from '../src/tools/measure.js';
-import { describeCounts, describeSpread, fmt, historyCounts, markdownTable, mib, percentile, record } from './lib.js';
-import { inboxIdFor, inboxRegisterSignal } from '../workflows/inbox-definitions.js';
+import { commandCpuSeconds, machineCpu, pool, processUsage } from '../src/tools/measure.js';
+import { describeCounts, describeSpread, fmt, historyCounts, markdownTable, medianOf, mib, percentile, record } from './lib.js';
+import { inboxIdFor, inboxNotificationSignal } from '../workflows/inbox-definitions.js';
 import { workflowIdFor } from '../workflows/definitions.js';
 import type { Client } from '@temporalio/client';
 import { benchSigner, startBenchStack } from './stack.js';
@@ -54,7 +55,11 @@ interface Round {
   cpuPerTx: number;
   busy1: number;
   busy2: number;
+  /** CPU milliseconds per transaction, by process, in the ours, T and P runs. */
+  cpu: { ours: CpuSplit; t: CpuSplit; p: CpuSplit };
 }
+
+type CpuSplit = Record<string, number>;
 
 export async function endToEnd(command: string): Promise<void> {
   const stack = await startBenchStack('e2e');
@@ -114,6 +119,21 @@ export async function endToEnd(command: string): Promise<void> {
     latency?.push(performance.now() - t0);
     baselineId ??= workflowId;
   };
+  // Where a run's CPU goes: every process of the system, read from /proc before and after.
+  const cpuSnapshot = async (): Promise<CpuSplit> => ({
+    'Temporal dev server': await commandCpuSeconds('temporal'),
+    worker: (await processUsage(stack.worker.child.pid!)).cpuSeconds,
+    sandbox: (await processUsage(stack.pids.sandbox)).cpuSeconds,
+    bridge: (await processUsage(stack.pids.bridge)).cpuSeconds,
+    'baseline worker': (await processUsage(baselineWorker.child.pid!)).cpuSeconds,
+    'this driver': process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+  });
+  const cpuDuring = async (run: () => Promise<number>): Promise<{ rate: number; cpu: CpuSplit }> => {
+    const a = await cpuSnapshot();
+    const rate = await run();
+    const b = await cpuSnapshot();
+    return { rate, cpu: Object.fromEntries(Object.keys(a).map((k) => [k, ((b[k]! - a[k]!) * 1000) / N])) };
+  };
   const timed = async (run: () => Promise<void>) => {
     const t0 = performance.now();
     await run();
@@ -137,10 +157,15 @@ export async function endToEnd(command: string): Promise<void> {
       const start: number[] = [];
       const webhook: number[] = [];
       const before = await processUsage(stack.worker.child.pid!);
-      const one = await busyDuring(() => timed(() => pool(N, CONCURRENCY, () => ours(start, webhook))));
+      let oursCpu: CpuSplit = {};
+      const one = await busyDuring(async () => {
+        const measured = await cpuDuring(() => timed(() => pool(N, CONCURRENCY, () => ours(start, webhook))));
+        oursCpu = measured.cpu;
+        return measured.rate;
+      });
       const after = await processUsage(stack.worker.child.pid!);
-      const t = await timed(() => pool(N, CONCURRENCY, (i) => baseline(i)));
-      const pl = await timed(() => pool(N, CONCURRENCY, (i) => plain(i + r * N)));
+      const { rate: t, cpu: tCpu } = await cpuDuring(() => timed(() => pool(N, CONCURRENCY, (i) => baseline(i))));
+      const { rate: pl, cpu: pCpu } = await cpuDuring(() => timed(() => pool(N, CONCURRENCY, (i) => plain(i + r * N))));
 
       // Latency below saturation: both at half of ours' peak rate, open loop.
       const halfRate = one.rate / 2;
@@ -171,6 +196,7 @@ export async function endToEnd(command: string): Promise<void> {
         cpuPerTx: (after.cpuSeconds - before.cpuSeconds) / N,
         busy1: one.busy,
         busy2: two.busy,
+        cpu: { ours: oursCpu, t: tCpu, p: pCpu },
       });
       process.stdout.write(
         `e2e round ${r + 1}/${ROUNDS}: ours ${fmt(one.rate, 2)}, T ${fmt(t, 2)}, P ${fmt(pl, 2)}, 2 workers ${fmt(two.rate, 2)} tx/s\n`,
@@ -204,6 +230,14 @@ export async function endToEnd(command: string): Promise<void> {
     const baselineCounts = await historyCounts(client.workflow.getHandle(baselineId!));
     const hops = await inboxHops(client, measured);
     const workerPeak = (await processUsage(stack.worker.child.pid!)).peakRssBytes;
+    const split = (which: keyof Round['cpu']) => {
+      const parts = Object.keys(rounds[0]!.cpu[which]).map((k) => [k, medianOf(rounds.map((x) => x.cpu[which][k] ?? 0)).median] as const);
+      const total = parts.reduce((sum, [, ms]) => sum + ms, 0);
+      return `${fmt(total, 0)} ms (${parts
+        .filter(([, ms]) => ms >= 0.5)
+        .map(([k, ms]) => `${k} ${fmt(ms, 0)}`)
+        .join(', ')})`;
+    };
     const of = (f: (x: Round) => number, digits = 2) => describeSpread(rounds.map(f), digits);
     await record('end-to-end transactions', command, markdownTable(rows), [
       `Median of ${rounds.length} round(s) (min–max): ours/T ${of((x) => x.ours / x.t)}, ours/P ${of((x) => x.ours / x.p)}, ours/C ${of((x) => x.ours / ceiling(x))} (target: at least 0.8), where C = 1/(1/T + 1/P) is the throughput if our only costs were Temporal's minimum for the shape and the provider's own work.`,
@@ -212,6 +246,7 @@ export async function endToEnd(command: string): Promise<void> {
       `One transaction's history: ${describeCounts(oursCounts)}. Its inbox's: ${describeCounts(inboxCounts)}. Baseline T's: ${describeCounts(baselineCounts)}.`,
       `The inbox hop (webhook signal in the inbox's history → signal in the transaction's), over ${hops.length} transactions: p50 ${fmt(p(hops, 50), 0)} ms, max ${fmt(p(hops, 100), 0)} ms.`,
       `Worker: ${of((x) => x.cpuPerTx, 3)} CPU seconds per transaction, peak RSS ${fmt(mib(workerPeak), 0)} MiB.`,
+      `CPU per transaction, all processes (median of the rounds): ours ${split('ours')}; T ${split('t')}; P ${split('p')}. The machine has ${availableParallelism()} cores: at full use, ${availableParallelism()} s of CPU per second bounds each run's rate.`,
       `${N} transactions per throughput run at concurrency ${CONCURRENCY}, after a warm-up of 10 per path; latency runs start ${HALF_SECONDS} s of transactions at half of ours' measured rate (open loop), T's signalled 300 ms after its start, when it waits.`,
       'webhook→archived is measured from the moment the sandbox accepted the last signature (it then sends the webhook) to the workflow result.',
       'All processes (Temporal, sandbox with its PDF stamping and sealing, bridge, worker, this client) share the machine.',
@@ -224,20 +259,24 @@ export async function endToEnd(command: string): Promise<void> {
 
 /** Milliseconds from a webhook's signal landing in the inbox to its forward landing in the transaction, per transaction. */
 async function inboxHops(client: Client, measured: { referenceId: string; transactionId: string }[]): Promise<number[]> {
-  const signalTimes = async (workflowId: string) => {
+  const signalTimes = async (workflowId: string, only?: string) => {
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     return (history.events ?? [])
       .filter(
-        (e) =>
-          e.workflowExecutionSignaledEventAttributes && e.workflowExecutionSignaledEventAttributes.signalName !== inboxRegisterSignal.name,
+        (e) => e.workflowExecutionSignaledEventAttributes && (!only || e.workflowExecutionSignaledEventAttributes.signalName === only),
       )
       .map((e) => Number(e.eventTime!.seconds) * 1000 + Math.round((e.eventTime!.nanos ?? 0) / 1e6));
   };
   const hops: number[] = [];
   for (const m of measured) {
-    const [inbox, owner] = await Promise.all([signalTimes(inboxIdFor(m.transactionId)), signalTimes(workflowIdFor(m.referenceId))]);
-    const last = (xs: number[]) => xs[xs.length - 1];
-    if (last(inbox) !== undefined && last(owner) !== undefined) hops.push(last(owner)! - last(inbox)!);
+    // The inbox's notifications and the transaction's signals (only forwarded webhooks reach it), matched in order.
+    const [inbox, owner] = await Promise.all([
+      signalTimes(inboxIdFor(m.transactionId), inboxNotificationSignal.name),
+      signalTimes(workflowIdFor(m.referenceId)),
+    ]);
+    inbox.forEach((at, i) => {
+      if (owner[i] !== undefined) hops.push(owner[i] - at);
+    });
   }
   return hops;
 }

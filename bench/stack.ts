@@ -24,6 +24,8 @@ export interface BenchStack {
   pdf: string;
   /** Signs as a participant through the sandbox (it then sends the webhook). */
   sign: (transactionId: string, participantId: string) => Promise<void>;
+  /** The processes a transaction's CPU is spent in, besides the worker(s), by name (CPU per transaction in the e2e figures). */
+  pids: { sandbox: number; bridge: number };
   /** Another worker process on the same task queue (the scale-out run); the caller stops it. */
   addWorker: () => Promise<Launched>;
   stop: () => Promise<void>;
@@ -66,6 +68,7 @@ export async function startBenchStack(name: string, options: { workerEnv?: Recor
     provider,
     worker,
     sandboxUrl: sandbox.url,
+    pids: { sandbox: sandbox.process.child.pid!, bridge: bridge.child.pid! },
     taskQueue,
     work,
     pdf,

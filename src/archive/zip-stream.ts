@@ -147,9 +147,18 @@ export class StreamingZipVerifier {
   }
 
   private async take(chunk: Buffer): Promise<void> {
-    this.base = this.received - this.carry.length;
+    const before = this.received;
     this.received += chunk.length;
-    const buf = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
+    let buf = chunk;
+    this.base = before;
+    if (this.carry.length > 0 && this.heldBackIsContent(chunk)) {
+      // The usual case inside a stored entry: the bytes held back were content after all. Taking them
+      // alone spares copying every chunk behind them (a copy of the whole ZIP, about 0.2 s per GiB).
+      this.content(this.current!, this.carry);
+    } else if (this.carry.length > 0) {
+      buf = Buffer.concat([this.carry, chunk]);
+      this.base = before - this.carry.length;
+    }
     this.carry = Buffer.alloc(0);
     let at = 0;
     while (at < buf.length) {
@@ -165,6 +174,16 @@ export class StreamingZipVerifier {
     }
     // What is left is a partial header or descriptor: a few bytes, copied so the chunk can be freed.
     if (this.state === 'header' || this.state === 'data') this.carry = Buffer.from(buf.subarray(at));
+  }
+
+  /** Whether the few bytes held back at the end of a stored entry's chunk cannot start a data descriptor. */
+  private heldBackIsContent(chunk: Buffer): boolean {
+    const entry = this.current;
+    if (this.state !== 'data' || !entry || entry.compressedSize !== undefined || this.carry.length >= DESCRIPTOR.length) return false;
+    // A signature starting in what was held back is only visible whole with enough of the new chunk.
+    if (chunk.length < DESCRIPTOR.length) return false;
+    const found = Buffer.concat([this.carry, chunk.subarray(0, DESCRIPTOR.length)]).indexOf(DESCRIPTOR);
+    return found < 0 || found >= this.carry.length;
   }
 
   /** Reads a local header at `at`; returns the bytes used, or 0 if more are needed. */
