@@ -24,6 +24,8 @@ export interface BenchStack {
   pdf: string;
   /** Signs as a participant through the sandbox (it then sends the webhook). */
   sign: (transactionId: string, participantId: string) => Promise<void>;
+  /** Whether the sandbox sends its webhooks (off for baseline P, whose transactions have no workflow to reach). */
+  webhooks: (on: boolean) => Promise<void>;
   /** The processes a transaction's CPU is spent in, besides the worker(s), by name (CPU per transaction in the e2e figures). */
   pids: { sandbox: number; bridge: number };
   /** Another worker process on the same task queue (the scale-out run); the caller stops it. */
@@ -76,6 +78,9 @@ export async function startBenchStack(name: string, options: { workerEnv?: Recor
       await sandbox.control.signAs(transactionId, participantId);
     },
     addWorker,
+    webhooks: async (on) => {
+      await sandbox.control.setFaults(on ? {} : { dropWebhookRate: 1 });
+    },
     stop: async () => {
       await provider.close();
       await connection.close();
