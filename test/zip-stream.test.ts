@@ -95,12 +95,15 @@ describe('StreamingZipVerifier', () => {
     const path = await streamedZip('ambiguous.zip', [{ name: 'a.pdf', data: decoyPdf(true) }]);
     const verdict = await streamVerify(path, 4096).catch((e: unknown) => e);
     // Either refused (the directory disagrees with the stream) or handed to the second pass; never other entries.
-    if (!(verdict instanceof UnsafeZipError)) expect(verdict).toEqual({ fallback: expect.any(String) });
+    if (!(verdict instanceof UnsafeZipError)) expect(Object.keys(verdict as object)).toEqual(['fallback']);
   });
 
   it('says to verify the file itself when an entry is deflated with its sizes after the data', async () => {
     const path = await streamedZip('deflated-descriptor.zip', [{ name: 'a.pdf', data: pdf, compress: true }]);
-    expect(await streamVerify(path, 4096)).toEqual({ fallback: expect.stringMatching(/deflated with its sizes after the data/) });
+    expect((await streamVerify(path, 4096)) as { fallback?: string }).toHaveProperty(
+      'fallback',
+      expect.stringMatching(/deflated with its sizes after the data/) as string,
+    );
     expect(await verifyZip(path)).toHaveLength(1);
   });
 
@@ -159,7 +162,7 @@ describe('StreamingZipVerifier', () => {
     const path = await streamedZip('cut.zip', [{ name: 'a.pdf', data: pdf }]);
     const bytes = await readFile(path);
     await writeFile(path, bytes.subarray(0, Math.floor(bytes.length / 2)));
-    expect(await streamVerify(path, 4096)).toEqual({ fallback: expect.any(String) });
+    expect(Object.keys(await streamVerify(path, 4096))).toEqual(['fallback']);
     await expect(verifyZip(path)).rejects.toThrow(/not a readable|corrupt/);
   });
 });
