@@ -32,5 +32,10 @@ if (unknown.length > 0) {
 const everyday = Object.keys(scenarios).filter((name) => name !== 'cluster');
 for (const name of wanted.length > 0 ? wanted : everyday) {
   process.stdout.write(`== ${name}\n`);
-  await scenarios[name]!(`npm run bench -- ${name}`);
+  // The sizes and settings given by environment are part of the command that reproduces a figure.
+  const settings = Object.entries(process.env)
+    .filter(([key]) => key.startsWith('BENCH_') && !['BENCH_REPORT_FILE', 'BENCH_PROFILE_DIR', 'BENCH_LOG_LEVEL'].includes(key))
+    .map(([key, value]) => `${key}=${value} `)
+    .join('');
+  await scenarios[name]!(`${settings}npm run bench -- ${name}`);
 }
