@@ -55,6 +55,10 @@ describe('webhook bridge resilience', () => {
 
     release();
     expect((await handle.result()).status).toBe('completed');
+    // The sandbox records a 2xx once the bridge's response is back, which may be after the workflow finished.
+    await expect
+      .poll(async () => (await env.sandbox.deliveries(ref.transactionId)).every((d) => d.status === 'delivered'), { timeout: 10_000 })
+      .toBe(true);
     const deliveries = await env.sandbox.deliveries(ref.transactionId);
     expect(deliveries.map((d) => ({ status: d.status, attempts: d.attempts }))).toEqual(
       deliveries.map(() => ({ status: 'delivered', attempts: 1 })),

@@ -88,8 +88,11 @@ describe('the production topology', () => {
     const result = await getEsignTransaction(client, referenceId).result();
     expect(result.status).toBe('completed');
     expect(result.archive?.evidence?.documents[0]?.signature).toMatchObject({ result: 'valid', trusted: true });
-    const deliveries = await topology.sandbox.control.deliveries({ transactionId: status.transactionId! });
-    expect(deliveries.some((d) => d.status === 'delivered' && d.payload.includes('esign-completed'))).toBe(true);
+    // The sandbox records the bridge's 2xx once the response is back, which may be after the workflow finished.
+    await eventually(async () => {
+      const deliveries = await topology.sandbox.control.deliveries({ transactionId: status.transactionId! });
+      if (!deliveries.some((d) => d.status === 'delivered' && d.payload.includes('esign-completed'))) throw new Error('not delivered yet');
+    });
     // Visibility on PostgreSQL answers the operators' queries by the custom search attributes.
     await eventually(async () => {
       const found = [];
