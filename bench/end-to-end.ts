@@ -52,7 +52,6 @@ interface Round {
   oursHalf: number[];
   tHalf: number[];
   oursLatency: { start: number[]; webhook: number[] };
-  cpuPerTx: number;
   busy1: number;
   busy2: number;
   /** CPU milliseconds per transaction, by process, in the ours, T and P runs. */
@@ -128,22 +127,18 @@ export async function endToEnd(command: string): Promise<void> {
     'baseline worker': (await processUsage(baselineWorker.child.pid!)).cpuSeconds,
     'this driver': process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
   });
-  const cpuDuring = async (run: () => Promise<number>): Promise<{ rate: number; cpu: CpuSplit }> => {
-    const a = await cpuSnapshot();
-    const rate = await run();
-    const b = await cpuSnapshot();
-    return { rate, cpu: Object.fromEntries(Object.keys(a).map((k) => [k, ((b[k]! - a[k]!) * 1000) / N])) };
-  };
-  const timed = async (run: () => Promise<void>) => {
+  /** N tasks at the bench's concurrency: their rate, how busy the machine was, and each process's CPU per task. */
+  const measure = async (task: (i: number) => Promise<void>): Promise<{ rate: number; busy: number; cpu: CpuSplit }> => {
+    const [cpuBefore, machineBefore] = [await cpuSnapshot(), await machineCpu()];
     const t0 = performance.now();
-    await run();
-    return N / ((performance.now() - t0) / 1000);
-  };
-  const busyDuring = async (run: () => Promise<number>) => {
-    const a = await machineCpu();
-    const rate = await run();
-    const b = await machineCpu();
-    return { rate, busy: (b.busy - a.busy) / (b.total - a.total) };
+    await pool(N, CONCURRENCY, task);
+    const rate = N / ((performance.now() - t0) / 1000);
+    const [cpuAfter, machineAfter] = [await cpuSnapshot(), await machineCpu()];
+    return {
+      rate,
+      busy: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
+      cpu: Object.fromEntries(Object.keys(cpuBefore).map((k) => [k, ((cpuAfter[k]! - cpuBefore[k]!) * 1000) / N])),
+    };
   };
 
   try {
@@ -158,20 +153,11 @@ export async function endToEnd(command: string): Promise<void> {
     for (let r = 0; r < ROUNDS; r++) {
       const start: number[] = [];
       const webhook: number[] = [];
-      const before = await processUsage(stack.worker.child.pid!);
-      let oursCpu: CpuSplit = {};
-      const one = await busyDuring(async () => {
-        const measured = await cpuDuring(() => timed(() => pool(N, CONCURRENCY, () => ours(start, webhook))));
-        oursCpu = measured.cpu;
-        return measured.rate;
-      });
-      const after = await processUsage(stack.worker.child.pid!);
-      const { rate: t, cpu: tCpu } = await cpuDuring(() => timed(() => pool(N, CONCURRENCY, (i) => baseline(i))));
+      const one = await measure(() => ours(start, webhook));
+      const t = await measure((i) => baseline(i));
       // P's transactions have no workflow: their webhooks would only start orphan inboxes, our system's work, not P's.
       await stack.webhooks(false);
-      const { rate: pl, cpu: pCpu } = await cpuDuring(() => timed(() => pool(N, CONCURRENCY, (i) => plain(i + r * N)))).finally(() =>
-        stack.webhooks(true),
-      );
+      const pl = await measure((i) => plain(i + r * N)).finally(() => stack.webhooks(true));
 
       // Latency below saturation: both at half of ours' peak rate, open loop.
       const halfRate = one.rate / 2;
@@ -186,26 +172,25 @@ export async function endToEnd(command: string): Promise<void> {
       let two;
       try {
         await pool(Math.min(10, N), CONCURRENCY, () => ours([], [])); // warm the new worker's cache and connections
-        two = await busyDuring(() => timed(() => pool(N, CONCURRENCY, () => ours([], []))));
+        two = await measure(() => ours([], []));
       } finally {
         await second.stop();
       }
       rounds.push({
         ours: one.rate,
-        t,
-        p: pl,
+        t: t.rate,
+        p: pl.rate,
         ours2: two.rate,
         halfRate,
         oursHalf,
         tHalf,
         oursLatency: { start, webhook },
-        cpuPerTx: (after.cpuSeconds - before.cpuSeconds) / N,
         busy1: one.busy,
         busy2: two.busy,
-        cpu: { ours: oursCpu, t: tCpu, p: pCpu },
+        cpu: { ours: one.cpu, t: t.cpu, p: pl.cpu },
       });
       process.stdout.write(
-        `e2e round ${r + 1}/${ROUNDS}: ours ${fmt(one.rate, 2)}, T ${fmt(t, 2)}, P ${fmt(pl, 2)}, 2 workers ${fmt(two.rate, 2)} tx/s\n`,
+        `e2e round ${r + 1}/${ROUNDS}: ours ${fmt(one.rate, 2)}, T ${fmt(t.rate, 2)}, P ${fmt(pl.rate, 2)}, 2 workers ${fmt(two.rate, 2)} tx/s\n`,
       );
     }
 
@@ -251,7 +236,7 @@ export async function endToEnd(command: string): Promise<void> {
       `Scale-out, 2 worker processes / 1 on the same task queue: ${of((x) => x.ours2 / x.ours)}; machine CPU busy ${of((x) => x.busy1 * 100, 0)} % with one, ${of((x) => x.busy2 * 100, 0)} % with two.`,
       `One transaction's history: ${describeCounts(oursCounts)}. Its inbox's: ${describeCounts(inboxCounts)}. Baseline T's: ${describeCounts(baselineCounts)}.`,
       `The inbox hop (webhook signal in the inbox's history → signal in the transaction's), over ${hops.length} transactions: p50 ${fmt(p(hops, 50), 0)} ms, max ${fmt(p(hops, 100), 0)} ms.`,
-      `Worker: ${of((x) => x.cpuPerTx, 3)} CPU seconds per transaction, peak RSS ${fmt(mib(workerPeak), 0)} MiB.`,
+      `Worker: ${of((x) => x.cpu.ours.worker! / 1000, 3)} CPU seconds per transaction, peak RSS ${fmt(mib(workerPeak), 0)} MiB.`,
       `CPU per transaction, all processes (median of the rounds): ours ${split('ours')}; T ${split('t')}; P ${split('p')}. The machine has ${availableParallelism()} cores: at full use, ${availableParallelism()} s of CPU per second bounds each run's rate.`,
       `${N} transactions per throughput run at concurrency ${CONCURRENCY}, after a warm-up of 10 per path; latency runs start ${HALF_SECONDS} s of transactions at half of ours' measured rate (open loop), T's signalled 300 ms after its start, when it waits.`,
       'webhook→archived is measured from the moment the sandbox accepted the last signature (it then sends the webhook) to the workflow result.',

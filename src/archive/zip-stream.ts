@@ -206,7 +206,7 @@ export class StreamingZipVerifier {
     const length = LOCAL_HEADER_BYTES + nameLength + extraLength;
     if (buf.length - at < length) return 0;
     const name = buf.toString('utf8', at + LOCAL_HEADER_BYTES, at + LOCAL_HEADER_BYTES + nameLength);
-    const offset = this.offsetOf(buf, at);
+    const offset = this.base + at;
 
     if (this.seen.length + 1 > this.limits.maxEntries) throw new UnsafeZipError(`more than ${this.limits.maxEntries} entries`);
     const unsafe = nameProblem(name, this.names);
@@ -276,10 +276,6 @@ export class StreamingZipVerifier {
     this.current = current;
     this.state = 'data';
     return length;
-  }
-
-  private offsetOf(_buf: Buffer, at: number): number {
-    return this.base + at;
   }
 
   /** The entry's uncompressed bytes: CRC-32, SHA-256, size, first bytes, and a copy for the inspector. */

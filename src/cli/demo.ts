@@ -31,8 +31,11 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   );
   const hashes = await Promise.all(files.map(async (_, i) => (await hashFile(join(dir, `${i + 1}.pdf`))).sha256));
   const referenceId = `demo-${Date.now().toString(36)}`;
-  // Ours to give (the provider wants UUIDs): the signing URLs are then asked for by id, without reading the workflow first.
-  const [ada, alan] = [randomUUID(), randomUUID()];
+  // Their ids are ours to give (the provider wants UUIDs): the signing URLs are then asked for by id, without reading the workflow first.
+  const signers = [
+    { id: randomUUID(), firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', order: 1 },
+    { id: randomUUID(), firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com', order: 2 },
+  ];
   const { handle } = await startEsignTransaction(
     ctx.client,
     {
@@ -49,26 +52,7 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
           { type: 'INITIALSTEMPLATE', x: 340, y: 90, width: 60, height: 24, page: 0, signerIndex: 1 },
         ],
       })),
-      participants: [
-        {
-          id: ada,
-          firstName: 'Ada',
-          lastName: 'Lovelace',
-          email: 'ada@example.com',
-          authenticationType: 'none',
-          twoFactorContact: 'email',
-          order: 1,
-        },
-        {
-          id: alan,
-          firstName: 'Alan',
-          lastName: 'Turing',
-          email: 'alan@example.com',
-          authenticationType: 'none',
-          twoFactorContact: 'email',
-          order: 2,
-        },
-      ],
+      participants: signers.map((p) => ({ ...p, authenticationType: 'none' as const, twoFactorContact: 'email' as const })),
       notifyParticipants: { email: false },
       reconcileInterval: '1 minute',
       iframeStyle: { primaryColor: '#2f5bd3' },
@@ -80,10 +64,7 @@ export async function demo(ctx: CliContext, options: DemoOptions = {}): Promise<
   // The update waits in the workflow until the provider's transaction exists: no polling here.
   const deadline = Date.now() + (options.timeoutSeconds ?? 600) * 1000;
   const timedOut = () => new CliError('demo timed out', Exit.failed);
-  const participantsOf = [
-    { id: ada, name: 'Ada Lovelace' },
-    { id: alan, name: 'Alan Turing' },
-  ];
+  const participantsOf = signers.map((p) => ({ id: p.id, name: `${p.firstName} ${p.lastName}` }));
   let transactionId: string | undefined;
   for (const p of participantsOf) {
     const issued = await handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [p.id] }] });

@@ -58,7 +58,11 @@ export async function startHostPage(options: HostPageOptions, listen: { host: st
   // The integrator's own backend calls: start a sample transaction, get a signing URL for a participant.
   app.post('/api/transactions', async () => {
     const referenceId = `host-${randomUUID()}`;
-    const [ada, alan] = [randomUUID(), randomUUID()];
+    // The participants' ids are ours to give; a signing-URL update then waits in the workflow for the provider's transaction.
+    const signers = [
+      { id: randomUUID(), email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+      { id: randomUUID(), email: 'alan@example.com', firstName: 'Alan', lastName: 'Turing' },
+    ];
     await startEsignTransaction(
       options.client,
       {
@@ -73,37 +77,13 @@ export async function startHostPage(options: HostPageOptions, listen: { host: st
             ],
           },
         ],
-        participants: [
-          {
-            id: ada,
-            email: 'ada@example.com',
-            firstName: 'Ada',
-            lastName: 'Lovelace',
-            authenticationType: 'none',
-            twoFactorContact: 'email',
-          },
-          {
-            id: alan,
-            email: 'alan@example.com',
-            firstName: 'Alan',
-            lastName: 'Turing',
-            authenticationType: 'none',
-            twoFactorContact: 'email',
-          },
-        ],
+        participants: signers.map((p) => ({ ...p, authenticationType: 'none' as const, twoFactorContact: 'email' as const })),
         notifyParticipants: { email: false },
         callbackUrl: `${self}/callbacks`,
       },
       { taskQueue: options.taskQueue },
     );
-    // The participants' ids are ours to give; a signing-URL update then waits in the workflow for the provider's transaction.
-    return {
-      referenceId,
-      participants: [
-        { id: ada, name: 'Ada Lovelace' },
-        { id: alan, name: 'Alan Turing' },
-      ],
-    };
+    return { referenceId, participants: signers.map((p) => ({ id: p.id, name: `${p.firstName} ${p.lastName}` })) };
   });
   app.post('/api/signing-url', async (request, reply) => {
     const ask = Ask.safeParse(request.body === undefined ? {} : JSON.parse(request.body as string));
