@@ -4,7 +4,7 @@
 // maxCount, and never come after the deadline.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { statusQuery } from '../workflows/definitions.js';
@@ -20,7 +20,6 @@ let receiver: EventReceiver;
 let pdf: string;
 
 beforeAll(async () => {
-  env = await createTimeSkippingEnv();
   sandbox = await startTestSandbox();
   receiver = await EventReceiver.start(secret);
   [pdf] = (await samplePdfFiles(['Lease'])) as [string];
@@ -28,6 +27,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
   await sandbox?.close();
+});
+// A test server of its own for each test. On a shared one, the first test's
+// inbox outlived its transaction (it acknowledges late redeliveries for 3 days)
+// and its timer fired inside the second test's skipped days, with a task for
+// the first test's stopped worker. The second test once hung in CI until its
+// timeout, and that leftover was all it shared with the first. Isolated,
+// nothing one test leaves behind reaches the next.
+beforeEach(async () => {
+  env = await createTimeSkippingEnv();
+});
+afterEach(async () => {
   await env?.teardown();
 });
 
@@ -43,7 +53,6 @@ const input = (overrides: Partial<EsignTransactionInput>): EsignTransactionInput
     ...overrides,
   });
 
-/** One queue for both tests: a workflow left with a task nobody polls would stop time skipping. */
 const QUEUE = 'reminders';
 
 async function run<T>(body: () => Promise<T>): Promise<T> {
