@@ -1,8 +1,10 @@
 // The chaos run: the whole system (a Temporal dev server with a persisted
 // database, the sandbox injecting faults, the bridge, two workers) drives M
 // transactions to completion while a seeded schedule kills workers, restarts
-// the bridge and stops Temporal once. Then the checks in ./checks.ts decide
-// whether anything was lost or duplicated.
+// the bridge and stops Temporal once. On the cluster, two bridges behind the
+// load balancer, each killed in turn, and the Temporal services and PostgreSQL
+// fail one by one. Then the checks in ./checks.ts decide whether anything was
+// lost or duplicated.
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -24,6 +26,7 @@ import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
 import { launchSandbox, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
+import { RoundRobinBalancer } from '../src/cluster/balancer.js';
 import { PostgresServer } from '../src/cluster/postgres.js';
 import { freeClusterPorts, setupNamespace, setupSchemas, TemporalCluster } from '../src/cluster/temporal.js';
 import { ensureTemporalServer } from '../src/cluster/topology.js';
@@ -115,13 +118,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const taskQueue = 'esign-chaos';
   // CHAOS_CODEC_KEYS lets a kept run's encrypted histories be read (and replayed) afterwards.
   const codecKeys = process.env.CHAOS_CODEC_KEYS ?? newCodecKeys('chaos-1');
-  const bridgePort = await freePort();
+  // The dev stack's one bridge; the production topology's two behind a round-robin balancer (docs/cluster.md).
+  const bridgePorts = await Promise.all(Array.from({ length: options.cluster ? 2 : 1 }, () => freePort()));
+  const balancer = bridgePorts.length > 1 ? new RoundRobinBalancer(bridgePorts.map((p) => `http://127.0.0.1:${p}`)) : undefined;
+  const webhookBase = balancer ? await balancer.listen() : `http://127.0.0.1:${bridgePorts[0]}`;
   // The integrator's backend: every event signed with its secret, checked for duplicates and losses.
   const callbackSecret = `whsec_${randomBytes(24).toString('base64')}`;
   const receiver = new ChaosReceiver(callbackSecret);
   await receiver.start();
   const sandbox = await launchSandbox(join(work, 'sandbox'), {
-    SANDBOX_WEBHOOK_URLS: `http://127.0.0.1:${bridgePort}/webhooks/esign`,
+    SANDBOX_WEBHOOK_URLS: `${webhookBase}/webhooks/esign`,
     SANDBOX_FAULTS: JSON.stringify(faults),
   });
   const common = {
@@ -133,12 +139,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ESIGN_CALLBACK_SECRETS: callbackSecret,
     ESIGN_ALLOWED_URLS: receiver.url,
   };
-  const bridge = new Service(
-    'bridge',
-    'src/bridge/main.ts',
-    { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
-    /listening/,
-    join(logs, 'bridge.log'),
+  const bridges = bridgePorts.map(
+    (port, i) =>
+      new Service(
+        bridgePorts.length > 1 ? `bridge-${i + 1}` : 'bridge',
+        'src/bridge/main.ts',
+        { ...common, BRIDGE_PORT: String(port), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
+        /listening/,
+        join(logs, bridgePorts.length > 1 ? `bridge-${i + 1}.log` : 'bridge.log'),
+      ),
   );
   const bundle = await prebuiltBundle(work);
   const workers = [1, 2].map(
@@ -158,7 +167,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         join(logs, `worker-${n}.log`),
       ),
   );
-  const services = [bridge, ...workers];
+  const services = [...bridges, ...workers];
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, dataConverter: dataConverterFromEnv({ ESIGN_CODEC_KEYS: codecKeys })! });
   const provider = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token });
@@ -168,7 +177,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(services.map((s) => s.start()));
 
     // ---------------------------------------------------- chaos schedule
-    const schedule = chaosSchedule({ seed, transactions: M, workers: workers.length, cluster: options.cluster ?? false });
+    const schedule = chaosSchedule({
+      seed,
+      transactions: M,
+      workers: workers.length,
+      bridges: bridges.length,
+      cluster: options.cluster ?? false,
+    });
     let started = 0;
     let driversDone = false;
     const performed: ChaosReport['events'] = [];
@@ -179,9 +194,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         await sleep(action.downMs);
         await w.start();
       } else if (action.kind === 'restart-bridge') {
-        await bridge.kill();
+        const b = bridges[action.bridge]!;
+        await b.kill();
         await sleep(action.downMs);
-        await bridge.start();
+        await b.start();
       } else {
         await temporal.perform(action);
       }
@@ -393,6 +409,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await connection.close();
     await Promise.all(services.map((s) => s.close()));
     await sandbox.stop();
+    await balancer?.close();
     await receiver.close();
     await temporal.stop();
     if (clean && !options.keep) await rm(work, { recursive: true, force: true });

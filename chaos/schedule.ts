@@ -2,7 +2,7 @@ import { seededRandom } from '../src/util/seeded-random.js';
 
 export type ChaosAction =
   | { kind: 'kill-worker'; worker: number; downMs: number }
-  | { kind: 'restart-bridge'; downMs: number }
+  | { kind: 'restart-bridge'; bridge: number; downMs: number }
   | { kind: 'restart-temporal'; downMs: number }
   | { kind: 'kill-temporal-service'; service: 'history' | 'matching' | 'frontend'; downMs: number }
   | { kind: 'restart-postgres'; downMs: number };
@@ -21,12 +21,14 @@ export interface ScheduleOptions {
   seed: number;
   transactions: number;
   workers: number;
+  /** Bridges behind the load balancer (1 on the dev server, 2 on the cluster); each is killed in turn. */
+  bridges?: number;
   /** On the cluster, the Temporal services and PostgreSQL fail one by one instead of the dev server as a whole. */
   cluster?: boolean;
 }
 
 /** The seeded schedule of a run: worker kills, bridge restarts, and one Temporal restart (or, on the cluster, each service and PostgreSQL once). */
-export function chaosSchedule({ seed, transactions, workers, cluster = false }: ScheduleOptions): ChaosEvent[] {
+export function chaosSchedule({ seed, transactions, workers, bridges = 1, cluster = false }: ScheduleOptions): ChaosEvent[] {
   const random = seededRandom(seed ^ 0x5eed);
   const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   // Events land while many transactions are in flight: after the first tenth is started, before the last few.
@@ -42,7 +44,11 @@ export function chaosSchedule({ seed, transactions, workers, cluster = false }: 
   }
   const bridgeRestarts = Math.max(2, Math.round(transactions / 50));
   for (let i = 0; i < bridgeRestarts; i++) {
-    events.push({ afterStarted: between(first, last), action: { kind: 'restart-bridge', downMs: between(500, 3000) } });
+    // In turn rather than drawn, so every bridge fails once and one seed keeps its schedule whatever the count.
+    events.push({
+      afterStarted: between(first, last),
+      action: { kind: 'restart-bridge', bridge: i % bridges, downMs: between(500, 3000) },
+    });
   }
   const middle = () => between(Math.floor(transactions * 0.2), Math.floor(transactions * 0.8));
   if (cluster) {
@@ -64,7 +70,7 @@ export function describeAction(a: ChaosAction): string {
     case 'kill-worker':
       return `SIGKILL worker ${a.worker + 1}, restart after ${a.downMs} ms`;
     case 'restart-bridge':
-      return `SIGKILL the bridge, restart after ${a.downMs} ms`;
+      return `SIGKILL bridge ${a.bridge + 1}, restart after ${a.downMs} ms`;
     case 'restart-temporal':
       return `stop the Temporal dev server, restart after ${a.downMs} ms`;
     case 'kill-temporal-service':

@@ -1,7 +1,7 @@
 // The chaos run on the production topology: the same drivers and checks as
 // test/chaos.test.ts, with the faults only a cluster has (each Temporal
 // service SIGKILLed and restarted, PostgreSQL crashed and recovered) besides
-// killed workers and bridge restarts.
+// killed workers, and each of the two bridges behind the load balancer killed.
 import { expect, it } from 'vitest';
 import { formatReport } from '../../chaos/report.js';
 import { defaultFaults, runChaos } from '../../chaos/run-chaos.js';
@@ -21,7 +21,7 @@ it('ends every transaction in the one outcome the provider agrees with, archivin
   expect(report.problems, `${markdown}\n${lines.join('\n')}`).toEqual([]);
   expect(report.topology).toBe('cluster');
   const kinds = report.events.map((e) => e.description);
-  for (const broken of ['Temporal history', 'Temporal matching', 'Temporal frontend', 'PostgreSQL']) {
+  for (const broken of ['Temporal history', 'Temporal matching', 'Temporal frontend', 'PostgreSQL', 'bridge 1', 'bridge 2']) {
     expect(
       kinds.some((d) => d.includes(broken)),
       `${broken} was broken`,
