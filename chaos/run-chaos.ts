@@ -194,7 +194,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         await sleep(action.downMs);
         await w.start();
       } else if (action.kind === 'restart-bridge') {
-        const b = bridges[action.bridge]!;
+        const b = bridges[action.bridge ?? 0]!;
         await b.kill();
         await sleep(action.downMs);
         await b.start();

@@ -2,7 +2,7 @@ import { seededRandom } from '../src/util/seeded-random.js';
 
 export type ChaosAction =
   | { kind: 'kill-worker'; worker: number; downMs: number }
-  | { kind: 'restart-bridge'; bridge: number; downMs: number }
+  | { kind: 'restart-bridge'; /** Which of several bridges; absent when there is one. */ bridge?: number; downMs: number }
   | { kind: 'restart-temporal'; downMs: number }
   | { kind: 'kill-temporal-service'; service: 'history' | 'matching' | 'frontend'; downMs: number }
   | { kind: 'restart-postgres'; downMs: number };
@@ -47,7 +47,7 @@ export function chaosSchedule({ seed, transactions, workers, bridges = 1, cluste
     // In turn rather than drawn, so every bridge fails once and one seed keeps its schedule whatever the count.
     events.push({
       afterStarted: between(first, last),
-      action: { kind: 'restart-bridge', bridge: i % bridges, downMs: between(500, 3000) },
+      action: { kind: 'restart-bridge', ...(bridges > 1 ? { bridge: i % bridges } : {}), downMs: between(500, 3000) },
     });
   }
   const middle = () => between(Math.floor(transactions * 0.2), Math.floor(transactions * 0.8));
@@ -70,7 +70,7 @@ export function describeAction(a: ChaosAction): string {
     case 'kill-worker':
       return `SIGKILL worker ${a.worker + 1}, restart after ${a.downMs} ms`;
     case 'restart-bridge':
-      return `SIGKILL bridge ${a.bridge + 1}, restart after ${a.downMs} ms`;
+      return `SIGKILL ${a.bridge === undefined ? 'the bridge' : `bridge ${a.bridge + 1}`}, restart after ${a.downMs} ms`;
     case 'restart-temporal':
       return `stop the Temporal dev server, restart after ${a.downMs} ms`;
     case 'kill-temporal-service':
