@@ -52,9 +52,11 @@ describe('esign CLI', () => {
     const status = await esign('--json', 'status', referenceId);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ phase: 'completed', referenceId, result: { status: 'completed' } });
-    // For people: the seal of each document, its signer and hashes.
+    // For people: the seal of each document, its signer, the claimed and the time-stamped signing times, and hashes.
     const statusText = await esign('status', referenceId);
-    expect(statusText.stdout).toMatch(/Service agreement\.pdf\s+valid\s+CN=esign sandbox document seal, O=esign sandbox/);
+    expect(statusText.stdout).toMatch(
+      /Service agreement\.pdf\s+valid\s+CN=esign sandbox document seal, O=esign sandbox\s+[0-9a-f]{16}…\s+20\d\d-[\d-]+T[\d:.]+Z\s+20\d\d-[\d-]+T[\d:.]+Z/,
+    );
     expect(statusText.stdout).toMatch(/certificate-of-completion\.pdf\s+valid/);
 
     const downloaded = await esign('--json', 'download', referenceId, join(dataDir, 'out'));

@@ -1,6 +1,7 @@
 // The evidence a completed transaction carries, checked by tools that share
 // no code with us (poppler's pdfsig, OpenSSL, Info-ZIP's unzip), and the
 // archive's refusal of evidence that does not hold up.
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,12 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyZip } from '../src/archive/zip-verify.js';
 import { AuditTrail } from '../src/esign/evidence.js';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
-import { parseCertificates } from '../src/evidence/pki.js';
+import { sealPdf } from '../src/evidence/pades-sign.js';
+import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../src/evidence/pki.js';
+import { TimestampAuthority } from '../src/evidence/timestamp.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
-import { forgeCompletedZip, opensslVerify, pdfsig, run, sha256, type ForgedDocument } from './support/evidence.js';
+import { forgeCompletedZip, opensslTimestamp, opensslVerify, pdfsig, run, sha256, type ForgedDocument } from './support/evidence.js';
 import { pdfPageTexts, readZipEntries } from './support/zip.js';
 
 let env: EsignTestEnv;
@@ -94,6 +97,81 @@ describe('the evidence of a completed transaction', () => {
     const text = (await pdfPageTexts(entries.get('certificate-of-completion.pdf')!)).join('\n');
     for (const expected of ['Certificate of completion', 'Ada Lovelace', 'Alan Turing', uploaded[0]!, trail.documents[1]!.final.sha256])
       expect(text).toContain(expected);
+  });
+
+  it("time-stamps every seal (PAdES B-T): OpenSSL's RFC 3161 verifier accepts each token, and the manifest records its time", async () => {
+    const entries = await archivedEntries();
+    const evidence = completed.archive!.evidence!;
+    const recorded = new Map(
+      [...evidence.documents, ...(evidence.certificateOfCompletion ? [evidence.certificateOfCompletion] : [])].map((d) => [
+        d.entry,
+        d.signature.timestamp,
+      ]),
+    );
+    const completedAt = Date.parse(AuditTrail.parse(JSON.parse(entries.get('audit-trail.json')!.toString('utf8'))).transaction.completedAt);
+    for (const [name, pdf] of [...entries].filter(([n]) => n.endsWith('.pdf'))) {
+      const stamp = await opensslTimestamp(pdf, caPem);
+      expect(stamp, `${name}: ${stamp.output}`).toMatchObject({ ok: true });
+      // The token's time is the one our check recorded, and it is when the sandbox completed (to the second).
+      expect(recorded.get(name)).toMatchObject({
+        time: stamp.time,
+        authority: { subject: 'CN=esign sandbox time-stamping authority, O=esign sandbox' },
+      });
+      expect(Math.abs(Date.parse(stamp.time!) - completedAt)).toBeLessThan(10_000);
+      // Held against another signature value, the same token fails.
+      const other = await opensslTimestamp(pdf, caPem, 'printf x >> signature-value.bin');
+      expect(other.ok).toBe(false);
+      expect(other.output).toMatch(/message imprint mismatch/);
+    }
+    expect(
+      (
+        await opensslTimestamp(
+          entries.get('Annex A.pdf')!,
+          (await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-ts-other-')))).caCertificate,
+        )
+      ).ok,
+    ).toBe(false);
+  });
+
+  it('refuses a time-stamp for another signature, by an authority outside the trust anchors, or by a certificate not for time-stamping', async () => {
+    const ca = await createCertificateAuthority({ CN: 'test CA' });
+    const anchors = parseCertificates(ca.certificate);
+    const seal = await loadSigningIdentity(await issueSigningCertificate(ca, { CN: 'test seal' }), [ca.certificate]);
+    const tsa = await loadSigningIdentity(await issueSigningCertificate(ca, { CN: 'test TSA' }, new Date(), 1, 'time-stamping'), []);
+    const sealed = async (authority: TimestampAuthority) =>
+      checkPdfSignature(
+        await sealPdf(await samplePdf('Stamped'), seal, {
+          reason: 'test',
+          location: 'here',
+          contactInfo: 'test',
+          signingTime: new Date(),
+          timestampAuthority: authority,
+        }),
+        anchors,
+        new Date(),
+      );
+    const good = await sealed(new TimestampAuthority(tsa, '2.25.1'));
+    expect(good.problems).toEqual([]);
+    expect(good.timestamp?.authority.subject).toBe('CN=test TSA');
+
+    class OtherDataTsa extends TimestampAuthority {
+      override stamp(): Promise<Buffer> {
+        return super.stamp(createHash('sha256').update('some other signature').digest());
+      }
+    }
+    expect((await sealed(new OtherDataTsa(tsa, '2.25.1'))).problems.join()).toMatch(/time-stamp is for other data than this signature/);
+
+    const otherCa = await createCertificateAuthority({ CN: 'other CA' });
+    const outsider = await loadSigningIdentity(
+      await issueSigningCertificate(otherCa, { CN: 'outside TSA' }, new Date(), 1, 'time-stamping'),
+      [],
+    );
+    expect((await sealed(new TimestampAuthority(outsider, '2.25.1'))).problems.join()).toMatch(
+      /time-stamping authority does not chain to a trust anchor/,
+    );
+
+    // A document-signing certificate may not speak for the time.
+    expect((await sealed(new TimestampAuthority(seal, '2.25.1'))).problems.join()).toMatch(/not for time-stamping alone/);
   });
 
   it('passes unzip -t, and a corrupted entry fails our CRC-32 check (and unzip)', async () => {

@@ -1,6 +1,6 @@
 import { AUDIT_TRAIL_ENTRY, AuditTrail, COMPLETION_CERTIFICATE_ENTRY } from '../esign/evidence.js';
 import { checkPdfSignature, type PdfSignatureCheck } from '../evidence/pades-verify.js';
-import { summarize } from '../evidence/pki.js';
+import { summarize, type CertificateSummary } from '../evidence/pki.js';
 import type { Certificate } from 'pkijs';
 import type { EntryInspector, VerifiedEntry } from './zip-verify.js';
 
@@ -22,7 +22,10 @@ export interface SignatureEvidence {
   result: 'valid' | 'invalid' | 'not-checked';
   problems: string[];
   signer: { subject: string; issuer: string; sha256: string } | null;
+  /** The time the signer claims (the signature dictionary's /M). */
   signingTime: string | null;
+  /** The signature's verified RFC 3161 time-stamp (PAdES B-T): a time a third party vouches for; null for B-B. */
+  timestamp: { time: string; authority: { subject: string; issuer: string; sha256: string } } | null;
   subFilter: string | null;
   trusted: boolean | null;
 }
@@ -177,16 +180,19 @@ function fromEntries(expected: readonly ExpectedDocument[], entries: readonly Ve
 }
 
 function notChecked(): SignatureEvidence {
-  return { result: 'not-checked', problems: [], signer: null, signingTime: null, subFilter: null, trusted: null };
+  return { result: 'not-checked', problems: [], signer: null, signingTime: null, timestamp: null, subFilter: null, trusted: null };
 }
 
 function toEvidence(check: PdfSignatureCheck): SignatureEvidence {
   return {
     result: check.problems.length === 0 ? 'valid' : 'invalid',
     problems: check.problems,
-    signer: check.signer ? { subject: check.signer.subject, issuer: check.signer.issuer, sha256: check.signer.sha256 } : null,
+    signer: check.signer ? certificate(check.signer) : null,
     signingTime: check.signingTime,
+    timestamp: check.timestamp ? { time: check.timestamp.time, authority: certificate(check.timestamp.authority) } : null,
     subFilter: check.subFilter,
     trusted: check.trusted,
   };
 }
+
+const certificate = ({ subject, issuer, sha256 }: CertificateSummary) => ({ subject, issuer, sha256 });

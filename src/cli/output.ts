@@ -55,6 +55,8 @@ export function evidenceTable(evidence: ArchiveEvidence | undefined): string {
     signer: r.signature.signer?.subject ?? null,
     signer_sha256: short(r.signature.signer?.sha256 ?? null),
     signed_at: r.signature.signingTime,
+    // Older manifests have no time-stamp field at all.
+    time_stamped_at: r.signature.timestamp?.time ?? null,
     original_sha256: short(r.original),
     final_sha256: short(r.final),
   }));

@@ -5,17 +5,11 @@ import { Signer, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
 import * as asn1js from 'asn1js';
 import { PDFDocument } from 'pdf-lib';
 import * as pkijs from 'pkijs';
-import { certificateDer, formatName, type SigningIdentity } from './pki.js';
+import { contentInfoDer, OID, signCms } from './cms.js';
+import { formatName, type SigningIdentity } from './pki.js';
+import type { TimestampAuthority } from './timestamp.js';
 
-const OID = {
-  data: '1.2.840.113549.1.7.1',
-  signedData: '1.2.840.113549.1.7.2',
-  contentType: '1.2.840.113549.1.9.3',
-  messageDigest: '1.2.840.113549.1.9.4',
-  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
-} as const;
-
-/** Room for a CMS with a 3072-bit signature and a two-certificate chain, with margin. */
+/** Room for a CMS with a 3072-bit signature, a two-certificate chain and a time-stamp token, with margin. */
 const SIGNATURE_BYTES = 16_384;
 
 /**
@@ -23,59 +17,32 @@ const SIGNATURE_BYTES = 16_384;
  * signed attributes are content-type, message-digest and the ESS
  * signing-certificate-v2 that binds the signer's certificate; no signing-time
  * attribute (B-B puts the claimed time in the signature dictionary's /M).
- * pkijs builds and signs the CMS; only the ESS attribute, which pkijs has no
- * class for, is assembled from asn1js types.
+ * With a time-stamping authority, the signature value is time-stamped and the
+ * token added as an unsigned attribute: baseline B-T, whose time a validator
+ * can trust instead of the claimed one.
  */
 class CadesSigner extends Signer {
   readonly #identity: SigningIdentity;
+  readonly #tsa: TimestampAuthority | undefined;
 
-  constructor(identity: SigningIdentity) {
+  constructor(identity: SigningIdentity, tsa: TimestampAuthority | undefined) {
     super();
     this.#identity = identity;
+    this.#tsa = tsa;
   }
 
   override async sign(signedBytes: Buffer): Promise<Buffer> {
-    const cert = this.#identity.certificate;
     const digest = createHash('sha256').update(signedBytes).digest();
-    const certHash = createHash('sha256').update(certificateDer(cert)).digest();
-    // SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }; ESSCertIDv2 with the default (SHA-256) hash and issuerSerial.
-    const essCertId = new asn1js.Sequence({
-      value: [
-        new asn1js.OctetString({ valueHex: certHash }),
-        new asn1js.Sequence({
-          value: [
-            new asn1js.Sequence({
-              value: [new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 4 }, value: [cert.issuer.toSchema()] })],
-            }),
-            new asn1js.Integer({ valueHex: cert.serialNumber.valueBlock.valueHexView }),
-          ],
-        }),
-      ],
-    });
-    const signingCertificateV2 = new asn1js.Sequence({ value: [new asn1js.Sequence({ value: [essCertId] })] });
-
-    const signedData = new pkijs.SignedData({
-      version: 1,
-      encapContentInfo: new pkijs.EncapsulatedContentInfo({ eContentType: OID.data }),
-      signerInfos: [
-        new pkijs.SignerInfo({
-          version: 1,
-          sid: new pkijs.IssuerAndSerialNumber({ issuer: cert.issuer, serialNumber: cert.serialNumber }),
-          signedAttrs: new pkijs.SignedAndUnsignedAttributes({
-            type: 0,
-            attributes: [
-              new pkijs.Attribute({ type: OID.contentType, values: [new asn1js.ObjectIdentifier({ value: OID.data })] }),
-              new pkijs.Attribute({ type: OID.messageDigest, values: [new asn1js.OctetString({ valueHex: digest })] }),
-              new pkijs.Attribute({ type: OID.signingCertificateV2, values: [signingCertificateV2] }),
-            ],
-          }),
-        }),
-      ],
-      certificates: [cert, ...this.#identity.chain],
-    });
-    await signedData.sign(this.#identity.privateKey, 0, 'SHA-256');
-    const contentInfo = new pkijs.ContentInfo({ contentType: OID.signedData, content: signedData.toSchema(true) });
-    return Buffer.from(contentInfo.toSchema().toBER(false));
+    const signedData = await signCms(this.#identity, { type: OID.data, digest }, [this.#identity.certificate, ...this.#identity.chain]);
+    if (this.#tsa) {
+      const signer = signedData.signerInfos[0]!;
+      const token = await this.#tsa.stamp(createHash('sha256').update(signer.signature.valueBlock.valueHexView).digest());
+      signer.unsignedAttrs = new pkijs.SignedAndUnsignedAttributes({
+        type: 1,
+        attributes: [new pkijs.Attribute({ type: OID.signatureTimeStampToken, values: [asn1js.fromBER(token).result] })],
+      });
+    }
+    return contentInfoDer(signedData);
   }
 }
 
@@ -85,11 +52,14 @@ export interface SealOptions {
   contactInfo: string;
   /** The claimed signing time (the signature dictionary's /M). */
   signingTime: Date;
+  /** Time-stamps the signature (PAdES B-T); without one the seal is B-B. */
+  timestampAuthority?: TimestampAuthority;
 }
 
 /**
- * Seals a PDF with an invisible PAdES B-B signature of `identity`: the whole
- * file but the signature value is covered, so any later byte changes it.
+ * Seals a PDF with an invisible PAdES signature of `identity` (B-T with a
+ * time-stamping authority, else B-B): the whole file but the signature value
+ * is covered, so any later byte changes it.
  */
 export async function sealPdf(pdf: Uint8Array, identity: SigningIdentity, options: SealOptions): Promise<Buffer> {
   const doc = await PDFDocument.load(pdf, { updateMetadata: false });
@@ -106,5 +76,5 @@ export async function sealPdf(pdf: Uint8Array, identity: SigningIdentity, option
   });
   // Object streams would hide the placeholder from signpdf's byte-range search.
   const prepared = Buffer.from(await doc.save({ useObjectStreams: false }));
-  return new SignPdf().sign(prepared, new CadesSigner(identity), options.signingTime);
+  return new SignPdf().sign(prepared, new CadesSigner(identity, options.timestampAuthority), options.signingTime);
 }

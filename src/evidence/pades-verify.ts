@@ -1,6 +1,7 @@
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { summarize, type CertificateSummary } from './pki.js';
+import { checkSignatureTimestamp, type TimestampSummary } from './timestamp.js';
 
 /** What checking one PDF's signature found; `problems` is empty exactly when the signature is valid, whole and trusted. */
 export interface PdfSignatureCheck {
@@ -15,6 +16,8 @@ export interface PdfSignatureCheck {
   subFilter: string | null;
   /** The claimed signing time (the signature dictionary's /M), ISO 8601. */
   signingTime: string | null;
+  /** The verified signature time-stamp (PAdES B-T); null for a B-B signature, or when it could not be verified (see problems). */
+  timestamp: TimestampSummary | null;
   signer: CertificateSummary | null;
   problems: string[];
 }
@@ -36,6 +39,7 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     trusted: trustAnchors.length > 0 ? false : null,
     subFilter: null,
     signingTime: null,
+    timestamp: null,
     signer: null,
     problems: [],
   };
@@ -94,7 +98,7 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     result.signatureValid = true;
     result.trusted = true;
     if (chained.signerCertificate) result.signer = summarize(chained.signerCertificate);
-    return result;
+    return withTimestamp(result, signedData, trustAnchors);
   }
   const alone = await verify(signedData, signedBytes, [], at);
   result.signatureValid = alone.signatureVerified === true;
@@ -104,6 +108,21 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     return result;
   }
   if (chained) result.problems.push(`the signer's certificate does not chain to a trust anchor: ${chained.message}`);
+  return withTimestamp(result, signedData, trustAnchors);
+}
+
+/** A valid signature's time-stamp, when it has one: a broken or untrusted time-stamp is a problem like a broken seal. */
+async function withTimestamp(
+  result: PdfSignatureCheck,
+  signedData: pkijs.SignedData,
+  trustAnchors: readonly pkijs.Certificate[],
+): Promise<PdfSignatureCheck> {
+  const signer = signedData.signerInfos[0];
+  const check = signer ? await checkSignatureTimestamp(signer, trustAnchors) : null;
+  if (check) {
+    result.timestamp = check.timestamp;
+    result.problems.push(...check.problems);
+  }
   return result;
 }
 

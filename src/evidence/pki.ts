@@ -66,6 +66,11 @@ const EXT = {
 
 /** Adobe's document-signing purpose (Adobe Authentic Documents Trust), which PDF validators look for. */
 const EKU_DOCUMENT_SIGNING = '1.2.840.113583.1.1.5';
+/** RFC 3161 2.3: a time-stamping authority's certificate has this purpose alone, in a critical extension. */
+export const EKU_TIME_STAMPING = '1.3.6.1.5.5.7.3.8';
+
+/** What an end-entity certificate is for. */
+export type Purpose = 'document-signing' | 'time-stamping';
 
 const YEAR_MS = 365 * 24 * 3600 * 1000;
 
@@ -124,8 +129,10 @@ async function build(options: {
   signingKey: CryptoKey;
   now: Date;
   years: number;
-  ca: boolean;
+  /** Absent for a CA. */
+  purpose?: Purpose;
 }): Promise<pkijs.Certificate> {
+  const ca = options.purpose === undefined;
   const cert = new pkijs.Certificate();
   cert.version = 2;
   const serial = randomBytes(16);
@@ -138,11 +145,15 @@ async function build(options: {
   await cert.subjectPublicKeyInfo.importKey(options.publicKey);
   const keyId = publicKeyId(cert);
   cert.extensions = [
-    extension(EXT.basicConstraints, true, new pkijs.BasicConstraints(options.ca ? { cA: true, pathLenConstraint: 0 } : {})),
-    extension(EXT.keyUsage, true, options.ca ? keyUsage([5, 6]) : keyUsage([0, 1])),
+    extension(EXT.basicConstraints, true, new pkijs.BasicConstraints(ca ? { cA: true, pathLenConstraint: 0 } : {})),
+    extension(EXT.keyUsage, true, ca ? keyUsage([5, 6]) : keyUsage([0, 1])),
     extension(EXT.subjectKeyId, false, new asn1js.OctetString({ valueHex: keyId })),
   ];
-  if (!options.ca) cert.extensions.push(extension(EXT.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [EKU_DOCUMENT_SIGNING] })));
+  if (options.purpose === 'document-signing') {
+    cert.extensions.push(extension(EXT.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [EKU_DOCUMENT_SIGNING] })));
+  } else if (options.purpose === 'time-stamping') {
+    cert.extensions.push(extension(EXT.extKeyUsage, true, new pkijs.ExtKeyUsage({ keyPurposes: [EKU_TIME_STAMPING] })));
+  }
   if (options.issuerKeyId) {
     cert.extensions.push(
       extension(
@@ -184,13 +195,22 @@ export async function createCertificateAuthority(subject: Name, now = new Date()
     signingKey: keys.privateKey,
     now,
     years,
-    ca: true,
   });
   return toPem(cert, keys.privateKey);
 }
 
-/** A document-signing certificate issued by `ca`: digital signature and non-repudiation, for the document-signing purpose. */
-export async function issueSigningCertificate(ca: PemKeyPair, subject: Name, now = new Date(), years = 3): Promise<PemKeyPair> {
+/**
+ * An end-entity certificate issued by `ca`: digital signature and
+ * non-repudiation, for the document-signing purpose (a seal) or for
+ * time-stamping (a TSA).
+ */
+export async function issueSigningCertificate(
+  ca: PemKeyPair,
+  subject: Name,
+  now = new Date(),
+  years = 3,
+  purpose: Purpose = 'document-signing',
+): Promise<PemKeyPair> {
   const [issuer] = parseCertificates(ca.certificate);
   if (!issuer) throw new Error('the CA certificate is not PEM');
   const keys = await keyPair();
@@ -202,7 +222,7 @@ export async function issueSigningCertificate(ca: PemKeyPair, subject: Name, now
     signingKey: await importPrivateKey(ca.privateKey),
     now,
     years,
-    ca: false,
+    purpose,
   });
   return toPem(cert, keys.privateKey);
 }

@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sealPdf } from '../evidence/pades-sign.js';
+import { TimestampAuthority } from '../evidence/timestamp.js';
 import {
   createCertificateAuthority,
   issueSigningCertificate,
@@ -12,20 +13,32 @@ import {
 } from '../evidence/pki.js';
 
 /**
- * The sandbox's seal: a root CA generated on first start, and a
- * document-signing certificate it issued, kept as PEM in the data directory
- * (keys 0600) so every restart seals with the same identity. Clients trust
- * the CA from `GET /sandbox/ca.pem`.
+ * The sandbox's TSA policy: a UUID-based OID (ITU-T X.667 arc 2.25), which
+ * needs no registration; it only names what the sandbox's tokens promise
+ * (its own clock, to the second).
+ */
+const TSA_POLICY = '2.25.324509471234506599763462635830418565645';
+
+/**
+ * The sandbox's seal: a root CA generated on first start, a document-signing
+ * certificate and a time-stamping authority's certificate it issued, kept as
+ * PEM in the data directory (keys 0600) so every restart seals with the same
+ * identities. Seals are PAdES B-T: time-stamped by the sandbox's TSA. Clients
+ * trust the CA from `GET /sandbox/ca.pem`.
  */
 export class SandboxSeal {
   readonly caCertificate: string;
   readonly certificate: CertificateSummary;
+  readonly timestampAuthority: CertificateSummary;
   readonly #identity: SigningIdentity;
+  readonly #tsa: TimestampAuthority;
 
-  private constructor(caCertificate: string, identity: SigningIdentity) {
+  private constructor(caCertificate: string, identity: SigningIdentity, tsa: SigningIdentity) {
     this.caCertificate = caCertificate;
     this.#identity = identity;
     this.certificate = summarize(identity.certificate);
+    this.#tsa = new TimestampAuthority(tsa, TSA_POLICY);
+    this.timestampAuthority = summarize(tsa.certificate);
   }
 
   static async open(dir: string): Promise<SandboxSeal> {
@@ -34,12 +47,26 @@ export class SandboxSeal {
     const signer = await loadOrCreate(dir, 'seal', () =>
       issueSigningCertificate(ca, { O: 'esign sandbox', CN: 'esign sandbox document seal' }),
     );
-    return new SandboxSeal(ca.certificate, await loadSigningIdentity(signer, [ca.certificate]));
+    // Data directories from before the sandbox stamped its seals get their TSA on the next start.
+    const tsa = await loadOrCreate(dir, 'tsa', () =>
+      issueSigningCertificate(ca, { O: 'esign sandbox', CN: 'esign sandbox time-stamping authority' }, new Date(), 3, 'time-stamping'),
+    );
+    return new SandboxSeal(
+      ca.certificate,
+      await loadSigningIdentity(signer, [ca.certificate]),
+      await loadSigningIdentity(tsa, [ca.certificate]),
+    );
   }
 
-  /** Seals a finished PDF (PAdES B-B, invisible signature over the whole file). */
+  /** Seals a finished PDF (PAdES B-T, invisible signature over the whole file, time-stamped by the sandbox's TSA). */
   seal(pdf: Uint8Array, reason: string, signingTime: Date): Promise<Buffer> {
-    return sealPdf(pdf, this.#identity, { reason, location: 'esign provider sandbox', contactInfo: 'sandbox', signingTime });
+    return sealPdf(pdf, this.#identity, {
+      reason,
+      location: 'esign provider sandbox',
+      contactInfo: 'sandbox',
+      signingTime,
+      timestampAuthority: this.#tsa,
+    });
   }
 }
 

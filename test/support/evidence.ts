@@ -87,25 +87,51 @@ export async function pdfsig(pdf: Buffer): Promise<string> {
  * whole-file coverage, and `openssl cms -verify` checks signature and chain.
  */
 export async function opensslVerify(pdf: Buffer, caPem: string): Promise<{ ok: boolean; output: string }> {
+  const { ok, stdout, output } = await auditorRecipe(pdf, caPem, SEAL_RECIPE);
+  return { ok: ok && stdout.includes('covers the whole file'), output };
+}
+
+/**
+ * docs/evidence.md's two OpenSSL recipes, the seal's then the time-stamp's: `ok` when OpenSSL's
+ * RFC 3161 verifier accepts the signature's time-stamp, with the time it vouches for.
+ * `tamper` may change the extracted signature value before the time-stamp is checked against it.
+ */
+export async function opensslTimestamp(
+  pdf: Buffer,
+  caPem: string,
+  tamper?: string,
+): Promise<{ ok: boolean; time: string | null; output: string }> {
+  // The tamper goes right after the line that writes the signature value.
+  const at = TIMESTAMP_RECIPE.findIndex((l) => l.includes('> signature-value.bin')) + 1;
+  const lines = [...SEAL_RECIPE, ...TIMESTAMP_RECIPE.slice(0, at), ...(tamper ? [tamper] : []), ...TIMESTAMP_RECIPE.slice(at)];
+  const { ok, stdout, output } = await auditorRecipe(pdf, caPem, lines);
+  const time = /Time stamp: (.+)/.exec(stdout)?.[1] ?? null;
+  return { ok: ok && stdout.includes('Verification: OK'), time: time && new Date(`${time.replace(' GMT', '')} UTC`).toISOString(), output };
+}
+
+async function auditorRecipe(pdf: Buffer, caPem: string, lines: string[]): Promise<{ ok: boolean; stdout: string; output: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'esign-openssl-'));
   await writeFile(join(dir, 'document.pdf'), pdf);
   await writeFile(join(dir, 'ca.pem'), caPem);
-  const recipe = ['set -euo pipefail', "f='document.pdf'", ...AUDITOR_RECIPE].join('\n');
+  const recipe = ['set -euo pipefail', "f='document.pdf'", ...lines].join('\n');
   try {
     const { stdout, stderr } = await run('bash', ['-c', recipe], { cwd: dir });
-    return { ok: stdout.includes('covers the whole file'), output: stdout + stderr };
+    return { ok: true, stdout, output: stdout + stderr };
   } catch (err) {
-    return { ok: false, output: String((err as { stderr?: string }).stderr ?? err) };
+    return { ok: false, stdout: '', output: String((err as { stderr?: string }).stderr ?? err) };
   }
 }
 
-/** The lines of docs/evidence.md's OpenSSL recipe after `f=…`, read from the doc so that what auditors are told is what runs here. */
-const AUDITOR_RECIPE: string[] = (() => {
+/** A recipe of docs/evidence.md, read from the doc so that what auditors are told is what runs here. */
+function docRecipe(start: RegExp, name: string): string[] {
   const doc = readFileSync(new URL('../../docs/evidence.md', import.meta.url), 'utf8');
-  const block = /```sh\n\s*(f='[^\n]*'\n)([\s\S]*?)```/.exec(doc);
-  if (!block) throw new Error('docs/evidence.md has no OpenSSL recipe');
-  return block[2]!
+  const block = new RegExp(`\`\`\`sh\\n\\s*(${start.source}[\\s\\S]*?)\`\`\``).exec(doc);
+  if (!block) throw new Error(`docs/evidence.md has no ${name} recipe`);
+  return block[1]!
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
-})();
+}
+/** The seal's lines after `f=…` (the caller sets `f`). */
+const SEAL_RECIPE = docRecipe(/f='[^\n]*'\n/, 'OpenSSL seal').slice(1);
+const TIMESTAMP_RECIPE = docRecipe(/openssl asn1parse/, 'OpenSSL time-stamp');

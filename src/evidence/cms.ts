@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { certificateDer, type SigningIdentity } from './pki.js';
+
+export const OID = {
+  data: '1.2.840.113549.1.7.1',
+  signedData: '1.2.840.113549.1.7.2',
+  contentType: '1.2.840.113549.1.9.3',
+  messageDigest: '1.2.840.113549.1.9.4',
+  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
+  /** RFC 3161: the content type of a time-stamp token. */
+  tstInfo: '1.2.840.113549.1.9.16.1.4',
+  /** RFC 3161 appendix A: a SignerInfo's unsigned attribute holding a time-stamp of its signature value. */
+  signatureTimeStampToken: '1.2.840.113549.1.9.16.2.14',
+  sha256: '2.16.840.1.101.3.4.2.1',
+} as const;
+
+/**
+ * The ESS signing-certificate-v2 attribute (RFC 5035), which binds the
+ * signer's certificate into what is signed. PAdES and RFC 3161 both require
+ * it; pkijs has no class for it, so it is assembled from asn1js types:
+ * SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }, with the default (SHA-256) hash and issuerSerial.
+ */
+function signingCertificateV2(cert: pkijs.Certificate): pkijs.Attribute {
+  const essCertId = new asn1js.Sequence({
+    value: [
+      new asn1js.OctetString({ valueHex: createHash('sha256').update(certificateDer(cert)).digest() }),
+      new asn1js.Sequence({
+        value: [
+          new asn1js.Sequence({
+            value: [new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 4 }, value: [cert.issuer.toSchema()] })],
+          }),
+          new asn1js.Integer({ valueHex: cert.serialNumber.valueBlock.valueHexView }),
+        ],
+      }),
+    ],
+  });
+  return new pkijs.Attribute({
+    type: OID.signingCertificateV2,
+    values: [new asn1js.Sequence({ value: [new asn1js.Sequence({ value: [essCertId] })] })],
+  });
+}
+
+/**
+ * A CMS SignedData by `identity` over content whose SHA-256 is `digest`, with
+ * the signed attributes content-type, message-digest and signing-certificate-v2.
+ * `eContent` is embedded (a time-stamp token's TSTInfo); without it the
+ * signature is detached (a PDF's signed byte ranges).
+ */
+export async function signCms(
+  identity: SigningIdentity,
+  content: { type: string; digest: Uint8Array; eContent?: Uint8Array },
+  certificates: readonly pkijs.Certificate[],
+): Promise<pkijs.SignedData> {
+  const cert = identity.certificate;
+  const signedData = new pkijs.SignedData({
+    version: content.type === OID.data ? 1 : 3,
+    encapContentInfo: new pkijs.EncapsulatedContentInfo({
+      eContentType: content.type,
+      ...(content.eContent ? { eContent: new asn1js.OctetString({ valueHex: content.eContent }) } : {}),
+    }),
+    signerInfos: [
+      new pkijs.SignerInfo({
+        version: 1,
+        sid: new pkijs.IssuerAndSerialNumber({ issuer: cert.issuer, serialNumber: cert.serialNumber }),
+        signedAttrs: new pkijs.SignedAndUnsignedAttributes({
+          type: 0,
+          attributes: [
+            new pkijs.Attribute({ type: OID.contentType, values: [new asn1js.ObjectIdentifier({ value: content.type })] }),
+            new pkijs.Attribute({ type: OID.messageDigest, values: [new asn1js.OctetString({ valueHex: content.digest })] }),
+            signingCertificateV2(cert),
+          ],
+        }),
+      }),
+    ],
+    certificates: [...certificates],
+  });
+  await signedData.sign(identity.privateKey, 0, 'SHA-256');
+  return signedData;
+}
+
+/** SignedData wrapped in its ContentInfo, DER-encoded. */
+export function contentInfoDer(signedData: pkijs.SignedData): Buffer {
+  const contentInfo = new pkijs.ContentInfo({ contentType: OID.signedData, content: signedData.toSchema(true) });
+  return Buffer.from(contentInfo.toSchema().toBER(false));
+}

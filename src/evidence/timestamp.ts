@@ -1,0 +1,135 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { contentInfoDer, OID, signCms } from './cms.js';
+import { EKU_TIME_STAMPING, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
+
+/**
+ * A time-stamping authority (RFC 3161) that issues tokens in-process: the
+ * provider sandbox's, which makes its seals PAdES B-T. Each token states
+ * that a SHA-256 digest existed at `genTime`, signed by the TSA's own
+ * certificate (time-stamping purpose only, under the sandbox CA).
+ */
+export class TimestampAuthority {
+  readonly #identity: SigningIdentity;
+  readonly #policy: string;
+
+  /** `policy`: the OID of the TSA policy the tokens are issued under. */
+  constructor(identity: SigningIdentity, policy: string) {
+    this.#identity = identity;
+    this.#policy = policy;
+  }
+
+  /** A TimeStampToken (a ContentInfo, DER) over `digest`, the SHA-256 of the stamped data. */
+  async stamp(digest: Uint8Array, at = new Date()): Promise<Buffer> {
+    const serial = randomBytes(16);
+    serial[0]! &= 0x7f; // positive INTEGER
+    const tstInfo = new pkijs.TSTInfo({
+      version: 1,
+      policy: this.#policy,
+      messageImprint: new pkijs.MessageImprint({
+        hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID.sha256 }),
+        hashedMessage: new asn1js.OctetString({ valueHex: digest }),
+      }),
+      serialNumber: new asn1js.Integer({ valueHex: serial }),
+      // Whole seconds: GeneralizedTime without fractions, which every validator reads.
+      genTime: new Date(Math.floor(at.getTime() / 1000) * 1000),
+      accuracy: new pkijs.Accuracy({ seconds: 1 }),
+    });
+    const der = new Uint8Array(tstInfo.toSchema().toBER(false));
+    const token = await signCms(
+      this.#identity,
+      { type: OID.tstInfo, digest: createHash('sha256').update(der).digest(), eContent: der },
+      // RFC 3161 2.4.1: with certReq, the TSA's certificate is in the token; a validator takes the rest from its anchors.
+      [this.#identity.certificate],
+    );
+    return contentInfoDer(token);
+  }
+}
+
+/** A verified signature time-stamp: when the signature value existed, by whose word. */
+export interface TimestampSummary {
+  /** The token's genTime, ISO 8601. */
+  time: string;
+  authority: CertificateSummary;
+}
+
+/**
+ * Checks the signature time-stamp of `signer`, if it has one (PAdES B-T): the
+ * token's CMS verifies and its authority chains to `trustAnchors`, the
+ * authority's certificate is for time-stamping alone, and the token's
+ * message imprint is the SHA-256 of this signature's value. `null` when the
+ * signature carries no time-stamp (B-B); never throws on hostile input.
+ */
+export async function checkSignatureTimestamp(
+  signer: pkijs.SignerInfo,
+  trustAnchors: readonly pkijs.Certificate[],
+): Promise<{ timestamp: TimestampSummary | null; problems: string[] } | null> {
+  const attribute = signer.unsignedAttrs?.attributes.find((a) => a.type === OID.signatureTimeStampToken);
+  if (!attribute) return null;
+  const problems: string[] = [];
+  let token: pkijs.SignedData;
+  let info: pkijs.TSTInfo;
+  try {
+    const contentInfo = new pkijs.ContentInfo({ schema: attribute.values[0] });
+    if (contentInfo.contentType !== OID.signedData) throw new Error('not CMS SignedData');
+    token = new pkijs.SignedData({ schema: contentInfo.content });
+    const eContent = token.encapContentInfo.eContent;
+    if (token.encapContentInfo.eContentType !== OID.tstInfo || !eContent) throw new Error('its content is not a TSTInfo');
+    info = pkijs.TSTInfo.fromBER(eContent.getValue());
+  } catch (err) {
+    return { timestamp: null, problems: [`the signature time-stamp is not a readable RFC 3161 token: ${(err as Error).message}`] };
+  }
+
+  const signature = signer.signature.valueBlock.valueHexView;
+  const imprint = info.messageImprint;
+  if (
+    imprint.hashAlgorithm.algorithmId !== OID.sha256 ||
+    !Buffer.from(imprint.hashedMessage.valueBlock.valueHexView).equals(createHash('sha256').update(signature).digest())
+  ) {
+    problems.push('the signature time-stamp is for other data than this signature');
+  }
+  // As for the seal: with the chain first; only a failure is checked again alone, to name the cause.
+  const chained = trustAnchors.length > 0 ? await verifyToken(token, signature, trustAnchors, info.genTime) : undefined;
+  const verified =
+    chained?.signatureVerified === true && chained.signerCertificateVerified === true
+      ? chained
+      : await verifyToken(token, signature, [], info.genTime);
+  if (verified.signatureVerified !== true)
+    problems.push(`the signature time-stamp does not verify: ${verified.message ?? 'no reason given'}`);
+  else if (chained && verified !== chained) {
+    problems.push(`the time-stamping authority does not chain to a trust anchor: ${chained.message ?? 'no reason given'}`);
+  }
+  const authority = verified.signerCertificate ?? null;
+  if (authority && !timeStampingOnly(authority)) {
+    problems.push("the time-stamping authority's certificate is not for time-stamping alone (RFC 3161 2.3)");
+  }
+  return { timestamp: authority ? { time: info.genTime.toISOString(), authority: summarize(authority) } : null, problems };
+}
+
+async function verifyToken(
+  token: pkijs.SignedData,
+  stamped: Uint8Array,
+  anchors: readonly pkijs.Certificate[],
+  at: Date,
+): Promise<Partial<pkijs.SignedDataVerifyResult>> {
+  try {
+    return await token.verify({
+      signer: 0,
+      // For a TSTInfo, pkijs checks the imprint against this too (the stamped data, not the token's content).
+      data: stamped.slice().buffer,
+      trustedCerts: [...anchors],
+      checkChain: anchors.length > 0,
+      checkDate: at,
+      extendedMode: true,
+    });
+  } catch (err) {
+    return { ...(err as Partial<pkijs.SignedDataVerifyResult>), message: (err as Error).message };
+  }
+}
+
+function timeStampingOnly(cert: pkijs.Certificate): boolean {
+  const eku = cert.extensions?.find((e) => e.extnID === '2.5.29.37');
+  const purposes = (eku?.parsedValue as pkijs.ExtKeyUsage | undefined)?.keyPurposes;
+  return eku?.critical === true && purposes?.length === 1 && purposes[0] === EKU_TIME_STAMPING;
+}
