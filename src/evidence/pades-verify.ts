@@ -16,7 +16,7 @@ export interface PdfSignatureCheck {
   subFilter: string | null;
   /** The claimed signing time (the signature dictionary's /M), ISO 8601. */
   signingTime: string | null;
-  /** The verified signature time-stamp (PAdES B-T); null for a B-B signature, or when it could not be verified (see problems). */
+  /** The signature's time-stamp (PAdES B-T), valid unless `problems` say otherwise; null for a B-B signature or an unreadable token. */
   timestamp: TimestampSummary | null;
   signer: CertificateSummary | null;
   problems: string[];

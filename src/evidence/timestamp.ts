@@ -87,7 +87,8 @@ export async function checkSignatureTimestamp(
     imprint.hashAlgorithm.algorithmId !== OID.sha256 ||
     !Buffer.from(imprint.hashedMessage.valueBlock.valueHexView).equals(createHash('sha256').update(signature).digest())
   ) {
-    problems.push('the signature time-stamp is for other data than this signature');
+    // pkijs would refuse it too, with a vaguer message; this one names the cause.
+    return { timestamp: null, problems: ['the signature time-stamp is for other data than this signature'] };
   }
   // As for the seal: with the chain first; only a failure is checked again alone, to name the cause.
   const chained = trustAnchors.length > 0 ? await verifyToken(token, signature, trustAnchors, info.genTime) : undefined;
