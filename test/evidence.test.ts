@@ -95,7 +95,15 @@ describe('the evidence of a completed transaction', () => {
       sha256(entries.get('Annex A.pdf')!),
     ]);
     const text = (await pdfPageTexts(entries.get('certificate-of-completion.pdf')!)).join('\n');
-    for (const expected of ['Certificate of completion', 'Ada Lovelace', 'Alan Turing', uploaded[0]!, trail.documents[1]!.final.sha256])
+    expect(trail.timestampAuthority?.subject).toBe('CN=esign sandbox time-stamping authority, O=esign sandbox');
+    for (const expected of [
+      'Certificate of completion',
+      'Ada Lovelace',
+      'Alan Turing',
+      uploaded[0]!,
+      trail.documents[1]!.final.sha256,
+      'time-stamped (RFC 3161) by CN=esign sandbox time-stamping authority',
+    ])
       expect(text).toContain(expected);
   });
 

@@ -78,5 +78,7 @@ export const AuditTrail = z.object({
   events: z.array(AuditEvent),
   /** The certificate the documents and the certificate of completion are sealed with. */
   seal: z.object({ subject: z.string(), issuer: z.string(), sha256 }),
+  /** The RFC 3161 authority that time-stamps each seal (PAdES B-T); absent when the seals are not time-stamped. */
+  timestampAuthority: z.object({ subject: z.string(), issuer: z.string(), sha256 }).optional(),
 });
 export type AuditTrail = z.infer<typeof AuditTrail>;

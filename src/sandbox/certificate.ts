@@ -77,6 +77,10 @@ export async function renderCompletionCertificate(trail: AuditTrail): Promise<Ui
   line('Seal', { f: bold, size: 12, gap: 2 });
   line(`Documents and this certificate are sealed (PAdES) by ${trail.seal.subject}, issued by ${trail.seal.issuer}.`);
   line(`Certificate SHA-256 ${trail.seal.sha256}`, { f: mono, size: 7.5 });
+  if (trail.timestampAuthority) {
+    line(`Each seal is time-stamped (RFC 3161) by ${trail.timestampAuthority.subject}, issued by ${trail.timestampAuthority.issuer}.`);
+    line(`Certificate SHA-256 ${trail.timestampAuthority.sha256}`, { f: mono, size: 7.5 });
+  }
   line(`The same record, machine-readable: audit-trail.json in the same ZIP.`);
   return doc.save({ useObjectStreams: false });
 }

@@ -120,6 +120,11 @@ export class CompletionPipeline {
       // The completion event is recorded with the change below; the trail shows it already, with the same time.
       events: [...recorded, { seq: (recorded.at(-1)?.seq ?? 0) + 1, at: completedAt.toISOString(), type: 'completed' }],
       seal: { subject: seal.certificate.subject, issuer: seal.certificate.issuer, sha256: seal.certificate.sha256 },
+      timestampAuthority: {
+        subject: seal.timestampAuthority.subject,
+        issuer: seal.timestampAuthority.issuer,
+        sha256: seal.timestampAuthority.sha256,
+      },
     };
     const trailPath = join(dir, AUDIT_TRAIL_ENTRY);
     await writeFile(trailPath, `${JSON.stringify(trail, null, 2)}\n`);
