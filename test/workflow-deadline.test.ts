@@ -4,7 +4,7 @@ import { startEsignTransaction } from '../src/client/transactions.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { createTimeSkippingEnv } from './support/temporal.js';
-import { leaseInput, timeSkippingWorker } from './support/time-skipping.js';
+import { leaseInput, resultOrWhereItStalled, timeSkippingWorker } from './support/time-skipping.js';
 
 let env: TestWorkflowEnvironment;
 let sandbox: TestSandbox;
@@ -31,7 +31,7 @@ it('ends as expired at a deadline of days, polling the provider daily meanwhile'
       { taskQueue: 'deadline' },
     );
     const started = Date.now();
-    const outcome = await handle.result();
+    const outcome = await resultOrWhereItStalled(handle);
     const status = await handle.query(statusQuery);
     return { outcome, status, workflowDays: (Date.parse(status.lastReconciledAt!) - started) / 86_400_000 };
   });

@@ -1,4 +1,7 @@
 import { dirname } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Workflow, WorkflowResultType } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities/index.js';
@@ -60,3 +63,42 @@ export function leaseInput(pdf: string, overrides: Partial<EsignTransactionInput
     ...overrides,
   };
 }
+
+/**
+ * The workflow's result, or, if it has none within `ms` (time skipping
+ * stalled), an error that says where it stands: its pending activities and
+ * workflow task, and the last events of its history. A stall on the
+ * time-skipping server then leaves something to diagnose instead of a bare
+ * test timeout.
+ */
+export async function resultOrWhereItStalled<W extends Workflow>(handle: WorkflowHandle<W>, ms = 45_000): Promise<WorkflowResultType<W>> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void (async () => {
+        const described = await handle.describe().catch((err: unknown) => ({ raw: null, error: String(err) }));
+        const history = await handle.fetchHistory().catch(() => null);
+        const raw = 'raw' in described ? described.raw : null;
+        const events = (history?.events ?? []).slice(-25).map((e) => EVENT_NAMES[e.eventType as number] ?? String(e.eventType));
+        reject(
+          new Error(
+            `no result after ${ms} ms of real time: pending activities ${JSON.stringify(
+              raw?.pendingActivities?.map((a) => ({ type: a.activityType?.name, state: a.state, attempt: a.attempt })) ?? [],
+            )}, pending workflow task ${JSON.stringify(raw?.pendingWorkflowTask ?? null)}, last events ${events.join(' ')}`,
+          ),
+        );
+      })();
+    }, ms);
+  });
+  try {
+    return await Promise.race([handle.result(), stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const EVENT_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(temporal.api.enums.v1.EventType)
+    .filter(([, v]) => typeof v === 'number')
+    .map(([k, v]) => [v as number, k.replace('EVENT_TYPE_', '')]),
+);
