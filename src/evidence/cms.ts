@@ -85,3 +85,57 @@ export function contentInfoDer(signedData: pkijs.SignedData): Buffer {
   const contentInfo = new pkijs.ContentInfo({ contentType: OID.signedData, content: signedData.toSchema(true) });
   return Buffer.from(contentInfo.toSchema().toBER(false));
 }
+
+/** What checking signer 0 of a SignedData found. */
+export interface CmsVerification {
+  /** The signature verifies over the data (and, for a time-stamp token, its imprint over the stamped data). */
+  signatureValid: boolean;
+  /** The signer chains to a trust anchor at the given time; null when no anchor was given. */
+  trusted: boolean | null;
+  signer: pkijs.Certificate | null;
+  /** Why the signature or the chain failed, as pkijs says it. */
+  message: string;
+}
+
+/**
+ * Verifies signer 0 of `signedData` over `data` (the detached content, or
+ * the data a time-stamp token stamps). One pass with the chain: a valid,
+ * trusted signature (the usual case) is hashed and checked once. Only a
+ * failure is checked again without the chain, to tell a broken signature
+ * from an untrusted signer. Never throws.
+ */
+export async function verifyCms(
+  signedData: pkijs.SignedData,
+  data: Uint8Array,
+  trustAnchors: readonly pkijs.Certificate[],
+  at: Date,
+): Promise<CmsVerification> {
+  // pkijs wants an ArrayBuffer holding exactly the data: a view into a larger buffer is copied out.
+  const buffer = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data.buffer : data.slice().buffer;
+  const attempt = async (anchors: readonly pkijs.Certificate[]): Promise<Partial<pkijs.SignedDataVerifyResult>> => {
+    try {
+      return await signedData.verify({
+        signer: 0,
+        data: buffer as ArrayBuffer,
+        trustedCerts: [...anchors],
+        checkChain: anchors.length > 0,
+        checkDate: at,
+        extendedMode: true,
+      });
+    } catch (err) {
+      return { ...(err as Partial<pkijs.SignedDataVerifyResult>), message: (err as Error).message };
+    }
+  };
+  const chained = trustAnchors.length > 0 ? await attempt(trustAnchors) : undefined;
+  if (chained?.signatureVerified === true && chained.signerCertificateVerified === true) {
+    return { signatureValid: true, trusted: true, signer: chained.signerCertificate ?? null, message: '' };
+  }
+  const alone = await attempt([]);
+  const signatureValid = alone.signatureVerified === true;
+  return {
+    signatureValid,
+    trusted: trustAnchors.length > 0 ? false : null,
+    signer: alone.signerCertificate ?? null,
+    message: (signatureValid ? chained?.message : alone.message) ?? 'no reason given',
+  };
+}

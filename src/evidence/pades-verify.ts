@@ -1,5 +1,6 @@
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { verifyCms } from './cms.js';
 import { summarize, type CertificateSummary } from './pki.js';
 import { checkSignatureTimestamp, type TimestampSummary } from './timestamp.js';
 
@@ -91,23 +92,15 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     return result;
   }
 
-  // One pass with the chain: a valid, trusted seal (the usual case) hashes the signed bytes once. Only a
-  // failure is checked again without the chain, to tell a broken signature from an untrusted signer.
-  const chained = trustAnchors.length > 0 ? await verify(signedData, signedBytes, trustAnchors, at) : undefined;
-  if (chained?.signatureVerified === true && chained.signerCertificateVerified === true) {
-    result.signatureValid = true;
-    result.trusted = true;
-    if (chained.signerCertificate) result.signer = summarize(chained.signerCertificate);
-    return withTimestamp(result, signedData, trustAnchors);
-  }
-  const alone = await verify(signedData, signedBytes, [], at);
-  result.signatureValid = alone.signatureVerified === true;
-  if (alone.signerCertificate) result.signer = summarize(alone.signerCertificate);
-  if (!result.signatureValid) {
-    result.problems.push(`the signature does not verify: ${alone.message}`);
+  const verified = await verifyCms(signedData, signedBytes, trustAnchors, at);
+  result.signatureValid = verified.signatureValid;
+  if (verified.signer) result.signer = summarize(verified.signer);
+  if (!verified.signatureValid) {
+    result.problems.push(`the signature does not verify: ${verified.message}`);
     return result;
   }
-  if (chained) result.problems.push(`the signer's certificate does not chain to a trust anchor: ${chained.message}`);
+  result.trusted = verified.trusted;
+  if (verified.trusted === false) result.problems.push(`the signer's certificate does not chain to a trust anchor: ${verified.message}`);
   return withTimestamp(result, signedData, trustAnchors);
 }
 
@@ -124,32 +117,6 @@ async function withTimestamp(
     result.problems.push(...check.problems);
   }
   return result;
-}
-
-async function verify(
-  signedData: pkijs.SignedData,
-  data: Uint8Array<ArrayBuffer>,
-  anchors: readonly pkijs.Certificate[],
-  at: Date,
-): Promise<Pick<pkijs.SignedDataVerifyResult, 'message' | 'signatureVerified' | 'signerCertificate' | 'signerCertificateVerified'>> {
-  try {
-    return await signedData.verify({
-      signer: 0,
-      data: data.buffer,
-      trustedCerts: [...anchors],
-      checkChain: anchors.length > 0,
-      checkDate: at,
-      extendedMode: true,
-    });
-  } catch (err) {
-    const e = err as Partial<pkijs.SignedDataVerifyResult> & Error;
-    return {
-      message: e.message,
-      signatureVerified: e.signatureVerified ?? false,
-      signerCertificate: e.signerCertificate ?? null,
-      signerCertificateVerified: e.signerCertificateVerified ?? false,
-    };
-  }
 }
 
 /** `D:YYYYMMDDHHmmSS+HH'mm'` (PDF 32000 7.9.4) → ISO 8601, or null when it cannot be read. */

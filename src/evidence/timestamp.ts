@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { contentInfoDer, OID, signCms } from './cms.js';
+import { contentInfoDer, OID, signCms, verifyCms } from './cms.js';
 import { EKU_TIME_STAMPING, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
 
 /**
@@ -90,43 +90,14 @@ export async function checkSignatureTimestamp(
     // pkijs would refuse it too, with a vaguer message; this one names the cause.
     return { timestamp: null, problems: ['the signature time-stamp is for other data than this signature'] };
   }
-  // As for the seal: with the chain first; only a failure is checked again alone, to name the cause.
-  const chained = trustAnchors.length > 0 ? await verifyToken(token, signature, trustAnchors, info.genTime) : undefined;
-  const verified =
-    chained?.signatureVerified === true && chained.signerCertificateVerified === true
-      ? chained
-      : await verifyToken(token, signature, [], info.genTime);
-  if (verified.signatureVerified !== true)
-    problems.push(`the signature time-stamp does not verify: ${verified.message ?? 'no reason given'}`);
-  else if (chained && verified !== chained) {
-    problems.push(`the time-stamping authority does not chain to a trust anchor: ${chained.message ?? 'no reason given'}`);
-  }
-  const authority = verified.signerCertificate ?? null;
+  const verified = await verifyCms(token, signature, trustAnchors, info.genTime);
+  if (!verified.signatureValid) problems.push(`the signature time-stamp does not verify: ${verified.message}`);
+  else if (verified.trusted === false) problems.push(`the time-stamping authority does not chain to a trust anchor: ${verified.message}`);
+  const authority = verified.signer;
   if (authority && !timeStampingOnly(authority)) {
     problems.push("the time-stamping authority's certificate is not for time-stamping alone (RFC 3161 2.3)");
   }
   return { timestamp: authority ? { time: info.genTime.toISOString(), authority: summarize(authority) } : null, problems };
-}
-
-async function verifyToken(
-  token: pkijs.SignedData,
-  stamped: Uint8Array,
-  anchors: readonly pkijs.Certificate[],
-  at: Date,
-): Promise<Partial<pkijs.SignedDataVerifyResult>> {
-  try {
-    return await token.verify({
-      signer: 0,
-      // For a TSTInfo, pkijs checks the imprint against this too (the stamped data, not the token's content).
-      data: stamped.slice().buffer,
-      trustedCerts: [...anchors],
-      checkChain: anchors.length > 0,
-      checkDate: at,
-      extendedMode: true,
-    });
-  } catch (err) {
-    return { ...(err as Partial<pkijs.SignedDataVerifyResult>), message: (err as Error).message };
-  }
 }
 
 function timeStampingOnly(cert: pkijs.Certificate): boolean {
