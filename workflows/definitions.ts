@@ -78,12 +78,12 @@ export interface IssueSigningUrlRequest {
   participantIds: string[];
   style?: IframeStyle;
 }
-/** Returns a fresh signing URL from the provider each time (URLs expire). */
 /** The URL, and the provider's transaction it belongs to (absent from workers before it was added). */
 export interface IssuedSigningUrl {
   url: string;
   transactionId?: string;
 }
+/** Returns a fresh signing URL from the provider each time (URLs expire). */
 export const issueSigningUrlUpdate = defineUpdate<IssuedSigningUrl, [IssueSigningUrlRequest]>('issueSigningUrl');
 
 export interface ReplaceTransactionRequest {

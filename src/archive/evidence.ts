@@ -1,4 +1,4 @@
-import { AUDIT_TRAIL_ENTRY, AuditTrail, COMPLETION_CERTIFICATE_ENTRY } from '../esign/evidence.js';
+import { AUDIT_TRAIL_ENTRY, AuditTrail, COMPLETION_CERTIFICATE_ENTRY, type CertificateRef } from '../esign/evidence.js';
 import { checkPdfSignature, type PdfSignatureCheck } from '../evidence/pades-verify.js';
 import { summarize, type CertificateSummary } from '../evidence/pki.js';
 import type { Certificate } from 'pkijs';
@@ -21,11 +21,11 @@ export const NO_EVIDENCE_POLICY: EvidencePolicy = { signatures: 'off', trustAnch
 export interface SignatureEvidence {
   result: 'valid' | 'invalid' | 'not-checked';
   problems: string[];
-  signer: { subject: string; issuer: string; sha256: string } | null;
+  signer: CertificateRef | null;
   /** The time the signer claims (the signature dictionary's /M). */
   signingTime: string | null;
   /** The signature's verified RFC 3161 time-stamp (PAdES B-T): a time a third party vouches for; null for B-B. */
-  timestamp: { time: string; authority: { subject: string; issuer: string; sha256: string } } | null;
+  timestamp: { time: string; authority: CertificateRef } | null;
   subFilter: string | null;
   trusted: boolean | null;
 }
@@ -195,4 +195,4 @@ function toEvidence(check: PdfSignatureCheck): SignatureEvidence {
   };
 }
 
-const certificate = ({ subject, issuer, sha256 }: CertificateSummary) => ({ subject, issuer, sha256 });
+const certificate = ({ subject, issuer, sha256 }: CertificateSummary): CertificateRef => ({ subject, issuer, sha256 });

@@ -34,6 +34,10 @@ export type AuditEventType = z.infer<typeof AuditEventType>;
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256');
 
+/** A certificate as evidence names it: subject and issuer (RFC 4514) and the SHA-256 of its DER. */
+export const CertificateRef = z.object({ subject: z.string(), issuer: z.string(), sha256 });
+export type CertificateRef = z.infer<typeof CertificateRef>;
+
 export const AuditEvent = z.object({
   /** Order of recording, strictly increasing within a transaction. */
   seq: z.number().int().nonnegative(),
@@ -77,8 +81,8 @@ export const AuditTrail = z.object({
   ),
   events: z.array(AuditEvent),
   /** The certificate the documents and the certificate of completion are sealed with. */
-  seal: z.object({ subject: z.string(), issuer: z.string(), sha256 }),
+  seal: CertificateRef,
   /** The RFC 3161 authority that time-stamps each seal (PAdES B-T); absent when the seals are not time-stamped. */
-  timestampAuthority: z.object({ subject: z.string(), issuer: z.string(), sha256 }).optional(),
+  timestampAuthority: CertificateRef.optional(),
 });
 export type AuditTrail = z.infer<typeof AuditTrail>;
