@@ -286,6 +286,7 @@ export class StreamingZipVerifier {
     entry.bytes += bytes.length;
     if (entry.kept) {
       if (entry.bytes > MAX_INSPECTED_BYTES) throw new UnsafeZipError(`entry "${entry.name}" is too large to verify`);
+      // Copied: a stored entry's bytes are views into the HTTP client's chunks, whose reuse we do not control.
       entry.kept.push(Buffer.from(bytes));
     }
     if (entry.method === 8 && entry.bytes > entry.declaredSize) {
