@@ -139,16 +139,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ESIGN_CALLBACK_SECRETS: callbackSecret,
     ESIGN_ALLOWED_URLS: receiver.url,
   };
-  const bridges = bridgePorts.map(
-    (port, i) =>
-      new Service(
-        bridgePorts.length > 1 ? `bridge-${i + 1}` : 'bridge',
-        'src/bridge/main.ts',
-        { ...common, BRIDGE_PORT: String(port), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
-        /listening/,
-        join(logs, bridgePorts.length > 1 ? `bridge-${i + 1}.log` : 'bridge.log'),
-      ),
-  );
+  const bridges = bridgePorts.map((port, i) => {
+    const name = bridgePorts.length > 1 ? `bridge-${i + 1}` : 'bridge';
+    return new Service(
+      name,
+      'src/bridge/main.ts',
+      { ...common, BRIDGE_PORT: String(port), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
+      /listening/,
+      join(logs, `${name}.log`),
+    );
+  });
   const bundle = await prebuiltBundle(work);
   const workers = [1, 2].map(
     (n) =>

@@ -76,13 +76,16 @@ export async function resultOrWhereItStalled<W extends Workflow>(handle: Workflo
   const stalled = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       void (async () => {
-        const described = await handle.describe().catch((err: unknown) => ({ raw: null, error: String(err) }));
+        let unreadable = '';
+        const raw = await handle.describe().then(
+          (d) => d.raw,
+          (err: unknown) => ((unreadable = ` (describe failed: ${String(err)})`), null),
+        );
         const history = await handle.fetchHistory().catch(() => null);
-        const raw = 'raw' in described ? described.raw : null;
         const events = (history?.events ?? []).slice(-25).map((e) => EVENT_NAMES[e.eventType as number] ?? String(e.eventType));
         reject(
           new Error(
-            `no result after ${ms} ms of real time: pending activities ${JSON.stringify(
+            `no result after ${ms} ms of real time${unreadable}: pending activities ${JSON.stringify(
               raw?.pendingActivities?.map((a) => ({ type: a.activityType?.name, state: a.state, attempt: a.attempt })) ?? [],
             )}, pending workflow task ${JSON.stringify(raw?.pendingWorkflowTask ?? null)}, last events ${events.join(' ')}`,
           ),
