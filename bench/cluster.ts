@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startTopology } from '../src/cluster/topology.js';
 import { dataConverterFromEnv } from '../src/codec/data-converter.js';
-import { commandCpuSeconds, machineCpu, pool, processUsage } from '../src/tools/measure.js';
-import { fmt, markdownTable, percentile, record } from './lib.js';
+import { commandCpuSeconds, pool, processUsage } from '../src/tools/measure.js';
+import { fmt, markdownTable, measureTasks, percentile, record, type CpuComponents } from './lib.js';
 import { startBenchStack } from './stack.js';
 import { benchTransaction, type TransactionTarget } from './transactions.js';
 
@@ -28,44 +28,28 @@ interface Measured {
   cpuPerTx: Record<string, number>;
 }
 
-/** Each component's CPU seconds so far: the process ids it runs as, or a command name for PostgreSQL's many processes. */
-type Components = Record<string, () => Promise<number>>;
-
 const pidsCpu = (pids: () => (number | undefined)[]) => async () => {
   let sum = 0;
   for (const pid of pids()) if (pid) sum += (await processUsage(pid).catch(() => ({ cpuSeconds: 0 }))).cpuSeconds;
   return sum;
 };
 
-async function snapshot(components: Components): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const [name, read] of Object.entries(components)) out[name] = await read();
-  return out;
-}
-
-async function measure(target: TransactionTarget, label: string, components: Components): Promise<Measured> {
+async function measure(target: TransactionTarget, label: string, components: CpuComponents): Promise<Measured> {
   // Warm up (bundles, JIT, connections, the cluster's task-queue partitions), then measure.
   await pool(Math.min(10, N), CONCURRENCY, async (i) => {
     await benchTransaction(target, `warm-${label}-${i}-${Date.now()}`, [], []);
   });
   const start: number[] = [];
   const webhook: number[] = [];
-  const cpuBefore = await snapshot(components);
-  const machineBefore = await machineCpu();
-  const t0 = performance.now();
-  await pool(N, CONCURRENCY, async (i) => {
-    await benchTransaction(target, `${label}-${i}-${Date.now()}`, start, webhook);
-  });
-  const seconds = (performance.now() - t0) / 1000;
-  const machineAfter = await machineCpu();
-  const cpuAfter = await snapshot(components);
-  return {
-    seconds,
-    start: start.sort((a, b) => a - b),
-    webhook: webhook.sort((a, b) => a - b),
-    busy: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
-    cpuPerTx: Object.fromEntries(Object.keys(components).map((k) => [k, ((cpuAfter[k]! - cpuBefore[k]!) * 1000) / N])),
-  };
+  const { seconds, busy, cpuPerTask } = await measureTasks(
+    N,
+    CONCURRENCY,
+    async (i) => {
+      await benchTransaction(target, `${label}-${i}-${Date.now()}`, start, webhook);
+    },
+    components,
+  );
+  return { seconds, start: start.sort((a, b) => a - b), webhook: webhook.sort((a, b) => a - b), busy, cpuPerTx: cpuPerTask };
 }
 
 export async function clusterVsDevServer(command: string): Promise<void> {
@@ -73,7 +57,7 @@ export async function clusterVsDevServer(command: string): Promise<void> {
 
   const dev = await startBenchStack('cluster-baseline');
   try {
-    const components: Components = {
+    const components: CpuComponents = {
       'Temporal dev server': () => commandCpuSeconds('temporal'),
       workers: pidsCpu(() => [dev.worker.child.pid]),
     };
@@ -98,7 +82,7 @@ export async function clusterVsDevServer(command: string): Promise<void> {
         pdf: join(topology.documentsDir, 'agreement.pdf'),
         sign: (tx, pid) => topology.sandbox.control.signAs(tx, pid).then(() => undefined),
       };
-      const components: Components = {
+      const components: CpuComponents = {
         history: pidsCpu(() => [topology.temporal.pid('history')]),
         matching: pidsCpu(() => [topology.temporal.pid('matching')]),
         frontend: pidsCpu(() => [topology.temporal.pid('frontend')]),

@@ -14,8 +14,20 @@ import { join } from 'node:path';
 import { writeHashed } from '../src/util/streams.js';
 import type { baselineTransaction } from './baseline-workflows.js';
 import { launch } from '../src/tools/launch.js';
-import { commandCpuSeconds, machineCpu, pool, processUsage } from '../src/tools/measure.js';
-import { describeCounts, describeSpread, fmt, historyCounts, markdownTable, medianOf, mib, percentile, record } from './lib.js';
+import { commandCpuSeconds, pool, processUsage } from '../src/tools/measure.js';
+import {
+  describeCounts,
+  describeSpread,
+  fmt,
+  historyCounts,
+  markdownTable,
+  measureTasks,
+  medianOf,
+  mib,
+  percentile,
+  record,
+  type CpuComponents,
+} from './lib.js';
 import { inboxIdFor, inboxNotificationSignal } from '../workflows/inbox-definitions.js';
 import { workflowIdFor } from '../workflows/definitions.js';
 import type { Client } from '@temporalio/client';
@@ -119,26 +131,18 @@ export async function endToEnd(command: string): Promise<void> {
     baselineId ??= workflowId;
   };
   // Where a run's CPU goes: every process of the system, read from /proc before and after.
-  const cpuSnapshot = async (): Promise<CpuSplit> => ({
-    'Temporal dev server': await commandCpuSeconds('temporal'),
-    worker: (await processUsage(stack.worker.child.pid!)).cpuSeconds,
-    sandbox: (await processUsage(stack.pids.sandbox)).cpuSeconds,
-    bridge: (await processUsage(stack.pids.bridge)).cpuSeconds,
-    'baseline worker': (await processUsage(baselineWorker.child.pid!)).cpuSeconds,
-    'this driver': process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
-  });
+  const components: CpuComponents = {
+    'Temporal dev server': () => commandCpuSeconds('temporal'),
+    worker: async () => (await processUsage(stack.worker.child.pid!)).cpuSeconds,
+    sandbox: async () => (await processUsage(stack.pids.sandbox)).cpuSeconds,
+    bridge: async () => (await processUsage(stack.pids.bridge)).cpuSeconds,
+    'baseline worker': async () => (await processUsage(baselineWorker.child.pid!)).cpuSeconds,
+    'this driver': async () => process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+  };
   /** N tasks at the bench's concurrency: their rate, how busy the machine was, and each process's CPU per task. */
   const measure = async (task: (i: number) => Promise<void>): Promise<{ rate: number; busy: number; cpu: CpuSplit }> => {
-    const [cpuBefore, machineBefore] = [await cpuSnapshot(), await machineCpu()];
-    const t0 = performance.now();
-    await pool(N, CONCURRENCY, task);
-    const rate = N / ((performance.now() - t0) / 1000);
-    const [cpuAfter, machineAfter] = [await cpuSnapshot(), await machineCpu()];
-    return {
-      rate,
-      busy: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
-      cpu: Object.fromEntries(Object.keys(cpuBefore).map((k) => [k, ((cpuAfter[k]! - cpuBefore[k]!) * 1000) / N])),
-    };
+    const { seconds, busy, cpuPerTask } = await measureTasks(N, CONCURRENCY, task, components);
+    return { rate: N / seconds, busy, cpu: cpuPerTask };
   };
 
   try {

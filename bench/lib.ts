@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Runtime } from '@temporalio/worker';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
-import { machine } from '../src/tools/measure.js';
+import { machine, machineCpu, pool } from '../src/tools/measure.js';
 import { projectRoot } from '../src/tools/launch.js';
 
 /** Samples this process's RSS until stopped; returns the peak. */
@@ -111,3 +111,33 @@ export const describeSpread = (xs: number[], digits = 2) => {
   const m = medianOf(xs);
   return xs.length > 1 ? `${fmt(m.median, digits)} (${fmt(m.min, digits)}–${fmt(m.max, digits)})` : fmt(m.median, digits);
 };
+
+/** Each component's CPU seconds so far, by name (a process, or all of a command's processes). */
+export type CpuComponents = Record<string, () => Promise<number>>;
+
+/**
+ * Runs `n` tasks, `concurrency` at a time, and measures them: the seconds they took, how busy the
+ * machine was meanwhile (a share of all cores), and each component's CPU milliseconds per task.
+ */
+export async function measureTasks(
+  n: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+  components: CpuComponents,
+): Promise<{ seconds: number; busy: number; cpuPerTask: Record<string, number> }> {
+  const snapshot = async () => {
+    const out: Record<string, number> = {};
+    for (const [name, read] of Object.entries(components)) out[name] = await read();
+    return out;
+  };
+  const [cpuBefore, machineBefore] = [await snapshot(), await machineCpu()];
+  const t0 = performance.now();
+  await pool(n, concurrency, task);
+  const seconds = (performance.now() - t0) / 1000;
+  const [cpuAfter, machineAfter] = [await snapshot(), await machineCpu()];
+  return {
+    seconds,
+    busy: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
+    cpuPerTask: Object.fromEntries(Object.keys(components).map((k) => [k, ((cpuAfter[k]! - cpuBefore[k]!) * 1000) / n])),
+  };
+}
