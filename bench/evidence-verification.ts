@@ -129,6 +129,6 @@ export async function evidenceVerification(command: string): Promise<void> {
   await record('evidence verification', command, markdownTable(rows), [
     oneCheck,
     'Both columns download, hash (SHA-256 and CRC-32) and commit the same ZIP from the sandbox; `require` also verifies the PAdES B-T seal (CMS signature, whole-file coverage, chain to the trust anchor, and the RFC 3161 time-stamp of the signature with its own chain).',
-    'Verification holds one PDF entry in memory at a time (the signed byte ranges are hashed from it), plus one copy of its signed ranges for the CMS check, so the RSS growth is about twice the largest document, whatever the size of the ZIP; entries over 512 MiB are refused when verification is on.',
+    'Verification holds one PDF entry in memory at a time: its chunks as they stream in, the entry joined whole for the seal check, and one copy of its signed ranges for pkijs. The RSS growth is two to three times the largest document (the table above), whatever the size of the ZIP; entries over 512 MiB are refused when verification is on.',
   ]);
 }
