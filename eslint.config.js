@@ -40,6 +40,15 @@ export default tseslint.config(
           ],
         },
       ],
+      // The clock is read in one place, which knows when a replay would read another time (workflows/clock.ts).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'Read the time through workflows/clock.ts (never right after a local activity).',
+        },
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'Read the time through workflows/clock.ts.' },
+      ],
       // Each cached workflow loads its own copy of every module: zod and the contract cost ~1.6 MiB per workflow.
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -54,6 +63,10 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['workflows/clock.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
   },
   {
     files: ['**/*.js'],

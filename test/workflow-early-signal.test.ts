@@ -4,7 +4,10 @@ import { esignCompletedSignal, statusQuery } from '../workflows/definitions.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 // The create activity's completion is held back after the provider created the
-// transaction, as when its response is slow: the webhook arrives first.
+// transaction, as when its response is slow. No webhook can reach the workflow
+// then (the inbox forwards only once the workflow registered, after creation),
+// so a notification sent by hand in that window cannot be matched: it is
+// refused and counted, and reconciliation finds the completion.
 let release: () => void = () => undefined;
 let createdAtProvider: (ref: TransactionRef) => void = () => undefined;
 const held = new Promise<void>((resolve) => (release = resolve));
@@ -29,17 +32,20 @@ afterAll(async () => {
   await env?.close();
 });
 
-it('keeps a completion signal that arrives before creation finished, and completes without polling', async () => {
-  // Reconciliation far away: only the early signal can complete this in time.
-  const { handle } = await env.start(env.input({ reconcileInterval: '1 day' }));
+it('refuses a notification sent before creation finished, and completes by reconciliation', async () => {
+  const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
   const ref = await providerCreated;
   for (const p of (await env.sandbox.client.getTransaction(ref.transactionId)).participants) {
     await env.sandbox.control.signAs(ref.transactionId, p.id);
   }
   await handle.signal(esignCompletedSignal, completedWebhook(ref));
-  expect((await handle.query(statusQuery)).phase).toBe('creating');
+  const before = await handle.query(statusQuery);
+  expect(before.phase).toBe('creating');
+  expect(before.notificationsRejected).toBe(1);
   release();
   const result = await handle.result();
   expect(result.status).toBe('completed');
-  expect((await handle.query(statusQuery)).lastReconciledAt).toBeNull();
+  const after = await handle.query(statusQuery);
+  expect(after.notificationsAccepted).toBe(0);
+  expect(after.lastReconciledAt).not.toBeNull();
 });

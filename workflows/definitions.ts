@@ -24,7 +24,16 @@ export type EsignOutcome = 'completed' | 'declined' | 'expired' | 'cancelled' | 
  * (someone has signed), so it may still complete; the workflow waits for the
  * provider's end.
  */
-export type EsignPhase = 'uploading' | 'creating' | 'draft' | 'awaiting_signatures' | 'overdue' | 'archiving' | EsignOutcome;
+export type EsignPhase =
+  | 'uploading'
+  | 'creating'
+  | 'draft'
+  | 'awaiting_signatures'
+  | 'overdue'
+  | 'archiving'
+  /** The provider completed it, but its ZIP failed verification: nothing archived; waits for an operator's `retryArchive`. */
+  | 'archive_invalid'
+  | EsignOutcome;
 
 export interface ArchiveResult {
   uri: string;
@@ -46,6 +55,8 @@ export interface EsignTransactionResult {
   declinedBy?: { participantId: string; name: string };
   /** Who ended it: the caller (cancel), the deadline, a signer (decline), or the provider itself. */
   endedBy?: 'request' | 'deadline' | 'signer' | 'provider';
+  /** SHA-256 of each document we uploaded, by StoragePath: what the provider had to sign (a late archive checks it). */
+  originals?: Record<string, string>;
 }
 
 export interface EsignTransactionStatus {
@@ -64,6 +75,8 @@ export interface EsignTransactionStatus {
   notificationsAccepted: number;
   notificationsRejected: number;
   result: EsignTransactionResult | null;
+  /** Why the completed ZIP was refused, while the phase is `archive_invalid`. */
+  archiveProblem?: string;
 }
 
 /** The provider's `esign-completed` webhook payload (spec section 6), delivered by the bridge. */
@@ -104,6 +117,15 @@ export const replaceTransactionUpdate = defineUpdate<{ status: string }, [Replac
  */
 export const cancelUpdate = defineUpdate<EsignTransactionResult, [{ reason?: string }]>('cancel');
 
+/**
+ * In phase `archive_invalid` (the provider completed the transaction but its
+ * ZIP failed verification), downloads, verifies and archives it again, once
+ * an operator has fixed the cause (a trust anchor, say). Returns the result
+ * when it is archived; fails with `ArchiveInvalid` and the reason when it is
+ * refused again (the workflow keeps waiting).
+ */
+export const retryArchiveUpdate = defineUpdate<EsignTransactionResult, []>('retryArchive');
+
 // ------------------------------------------------------- integrator events
 
 /** What the integrator's backend receives at `callbackUrl` (docs/integrator-events.md). */
@@ -112,6 +134,7 @@ export type IntegratorEventType =
   | 'reminder.due'
   | 'transaction.completed'
   | 'transaction.completed_late'
+  | 'transaction.archive_invalid'
   | 'transaction.declined'
   | 'transaction.cancelled'
   | 'transaction.expired'
@@ -140,9 +163,18 @@ export function lateCompletionIdFor(transactionId: string): string {
 
 export interface LateCompletionInput {
   transactionId: string;
-  /** The ended workflow's archive prefix and callback, when it told its inbox. */
+  /** The ended workflow's archive prefix and callback: what it told its inbox, or what its input said. */
   archivePrefix?: string;
   callbackUrl?: string;
-  /** How the original workflow ended (null: no workflow ever owned the transaction). */
+  /**
+   * How the original workflow ended (null: no workflow waited for the
+   * transaction: none owned it, or its owner failed or was terminated).
+   */
   ownerOutcome: EsignOutcome | null;
+  /**
+   * SHA-256 of each document the ended workflow uploaded, by StoragePath: the
+   * archive checks the provider signed exactly these. Absent when the owner
+   * did not hand them over (older workflows, or none owned the transaction).
+   */
+  originals?: Record<string, string>;
 }

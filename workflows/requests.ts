@@ -4,9 +4,8 @@ import type { EsignActivities } from '../activities/index.js';
 import type { CreateTransactionRequest, Participant, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
 import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
+import { INPUT_VALIDATED_OUTSIDE_SANDBOX } from './transaction/patches.js';
 
-/** Input validation moved from the workflow sandbox to a local activity (workflows/README.md says why). */
-export const INPUT_VALIDATED_OUTSIDE_SANDBOX = 'input-validated-in-local-activity';
 const checks = proxyLocalActivities<EsignActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } });
 
 /** The input, validated with the schema's defaults applied and the poll interval floored by the worker. */

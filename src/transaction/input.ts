@@ -99,6 +99,12 @@ export const EsignTransactionInput = z
       .object({ firstAfter: DurationInput, every: DurationInput, maxCount: z.number().int().min(1).max(50).default(3) })
       .strict()
       .optional(),
+    /**
+     * The most events one run of the workflow records before it continues as
+     * new (default 2,000; docs/workflow.md, "Bounded history"). Lower bounds
+     * hand over more often; the interleaving explorer uses them.
+     */
+    maxHistoryEvents: z.number().int().min(100).max(20_000).optional(),
     /** Sub-folder (local) or key prefix (S3) of the archive store. */
     archivePrefix: z
       .string()

@@ -1,0 +1,43 @@
+/**
+ * The only place workflow code reads the clock (lint bans `Date.now()` and
+ * `new Date()` elsewhere in workflows/). A replay sees the same time as the
+ * first execution at the start of each workflow task, but not after a local
+ * activity resolved inside the task: the first execution saw the worker's
+ * time then, a replay sees the task's. So after a local activity, until the
+ * next workflow task, `now()` returns the last time read before it, which a
+ * replay reads the same.
+ */
+import { workflowInfo } from '@temporalio/workflow';
+
+export class Clock {
+  readonly #safe: () => boolean;
+  #last: number;
+  /** The history length of the workflow task in which a local activity last resolved. */
+  #taintedIn = -1;
+
+  /**
+   * Construct it at the start of a run, before any local activity. `safe`:
+   * whether this run follows the rule (false for runs recorded before it,
+   * which read the clock as they did then).
+   */
+  constructor(safe: () => boolean = () => true) {
+    this.#safe = safe;
+    this.#last = Date.now();
+  }
+
+  now(): number {
+    if (!this.#safe()) return Date.now();
+    if (workflowInfo().historyLength !== this.#taintedIn) this.#last = Date.now();
+    return this.#last;
+  }
+
+  /** An ISO 8601 time: now, or the given epoch milliseconds. */
+  iso(at: number = this.now()): string {
+    return new Date(at).toISOString();
+  }
+
+  /** Called as each local activity resolves or fails. */
+  localActivityResolved(): void {
+    this.#taintedIn = workflowInfo().historyLength;
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * The ways a transaction ends, each confirmed before it is reported: the
+ * provider's state acted on (`follow`), a completion archived (or refused, and
+ * then held for an operator), a withdraw that ends it or is refused and
+ * followed, and the one `finish` that reports whatever the end.
+ */
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  metricMeter,
+} from '@temporalio/workflow';
+import type { TransactionState, WithdrawOutcome } from '../../activities/transactions.js';
+import { ESIGN_COMPLETED_EVENT } from '../../src/esign/events.js';
+import { FailureType } from '../../src/failures.js';
+import { ARCHIVE, step } from '../activity-options.js';
+import type { EsignOutcome, EsignTransactionResult } from '../definitions.js';
+import { inboxIdFor, inboxOwnerFinishedSignal } from '../inbox-definitions.js';
+import { buildUpdateRequest } from '../requests.js';
+import type { Integrator } from './integrator.js';
+import type { CancelAttempt, SigningTransaction } from './machine.js';
+import type { Versions } from './patches.js';
+import type { Steps } from './steps.js';
+
+type Ending = Promise<EsignTransactionResult | undefined>;
+
+export class Endings {
+  constructor(
+    private readonly tx: SigningTransaction,
+    private readonly versions: Versions,
+    private readonly steps: Steps,
+    private readonly integrator: Integrator,
+  ) {}
+
+  /**
+   * Acts on the provider's state, however it was read. A completion read by
+   * the confirmation is archived; one read elsewhere is confirmed first (the
+   * loop's next step). Returns the result when the transaction ended.
+   */
+  async follow(state: Pick<TransactionState, 'status' | 'participants'>, confirmed = false): Ending {
+    this.integrator.applyProgress(state.participants);
+    const seen = this.tx.observe(state);
+    if (seen.kind === 'open') return undefined;
+    if (seen.kind === 'completed' && !confirmed) {
+      this.tx.notified = ESIGN_COMPLETED_EVENT;
+      return undefined;
+    }
+    return this.#settle(state);
+  }
+
+  /** Ends as the provider's state says, when it has ended; archives a completion first. */
+  async #settle(state: Pick<TransactionState, 'status' | 'participants'>): Ending {
+    switch (state.status) {
+      case 'completed':
+        this.tx.moveTo('archiving');
+        return this.archive();
+      case 'declined': {
+        const decliner = state.participants?.find((p) => p.status === 'declined');
+        return this.ended('declined', decliner?.reason ?? 'a participant declined to sign', 'signer', {
+          ...(decliner ? { declinedBy: { participantId: decliner.id, name: this.tx.nameOf(decliner.id) } } : {}),
+        });
+      }
+      case 'cancelled':
+        return this.ended('cancelled', 'the provider reports the transaction cancelled', 'provider');
+      case 'expired':
+        return this.ended('expired', 'the provider reports the transaction expired', 'provider');
+      case 'deleted':
+        // Histories before withdraw-before-end reported a provider deletion as expired.
+        return this.ended(this.versions.withdrawFirst ? 'deleted' : 'expired', 'the provider reports the transaction deleted', 'provider');
+      default:
+        return undefined;
+    }
+  }
+
+  /**
+   * Downloads, verifies and archives the completed ZIP. A ZIP that fails
+   * verification is not an end: the provider holds a completed transaction we
+   * could not archive, so the workflow waits in `archive_invalid` for an
+   * operator to fix the cause and ask `retryArchive`, and tells the integrator.
+   */
+  async archive(): Ending {
+    const { tx } = this;
+    const { transactionId, esignId } = tx.created!;
+    const input = tx.input!;
+    try {
+      const archive = await step(ARCHIVE, 'Download, verify and archive the signed ZIP').archiveCompletedDocuments({
+        referenceId: input.referenceId,
+        transactionId,
+        esignId,
+        documents: tx.request!.documents.map((d) => {
+          const sha256 = tx.originals[d.StoragePath];
+          return { title: d.title, StoragePath: d.StoragePath, ...(sha256 ? { sha256 } : {}) };
+        }),
+        ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+      });
+      tx.archiveProblem = undefined;
+      return this.finish({ status: 'completed', referenceId: input.referenceId, transactionId, esignId, archive });
+    } catch (err) {
+      const refused = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable;
+      if (!refused) throw err;
+      tx.archiveProblem = `${err.cause.type ?? FailureType.ArchiveInvalid}: ${err.cause.message}`;
+      tx.archiveRefusals++;
+      tx.moveTo('archive_invalid');
+      metricMeter.createCounter('esign_archive_refused', 'archives', 'Completed ZIPs refused by verification').add(1);
+      log.error('the completed ZIP was refused: nothing archived; fix the cause, then retryArchive', { problem: tx.archiveProblem });
+      this.integrator.notify({
+        type: 'transaction.archive_invalid',
+        key: `${transactionId}:transaction.archive_invalid:${tx.archiveRefusals}`,
+        data: { ...this.integrator.refs(), problem: tx.archiveProblem },
+      });
+      return undefined;
+    }
+  }
+
+  /** Takes the transaction back from its signers; what the provider holds if it refuses. */
+  #withdraw(why: string): Promise<WithdrawOutcome> {
+    const { tx } = this;
+    return this.steps.write(`Withdraw the transaction from its signers (${why})`, (a) =>
+      a.withdrawTransaction({
+        transactionId: tx.created!.transactionId,
+        request: buildUpdateRequest(tx.request!, tx.input!.referenceId, { status: 'draft' }),
+      }),
+    );
+  }
+
+  /**
+   * Cancel or deadline: withdraw first, end only when the provider let go.
+   * Refused (someone signed), the transaction is followed to its end: the
+   * cancel fails with `WithdrawRefused`, the deadline leaves it `overdue`.
+   */
+  async withdrawOrFollow(why: 'cancel' | 'deadline', attempt?: CancelAttempt): Ending {
+    const { tx } = this;
+    const [outcome, reason, endedBy] =
+      why === 'cancel'
+        ? (['cancelled', attempt!.reason, 'request'] as const)
+        : (['expired', 'signing deadline passed', 'deadline'] as const);
+    if (!this.versions.withdrawFirst) return this.ended(outcome, reason, endedBy);
+    tx.withdrawing = true;
+    let w: WithdrawOutcome;
+    try {
+      w = await this.#withdraw(why);
+    } finally {
+      tx.withdrawing = false;
+    }
+    tx.providerStatus = w.status;
+    if (w.withdrawn) return this.ended(outcome, reason, endedBy);
+    if (why === 'cancel') tx.cancel = undefined;
+    const end = await this.follow(w);
+    if (end) return end; // a cancel returns that end
+    if (w.status === 'completed') {
+      if (attempt)
+        attempt.refused = {
+          type: FailureType.TransactionFinished,
+          message: 'the transaction has completed at the provider; it is being archived',
+        };
+      return undefined;
+    }
+    const signed =
+      !w.withdrawn && w.participants
+        ? `${w.participants.filter((p) => p.status === 'signed').length} of ${tx.participants.length}`
+        : 'some';
+    if (attempt) {
+      attempt.refused = {
+        type: FailureType.WithdrawRefused,
+        message: `the provider refused to withdraw the transaction: ${signed} participant(s) have signed, so it can still complete; the workflow keeps following it`,
+      };
+      log.warn('cancel refused: the provider keeps the transaction open', { providerStatus: w.status });
+    } else {
+      tx.moveTo('overdue');
+      log.warn('deadline passed but the provider refused to withdraw: following the transaction to its end', { signed });
+    }
+    return undefined;
+  }
+
+  ended(
+    status: EsignOutcome,
+    reason: string,
+    endedBy: NonNullable<EsignTransactionResult['endedBy']>,
+    extra = {},
+  ): Promise<EsignTransactionResult> {
+    const { tx } = this;
+    return this.finish({
+      status,
+      reason,
+      referenceId: tx.input!.referenceId,
+      transactionId: tx.created?.transactionId ?? null,
+      esignId: tx.created?.esignId ?? null,
+      ...(this.versions.withdrawFirst ? { endedBy } : {}),
+      ...extra,
+    });
+  }
+
+  /** Reports the end, once: the inbox (so it archives a late completion), the integrator's events, then the outcome. */
+  async finish(outcome: EsignTransactionResult): Promise<EsignTransactionResult> {
+    const { tx } = this;
+    const input = tx.input!;
+    if (Object.keys(tx.originals).length > 0) outcome.originals = tx.originals;
+    tx.result = outcome;
+    tx.moveTo(outcome.status);
+    metricMeter
+      .createCounter('esign_transactions_finished', 'transactions', 'Transactions finished, by outcome')
+      .add(1, { status: outcome.status });
+    if (tx.created) {
+      // Late redeliveries are then acknowledged by the inbox as stale; a late completion is archived by it.
+      await getExternalWorkflowHandle(inboxIdFor(tx.created.transactionId))
+        .signal(inboxOwnerFinishedSignal, {
+          outcome: outcome.status,
+          ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+          ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+          ...(outcome.originals ? { originals: outcome.originals } : {}),
+        })
+        .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
+    }
+    await this.integrator.flush(); // progress events reach the integrator before the outcome
+    try {
+      await this.steps.report(`Report: ${outcome.status}`, (a) =>
+        a.recordCompletion({ result: outcome, ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}) }),
+      );
+    } catch (err) {
+      // The transaction's outcome stands; a callback that cannot be reached is reported, not fatal.
+      log.error('completion could not be reported to the callback', { error: (err as Error).message });
+    }
+    // Every handler still running finishes on its own now that the result is set (workflows/README.md).
+    await condition(allHandlersFinished);
+    return outcome;
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * The transaction workflow's messages: each handler is one line that
+ * delegates to the state machine or to `Requests` below, and each update a
+ * state refuses is refused by its validator, with the reason. Rules
+ * (workflows/README.md): no handler waits on the main loop without a way out
+ * (every wait here also ends when the transaction is finishing or has a
+ * result), and none holds up a continue-as-new except while it finishes on its own.
+ */
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { isRefusedPlaintext, PLAINTEXT_REFUSED_MESSAGE } from '../../src/codec/plaintext.js';
+import { FailureType } from '../../src/failures.js';
+import {
+  cancelUpdate,
+  esignCompletedSignal,
+  esignEventSignal,
+  issueSigningUrlUpdate,
+  replaceTransactionUpdate,
+  retryArchiveUpdate,
+  statusQuery,
+  type EsignTransactionResult,
+  type IssuedSigningUrl,
+  type IssueSigningUrlRequest,
+  type ReplaceTransactionRequest,
+} from '../definitions.js';
+import { readCompletedNotification, readNotification } from '../notification.js';
+import { buildUpdateRequest } from '../requests.js';
+import type { SigningTransaction } from './machine.js';
+import { statusOf } from './view.js';
+import type { Versions } from './patches.js';
+import type { Steps } from './steps.js';
+
+const finished = (what: string) => ApplicationFailure.nonRetryable(what, FailureType.TransactionFinished);
+
+/** Refuses an update in a validator: plaintext payloads first, then the state machine's reason, if any. */
+function refuse(request: unknown, why: (request: never) => string | undefined): void {
+  if (isRefusedPlaintext(request)) throw new Error(PLAINTEXT_REFUSED_MESSAGE);
+  const reason = why(request as never);
+  if (reason !== undefined) throw new Error(reason);
+}
+
+// ------------------------------------------------ validators' reasons
+export function refuseSigningUrl(tx: SigningTransaction, participantIds: unknown): string | undefined {
+  if (tx.isFinishing()) return `transaction is ${tx.cancel ? 'being cancelled' : tx.phase}`;
+  if (!Array.isArray(participantIds) || participantIds.length === 0) return 'participantIds must not be empty';
+  const unknown = tx.input ? tx.unknownParticipants(participantIds as string[]) : [];
+  if (unknown.length > 0) return `unknown participant(s): ${unknown.join(', ')}`;
+  return undefined;
+}
+
+export function refuseReplace(
+  tx: SigningTransaction,
+  change: { status?: unknown; emailSubject?: unknown } | undefined,
+): string | undefined {
+  if (tx.isFinishing()) return `transaction is ${tx.phase}; it can no longer be replaced`;
+  if (tx.phase === 'overdue') return 'transaction is overdue: its deadline passed';
+  if (tx.withdrawing) return 'transaction is being withdrawn (its deadline passed)';
+  if (change?.status !== 'draft' && change?.status !== 'esign_pending') return 'status must be draft or esign_pending';
+  if (typeof change.emailSubject === 'string' && change.emailSubject.length > 255) return 'emailSubject must be at most 255 characters';
+  return undefined;
+}
+
+export function refuseCancel(tx: SigningTransaction): string | undefined {
+  if (tx.finished || tx.phase === 'archiving' || tx.phase === 'archive_invalid')
+    return `transaction is ${tx.phase}; it can no longer be cancelled`;
+  return undefined;
+}
+
+export function refuseRetryArchive(tx: SigningTransaction): string | undefined {
+  if (tx.phase !== 'archive_invalid') return `transaction is ${tx.phase}: only a refused archive (archive_invalid) can be retried`;
+  return undefined;
+}
+
+/** The updates' work: what each asks of the provider, and what it waits for. */
+export class Requests {
+  constructor(
+    private readonly tx: SigningTransaction,
+    private readonly versions: Versions,
+    private readonly steps: Steps,
+  ) {}
+
+  async signingUrl({ participantIds, style }: IssueSigningUrlRequest): Promise<IssuedSigningUrl> {
+    const { tx } = this;
+    tx.activity++;
+    // Runs of this version wait until the transaction is registered and its phase known (a draft gets no URL).
+    await condition(() => (this.versions.stateMachine ? tx.open : tx.created !== undefined) || tx.isFinishing());
+    if (!tx.created || tx.isFinishing()) throw finished(`transaction is ${tx.phase}`);
+    if (tx.phase === 'draft')
+      throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', FailureType.TransactionIsDraft);
+    // Checked here too: an update that came with the start was validated before the participants were known.
+    const unknown = tx.unknownParticipants(participantIds);
+    if (unknown.length > 0)
+      throw ApplicationFailure.nonRetryable(`unknown participant(s): ${unknown.join(', ')}`, FailureType.UnknownParticipant);
+    const iframeStyle = style ?? tx.input!.iframeStyle;
+    const { esignId, transactionId } = tx.created;
+    const { url } = await this.steps.provider(`Issue a signing URL for ${participantIds.length} participant(s)`, (a) =>
+      a.createSigningUrl({ esignId, participantIds, ...(iframeStyle ? { style: iframeStyle } : {}) }),
+    );
+    // With the provider's id, a caller that started with this update needs no query to learn it.
+    return { url, transactionId };
+  }
+
+  async replace(change: ReplaceTransactionRequest): Promise<{ status: string }> {
+    const { tx } = this;
+    tx.activity++;
+    await condition(
+      () => (this.versions.stateMachine ? tx.open : tx.request !== undefined && tx.created !== undefined) || tx.isFinishing(),
+    );
+    // (Runs before the state machine went on with a replace accepted before a cancel: their histories say so.)
+    if (!tx.created || (this.versions.stateMachine && tx.isFinishing()))
+      throw finished(`transaction is ${tx.phase}; it can no longer be replaced`);
+    return this.steps.write(`Replace the transaction (status ${change.status})`, async (a) => {
+      // Queued behind a withdraw that won: the transaction is ending, so it must not be sent again.
+      if (this.versions.stateMachine && (tx.isFinishing() || tx.phase === 'overdue'))
+        throw finished(`transaction is ${tx.cancel ? 'being cancelled' : tx.phase}; it can no longer be replaced`);
+      const next = buildUpdateRequest(tx.request!, tx.input!.referenceId, change);
+      const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next });
+      tx.request = { ...tx.request!, ...next };
+      tx.providerStatus = ref.status;
+      if (!tx.isFinishing()) tx.moveTo(change.status === 'draft' ? 'draft' : 'awaiting_signatures');
+      return { status: ref.status };
+    });
+  }
+
+  async cancel({ reason }: { reason?: string }): Promise<EsignTransactionResult> {
+    const attempt = this.tx.requestCancel(reason);
+    // The main loop always takes a cancel up, before it waits or hands over to a new run.
+    await condition(() => this.tx.result !== null || attempt.refused !== undefined);
+    if (this.tx.result) return this.tx.result;
+    throw ApplicationFailure.nonRetryable(attempt.refused!.message, attempt.refused!.type);
+  }
+
+  async retryArchive(): Promise<EsignTransactionResult> {
+    const { tx } = this;
+    const refusals = tx.archiveRefusals;
+    tx.activity++;
+    tx.archiveRetriesAsked++;
+    await condition(() => tx.result !== null || tx.archiveRefusals > refusals);
+    if (tx.result) return tx.result;
+    throw ApplicationFailure.nonRetryable(`the ZIP was refused again: ${tx.archiveProblem ?? ''}`, FailureType.ArchiveInvalid);
+  }
+}
+
+export function registerHandlers(tx: SigningTransaction, requests: Requests, rawReferenceId: () => unknown): void {
+  setHandler(statusQuery, () => statusOf(tx, rawReferenceId()));
+  setHandler(esignCompletedSignal, (payload) => tx.receive(readCompletedNotification(payload)));
+  setHandler(esignEventSignal, (payload) => tx.receive(readNotification(payload)));
+  setHandler(issueSigningUrlUpdate, (request) => requests.signingUrl(request), {
+    validator: (request) => refuse(request, (r: Partial<IssueSigningUrlRequest> | null) => refuseSigningUrl(tx, r?.participantIds)),
+  });
+  setHandler(replaceTransactionUpdate, (change) => requests.replace(change), {
+    validator: (change) => refuse(change, (c: ReplaceTransactionRequest | undefined) => refuseReplace(tx, c)),
+  });
+  setHandler(cancelUpdate, (request) => requests.cancel(request), { validator: (request) => refuse(request, () => refuseCancel(tx)) });
+  setHandler(retryArchiveUpdate, () => requests.retryArchive(), { validator: () => refuse(undefined, () => refuseRetryArchive(tx)) });
+}

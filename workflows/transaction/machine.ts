@@ -1,0 +1,248 @@
+/**
+ * One signature transaction's state and its transitions: what the workflow
+ * knows of the provider's transaction, what it was asked, and what it still
+ * has to do. Pure: no activities, no timers; the workflow (../esign-transaction.ts)
+ * acts on what this class decides, and the handlers (./handlers.ts) delegate
+ * to it. Phases move only along ./transitions.ts.
+ */
+import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { ParticipantState, TransactionState } from '../../activities/transactions.js';
+import { ESIGN_COMPLETED_EVENT, isEndEvent, isProviderEndStatus, type EsignEndEvent } from '../../src/esign/events.js';
+import type { CreateTransactionRequest, EsignWebhook, Participant } from '../../src/esign/schemas.js';
+import type { ValidEsignTransactionInput } from '../../src/transaction/input.js';
+import type { EsignPhase, EsignTransactionResult } from '../definitions.js';
+import { EsignStatus } from '../search-attributes.js';
+import { Progress } from '../progress.js';
+import { FINAL, isAllowed, OPEN_PHASES } from './transitions.js';
+import type { Versions } from './patches.js';
+
+/** What a run hands to the next when it continues as new: everything the transaction must not forget. */
+export interface ContinuedTransaction {
+  participants: Participant[];
+  request: CreateTransactionRequest;
+  /** Absent in runs continued before the evidence checks. */
+  originals?: Record<string, string>;
+  created: { transactionId: string; esignId: string };
+  phase: EsignPhase;
+  deadlineAt: number;
+  providerStatus: string | null;
+  lastReconciledAt: string | null;
+  accepted: number;
+  rejected: number;
+  /** The latest notification ids, so a redelivery across the hand-over has one effect. */
+  seen: string[];
+  progress: ParticipantState[] | null;
+  /** Participants whose signature the integrator was told of. */
+  announced: string[];
+  reminders: { sent: number; nextAt: number | null };
+  pollMs: number;
+  runs: number;
+  /** Why the completed ZIP was refused, when the run handed over in `archive_invalid`. */
+  archiveProblem?: string;
+}
+
+/** A cancel being carried out: every `cancel` update waiting on it gets its outcome. */
+export interface CancelAttempt {
+  reason: string;
+  refused?: { message: string; type: string };
+}
+
+/** What the provider's state means for the transaction (see `observe`). */
+export type Observation =
+  { kind: 'open' } | { kind: 'completed' } | { kind: 'ended'; status: Exclude<EsignTransactionResult['status'], 'completed'> };
+
+const SEEN_KEPT = 200;
+
+export class SigningTransaction {
+  phase: EsignPhase;
+  /** Set once validated; runs continued as new start with it. */
+  input: ValidEsignTransactionInput | undefined;
+  participants: Participant[];
+  deadlineAt: number;
+  request: CreateTransactionRequest | undefined;
+  /** SHA-256 of each PDF we uploaded, by StoragePath: the archive checks the provider signed exactly these. */
+  originals: Record<string, string>;
+  created: { transactionId: string; esignId: string } | undefined;
+  providerStatus: string | null;
+  progress: Progress | undefined;
+  /** A participant event arrived: read the record to learn who did what. */
+  progressStale = false;
+  reminders: { sent: number; nextAt: number | null };
+  /** The end a webhook (or poll) announced, still to be confirmed with the provider. */
+  notified: EsignEndEvent | undefined;
+  cancel: CancelAttempt | undefined;
+  /** A withdraw (cancel or deadline) is under way: no replace may start. */
+  withdrawing = false;
+  lastReconciledAt: string | null;
+  accepted: number;
+  rejected: number;
+  result: EsignTransactionResult | null = null;
+  /** Bumped by every message: a busy transaction polls at its shortest interval. */
+  activity = 0;
+  readonly seen: Set<string>;
+  pollMs: number;
+  readonly runs: number;
+  archiveProblem: string | undefined;
+  /** `retryArchive` requests not yet served, and archive attempts refused so far (their handlers wait on these). */
+  archiveRetriesAsked = 0;
+  archiveRefusals = 0;
+
+  constructor(
+    private readonly versions: Versions,
+    continued: ContinuedTransaction | undefined,
+  ) {
+    this.phase = continued?.phase ?? 'uploading';
+    this.participants = continued?.participants ?? [];
+    this.deadlineAt = continued?.deadlineAt ?? 0;
+    this.request = continued?.request;
+    this.originals = continued?.originals ?? {};
+    this.created = continued?.created;
+    this.providerStatus = continued?.providerStatus ?? null;
+    this.progress = continued ? new Progress(continued.participants, continued.progress, continued.announced) : undefined;
+    this.reminders = continued?.reminders ?? { sent: 0, nextAt: null };
+    this.lastReconciledAt = continued?.lastReconciledAt ?? null;
+    this.accepted = continued?.accepted ?? 0;
+    this.rejected = continued?.rejected ?? 0;
+    this.seen = new Set(continued?.seen ?? []);
+    this.pollMs = continued?.pollMs ?? 0;
+    this.runs = continued?.runs ?? 1;
+    this.archiveProblem = continued?.archiveProblem;
+  }
+
+  // ------------------------------------------------------------ phases
+
+  /** Moves along the table (and tells operators: the search attribute and the Web UI's line). */
+  moveTo(next: EsignPhase): void {
+    if (!isAllowed(this.phase, next)) {
+      // Runs recorded before the table may have taken a move it leaves out; new runs must not.
+      if (this.versions.stateMachine) throw new Error(`transaction state machine: no move from ${this.phase} to ${next}`);
+      log.warn('phase move outside the table (older run)', { from: this.phase, to: next });
+    }
+    this.phase = next;
+    upsertSearchAttributes([{ key: EsignStatus, value: next }]);
+    setCurrentDetails(this.currentDetails());
+  }
+
+  get finished(): boolean {
+    return FINAL.includes(this.phase);
+  }
+
+  get open(): boolean {
+    return OPEN_PHASES.includes(this.phase);
+  }
+
+  /** Archiving, archive refused, ended, or a cancel under way: no new signing URLs, replaces or cancels. */
+  isFinishing(): boolean {
+    return this.finished || this.phase === 'archiving' || this.phase === 'archive_invalid' || this.cancel !== undefined;
+  }
+
+  /** Something the main loop must do before it waits again (or hands over to a new run). */
+  hasWork(): boolean {
+    return (
+      this.notified !== undefined ||
+      (this.cancel !== undefined && this.cancel.refused === undefined) ||
+      this.progressStale ||
+      this.archiveRetriesAsked > 0
+    );
+  }
+
+  /** The Web UI's one line: where the transaction is, and who it waits for. */
+  currentDetails(): string {
+    if (this.finished) return `Ended ${this.phase}${this.result?.reason ? `: ${this.result.reason}` : ''}`;
+    const who = this.progress?.known ? this.progress.summary() : `${this.participants.length} participant(s) to sign`;
+    if (this.phase === 'awaiting_signatures') return who;
+    if (this.phase === 'overdue') return `Overdue: ${who}`;
+    if (this.phase === 'archive_invalid') return `Archive refused, waiting for an operator: ${this.archiveProblem ?? ''}`;
+    return this.phase.replace('_', ' ');
+  }
+
+  // ---------------------------------------------------------- messages
+
+  /** A provider notification (webhook via the bridge and inbox): deduplicated, matched, then noted for the loop. */
+  receive(notification: EsignWebhook | string): void {
+    if (typeof notification === 'string') {
+      this.rejected++;
+      log.warn('invalid notification signal ignored', { issue: notification });
+      return;
+    }
+    const id = notification.data.notificationId;
+    if (this.seen.has(id)) return; // redelivery: one effect per notification
+    this.seen.add(id);
+    const { created } = this;
+    // Before creation no notification can be ours (the inbox forwards only once we registered, after creation);
+    // one sent by hand is refused, and a poll covers anything real.
+    if (!created || notification.data.entity_id !== created.esignId || notification.data.transaction_id !== created.transactionId) {
+      this.rejected++;
+      log.warn('notification for another transaction ignored', { notificationId: id });
+      return;
+    }
+    this.accepted++;
+    this.activity++;
+    if (!isEndEvent(notification.event)) {
+      // Runs without progress have no step that reads it: marking it would make the loop spin.
+      if (this.versions.eventsOn) this.progressStale = true;
+      return;
+    }
+    // A completion outranks any other end: the ZIP must be archived.
+    if (this.notified !== ESIGN_COMPLETED_EVENT) this.notified = notification.event;
+  }
+
+  /** A cancel request: the loop withdraws, then ends, or refuses it with the provider's reason. */
+  requestCancel(reason: string | undefined): CancelAttempt {
+    this.activity++;
+    return (this.cancel ??= { reason: reason?.slice(0, 500) || 'cancelled on request' });
+  }
+
+  // ------------------------------------------------------ the provider
+
+  /**
+   * The provider's state, however it was read (a confirmation, a poll, a
+   * progress read, before reminders, a refused withdraw): records it and says
+   * what it means. Progress is taken by the caller first (it sends events).
+   */
+  observe(state: Pick<TransactionState, 'status'>): Observation {
+    this.providerStatus = state.status;
+    if (state.status === 'completed') return { kind: 'completed' };
+    if (isProviderEndStatus(state.status)) return { kind: 'ended', status: state.status as Exclude<typeof state.status, 'completed'> };
+    return { kind: 'open' };
+  }
+
+  unknownParticipants(ids: string[]): string[] {
+    return ids.filter((id) => !this.participants.some((p) => p.id === id));
+  }
+
+  nameOf(id: string): string {
+    const p = this.participants.find((x) => x.id === id);
+    return p ? `${p.firstName} ${p.lastName}` : id;
+  }
+
+  // ------------------------------------------------------ hand-over
+
+  /** The state the next run starts from (continue-as-new). */
+  carry(): ContinuedTransaction {
+    return {
+      participants: this.participants,
+      request: this.request!,
+      originals: this.originals,
+      created: this.created!,
+      phase: this.phase,
+      deadlineAt: this.deadlineAt,
+      providerStatus: this.providerStatus,
+      lastReconciledAt: this.lastReconciledAt,
+      accepted: this.accepted,
+      rejected: this.rejected,
+      seen: [...this.seen].slice(-SEEN_KEPT),
+      progress: this.progress?.states ?? null,
+      announced: [...(this.progress?.announced ?? [])],
+      reminders: this.reminders,
+      pollMs: this.pollMs,
+      runs: this.runs + 1,
+      ...(this.archiveProblem !== undefined ? { archiveProblem: this.archiveProblem } : {}),
+    };
+  }
+
+  /** Whether the history is long enough to hand over to a new run. */
+  historyFull(maxEvents: number): boolean {
+    return this.versions.bounded && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= maxEvents);
+  }
+}

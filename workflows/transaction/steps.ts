@@ -1,0 +1,56 @@
+/**
+ * How the transaction workflow calls its activities: which run locally,
+ * and the two orderings it keeps. Local activities run one at a time: two
+ * outstanding at once (an update's signing URL while the main path registers)
+ * may resolve in another order on replay than they ran. Provider writes (a
+ * replace, a withdraw) run one at a time too, so a withdraw never races a
+ * replace that would make the transaction signable again.
+ */
+import { LOCAL_POLL, LOCAL_PROVIDER, localStep, POLL, PROVIDER, REPORT, step } from '../activity-options.js';
+import type { Clock } from '../clock.js';
+import { Mutex } from './mutex.js';
+import type { Versions } from './patches.js';
+
+type Acts = ReturnType<typeof step>;
+type Call<T> = (activities: Acts) => Promise<T>;
+
+export class Steps {
+  readonly #locals: Mutex;
+  readonly #writes = new Mutex();
+  readonly #versions: Versions;
+
+  constructor(versions: Versions, clock: Clock) {
+    this.#versions = versions;
+    this.#locals = new Mutex(() => clock.localActivityResolved());
+  }
+
+  /** A short provider call: local where this run's version says so. */
+  provider<T>(summary: string, call: Call<T>): Promise<T> {
+    return this.#versions.localSteps ? this.#local(LOCAL_PROVIDER, summary, call) : call(step(PROVIDER, summary));
+  }
+
+  /** A reconciliation poll: gives up quickly, the next one comes anyway. */
+  poll<T>(summary: string, call: Call<T>): Promise<T> {
+    return this.#versions.localSteps ? this.#local(LOCAL_POLL, summary, call) : call(step(POLL, summary));
+  }
+
+  /** The final report. */
+  report<T>(summary: string, call: Call<T>): Promise<T> {
+    return this.#versions.localSteps ? this.#local(REPORT, summary, call) : call(step(REPORT, summary));
+  }
+
+  /** A change at the provider (replace, withdraw): one at a time in runs of this version. */
+  write<T>(summary: string, call: Call<T>): Promise<T> {
+    const run = () => call(step(PROVIDER, summary));
+    return this.#versions.stateMachine ? this.#writes.run(run) : run();
+  }
+
+  /** Whether a provider write is running or waiting. */
+  get writing(): boolean {
+    return this.#writes.busy;
+  }
+
+  #local<T>(options: Parameters<typeof localStep>[0], summary: string, call: Call<T>): Promise<T> {
+    return this.#locals.run(() => call(localStep(options, summary)));
+  }
+}

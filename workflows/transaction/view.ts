@@ -1,0 +1,29 @@
+/** What the `status` query answers: the transaction as operators and integrators see it (no e-mails, no secrets). */
+import type { EsignTransactionStatus } from '../definitions.js';
+import type { SigningTransaction } from './machine.js';
+
+/** The `status` query. */
+export function statusOf(tx: SigningTransaction, rawReferenceId: unknown): EsignTransactionStatus {
+  return {
+    phase: tx.phase,
+    summary: tx.currentDetails(),
+    referenceId: tx.input?.referenceId ?? (typeof rawReferenceId === 'string' ? rawReferenceId : ''),
+    transactionId: tx.created?.transactionId ?? null,
+    esignId: tx.created?.esignId ?? null,
+    participants: tx.participants.map((p) => {
+      const state = tx.progress?.states?.find((s) => s.id === p.id);
+      return {
+        id: p.id,
+        name: `${p.firstName} ${p.lastName}`,
+        ...(state ? { status: state.status, ...(state.at ? { at: state.at } : {}) } : {}),
+      };
+    }),
+    providerStatus: tx.providerStatus,
+    deadline: tx.deadlineAt ? new Date(tx.deadlineAt).toISOString() : null,
+    lastReconciledAt: tx.lastReconciledAt,
+    notificationsAccepted: tx.accepted,
+    notificationsRejected: tx.rejected,
+    result: tx.result,
+    ...(tx.archiveProblem !== undefined && tx.phase === 'archive_invalid' ? { archiveProblem: tx.archiveProblem } : {}),
+  };
+}
