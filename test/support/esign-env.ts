@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { Client } from '@temporalio/client';
 import type { RunningBridge } from '../../src/bridge/index.js';
 import { startTestBridge } from './bridge.js';
-import { expect, inject } from 'vitest';
+import { inject } from 'vitest';
 import { statusQuery, type EsignTransactionStatus } from '../../workflows/definitions.js';
 import type { DataConverter } from '@temporalio/common';
 import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
@@ -17,6 +17,7 @@ import type { EsignCompletedWebhook } from '../../src/esign/schemas.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { samplePdfFiles, sandboxEvidencePolicy, startTestSandbox, type TestSandbox } from './sandbox.js';
+import { eventually } from './eventually.js';
 import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './temporal.js';
 
 /** Temporal (the suite's dev server), a sandbox over HTTP, and a running worker on its own task queue. */
@@ -123,7 +124,8 @@ export async function startEsignTestEnv(
     },
     async close() {
       await bridge?.stop();
-      worker.shutdown();
+      // A test may have stopped it already (to start another worker on the queue).
+      if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await sandbox.close();
       await temporal.close();
@@ -145,7 +147,13 @@ type TransactionHandle = Awaited<ReturnType<EsignTestEnv['start']>>['handle'];
 
 /** Waits until the workflow reaches `phase`; returns its status then. */
 export async function waitForPhase(handle: TransactionHandle, phase: EsignTransactionStatus['phase']): Promise<EsignTransactionStatus> {
-  let status: EsignTransactionStatus | undefined;
-  await expect.poll(async () => (status = await handle.query(statusQuery)).phase, { timeout: 30_000, interval: 100 }).toBe(phase);
-  return status!;
+  return eventually(
+    `phase ${phase}`,
+    async () => {
+      const status = await handle.query(statusQuery);
+      return status.phase === phase && status;
+    },
+    30_000,
+    100,
+  );
 }

@@ -1,0 +1,172 @@
+// Regression tests for the defects issue 23 named in the transaction workflow
+// before it became one state machine. Each failed on that code (commit 5268040):
+// the cancel in the hand-over hung, the replace made a cancelled transaction
+// signable again, and an invalid archive failed the workflow with no ending.
+// Against the real dev server and the provider sandbox over HTTP.
+import { randomBytes } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { afterEach, expect, it } from 'vitest';
+import { LocalArchiveStore } from '../src/archive/store.js';
+import { FailureType } from '../src/failures.js';
+import { createEsignWorker } from '../src/worker/create-worker.js';
+import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../workflows/definitions.js';
+import { EventReceiver } from './support/event-receiver.js';
+import { eventually } from './support/eventually.js';
+import { waitForPhase, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { createCertificateAuthority, parseCertificates } from '../src/evidence/pki.js';
+import { sandboxEvidencePolicy } from './support/sandbox.js';
+
+let env: EsignTestEnv | undefined;
+let receiver: EventReceiver | undefined;
+const release: (() => void)[] = [];
+afterEach(async () => {
+  for (const r of release.splice(0)) r();
+  await env?.close();
+  await receiver?.close();
+  env = receiver = undefined;
+});
+
+/** A gate an activity waits at until the test opens it. */
+function gate(): { wait: Promise<void>; open: () => void; reached: Promise<void>; arrive: () => void } {
+  let open!: () => void;
+  let arrive!: () => void;
+  const wait = new Promise<void>((r) => (open = r));
+  const reached = new Promise<void>((r) => (arrive = r));
+  release.push(open);
+  return { wait, open, reached, arrive };
+}
+
+const updateFailure = async (p: Promise<unknown>) => {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+  return (err as WorkflowUpdateFailedError).cause as { type?: string; message: string };
+};
+
+it('defect 1: a cancel during the continue-as-new hand-over is answered, and the transaction goes on', async () => {
+  // Integrator events are held, so the run reaches its history bound while one is outstanding:
+  // the hand-over waits for it, and the cancel arrives in that window.
+  const events = gate();
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  receiver = await EventReceiver.start(secret);
+  env = await startEsignTestEnv({
+    deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] },
+    wrapActivities: (a) => ({
+      ...a,
+      async notifyIntegrator(input) {
+        events.arrive();
+        await events.wait;
+        return a.notifyIntegrator(input);
+      },
+    }),
+  });
+  const { handle } = await env.start(
+    env.input({
+      maxHistoryEvents: 100,
+      reconcileInterval: '1 second',
+      reconcileMaxInterval: '1 second',
+      callbackUrl: receiver.url,
+    }),
+  );
+  const status = await waitForPhase(handle, 'awaiting_signatures');
+  const [ada, alan] = status.participants;
+  await env.sandbox.control.signAs(status.transactionId!, ada!.id);
+  await events.reached; // participant.signed is outstanding
+  const firstRun = (await handle.describe()).runId;
+  // The run stops growing once it waits in the hand-over.
+  let last = -1;
+  await eventually(
+    'the run to wait in its hand-over',
+    async () => {
+      const d = await handle.describe();
+      const stable = d.runId === firstRun && d.historyLength >= 100 && d.historyLength === last;
+      last = d.historyLength;
+      return stable;
+    },
+    60_000,
+    1_500,
+  );
+  const pending = handle.executeUpdate(cancelUpdate, { args: [{ reason: 'changed our mind' }] });
+  const refusal = await updateFailure(pending);
+  expect(refusal.type).toBe(FailureType.WithdrawRefused);
+  expect(refusal.message).toContain('1 of 2');
+  events.open();
+  await eventually('the next run', async () => (await handle.describe()).runId !== firstRun);
+  await env.sandbox.control.signAs(status.transactionId!, alan!.id);
+  expect((await handle.result()).status).toBe('completed');
+  // Every event reached the integrator once, the outcome last.
+  expect(receiver.events.map((e) => e.type)).toEqual(['participant.signed', 'participant.signed', 'transaction.completed']);
+}, 120_000);
+
+it('defect 3: a replace in flight when a cancel comes cannot make the cancelled transaction signable again', async () => {
+  const replace = gate();
+  env = await startEsignTestEnv({
+    wrapActivities: (a) => ({
+      ...a,
+      async updateTransaction(input) {
+        replace.arrive();
+        await replace.wait;
+        return a.updateTransaction(input);
+      },
+    }),
+  });
+  const { handle } = await env.start(env.input({ status: 'draft' }));
+  const { transactionId } = await waitForPhase(handle, 'draft');
+  const sent = handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'esign_pending' }] });
+  await replace.reached;
+  const cancelled = handle.executeUpdate(cancelUpdate, { args: [{ reason: 'wrong recipient' }] });
+  // Time for a withdraw that did not wait to reach the provider before the replace does.
+  await new Promise((r) => setTimeout(r, 1_500));
+  replace.open();
+  expect((await cancelled).status).toBe('cancelled');
+  expect(await sent).toEqual({ status: 'esign_pending' });
+  expect((await env.sandbox.client.getTransaction(transactionId!)).status).toBe('draft');
+  // Once a cancel is under way, a new replace is refused by its validator.
+  await expect(handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'esign_pending' }] })).rejects.toThrow();
+});
+
+it('defect 5: a refused archive waits for an operator, who fixes the trust anchor and retries', async () => {
+  // The worker trusts another CA than the provider's: every seal is untrusted, the ZIP refused.
+  const stranger = await createCertificateAuthority({ CN: 'Some other CA' });
+  env = await startEsignTestEnv({
+    deps: {
+      evidence: { signatures: 'require', trustAnchors: parseCertificates(stranger.certificate), requireCompletionCertificate: true },
+    },
+  });
+  const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
+  const status = await waitForPhase(handle, 'awaiting_signatures');
+  for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
+  const refused = await waitForPhase(handle, 'archive_invalid');
+  expect(refused.archiveProblem).toMatch(/ArchiveInvalid/);
+  expect(refused.summary).toMatch(/^Archive refused, waiting for an operator/);
+  // Nothing else moves it: no cancel, and a retry on the same worker is refused again with the reason.
+  await expect(handle.executeUpdate(cancelUpdate, { args: [{}] })).rejects.toThrow();
+  const again = await updateFailure(handle.executeUpdate(retryArchiveUpdate));
+  expect(again.type).toBe(FailureType.ArchiveInvalid);
+
+  // The operator deploys the right trust anchor: a worker with it replaces the old one.
+  env.worker.shutdown();
+  const fixed: Worker = await createEsignWorker({
+    connection: env.temporal.nativeConnection,
+    namespace: env.temporal.namespace,
+    taskQueue: env.taskQueue,
+    deps: {
+      client: env.sandbox.client,
+      archive: new LocalArchiveStore(env.archiveDir),
+      evidence: sandboxEvidencePolicy(env.sandbox),
+      minReconcileInterval: '1 second',
+    },
+  });
+  const result = await fixed.runUntil(async () => {
+    await eventually('the old worker to stop', () => env!.worker.getState() === 'STOPPED');
+    const archived = await handle.executeUpdate(retryArchiveUpdate);
+    expect((await handle.query(statusQuery)).phase).toBe('completed');
+    return archived;
+  });
+  expect(result.status).toBe('completed');
+  expect(result.archive?.evidence).toBeDefined();
+  expect(await handle.result()).toEqual(result);
+});
