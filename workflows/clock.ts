@@ -1,11 +1,12 @@
 /**
  * The only place workflow code reads the clock (lint bans `Date.now()` and
- * `new Date()` elsewhere in workflows/). A replay sees the same time as the
- * first execution at the start of each workflow task, but not after a local
- * activity resolved inside the task: the first execution saw the worker's
- * time then, a replay sees the task's. So after a local activity, until the
- * next workflow task, `now()` returns the last time read before it, which a
- * replay reads the same.
+ * `new Date()` elsewhere in workflows/). A replay sees the time the first
+ * execution saw at the start of each workflow task, but not always after a
+ * local activity: one that outlives its workflow task (a slow provider,
+ * retries) resolves at the worker's time in the first execution and at
+ * another in a replay (test/workflow-clock.test.ts shows both). So after a
+ * local activity, until the next workflow task, `now()` returns the last
+ * time read before it, which every replay reads the same.
  */
 import { workflowInfo } from '@temporalio/workflow';
 
