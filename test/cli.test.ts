@@ -95,6 +95,12 @@ describe('esign CLI', () => {
     expect(url.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sign\//);
     expect((await esign('url', referenceId, 'stranger')).code).toBe(1);
     expect((await esign('download', referenceId, dataDir)).code).toBe(4); // not completed
+    // Only a refused archive can be retried; the workflow's reason is what the operator reads.
+    const retried = await esign('retry-archive', referenceId);
+    expect(retried.code).toBe(1);
+    expect(retried.stderr).toMatch(
+      /^esign: refused: transaction is awaiting_signatures: only a refused archive \(archive_invalid\) can be retried/,
+    );
     const cancelled = await esign('--json', 'cancel', referenceId, '--reason', 'test');
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ status: 'cancelled', reason: 'test' });
 

@@ -10,6 +10,7 @@ import { describeIssues } from '../util/zod-issues.js';
 import { hashFile, writeHashed } from '../util/streams.js';
 import {
   cancelUpdate,
+  retryArchiveUpdate,
   issueSigningUrlUpdate,
   statusQuery,
   WORKFLOW_TYPE,
@@ -187,6 +188,11 @@ export async function cancel(ctx: CliContext, referenceId: string, reason?: stri
   return found(referenceId, () =>
     getEsignTransaction(ctx.client, referenceId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }),
   );
+}
+
+/** Archives again a completed transaction whose ZIP was refused (phase archive_invalid), once its cause is fixed. */
+export async function retryArchive(ctx: CliContext, referenceId: string) {
+  return found(referenceId, () => getEsignTransaction(ctx.client, referenceId).executeUpdate(retryArchiveUpdate));
 }
 
 /** Copies the archived ZIP of a completed transaction into `dir`, checking its SHA-256 against the manifest. */

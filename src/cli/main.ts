@@ -1,6 +1,7 @@
 // `esign`: the operator and script CLI. Human-readable output by default,
 // `--json` for scripts; exit codes in context.ts (0 ok, 2 usage, 3 not found,
 // 4 transaction not completed, 5 Temporal or provider unreachable).
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
 import * as commands from './commands.js';
 import { CliError, createContext, Exit, type CliContext } from './context.js';
@@ -98,6 +99,16 @@ program
   });
 
 program
+  .command('retry-archive <referenceId>')
+  .description(
+    'archive again a completed transaction whose ZIP was refused (status archive_invalid), after fixing the cause (e.g. ESIGN_TRUST_ANCHORS) and restarting the workers',
+  )
+  .action(async (referenceId: string) => {
+    const result = await withContext((ctx) => commands.retryArchive(ctx, referenceId));
+    print(result, () => fields({ ...result }));
+  });
+
+program
   .command('download <referenceId> <dir>')
   .description('copy the archived ZIP of a completed transaction into a directory, checking its SHA-256')
   .action(async (referenceId: string, dir: string) => {
@@ -133,6 +144,10 @@ try {
   } else if (err instanceof CliError) {
     process.stderr.write(`esign: ${err.message}\n`);
     process.exitCode = err.exitCode;
+  } else if (err instanceof WorkflowUpdateFailedError) {
+    // The workflow refused the request: its reason says what state the transaction is in.
+    process.stderr.write(`esign: refused: ${err.cause?.message ?? err.message}\n`);
+    process.exitCode = Exit.failed;
   } else {
     process.stderr.write(`esign: ${explain(err instanceof Error ? err.message : String(err))}\n`);
     process.exitCode = Exit.failed;
