@@ -1,9 +1,25 @@
 import { Context, log } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { LATE_COMPLETION_WORKFLOW_TYPE, lateCompletionIdFor, type LateCompletionInput } from '../workflows/definitions.js';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import type { EsignTransactionInput } from '../src/transaction/input.js';
+import {
+  LATE_COMPLETION_WORKFLOW_TYPE,
+  WORKFLOW_TYPE,
+  lateCompletionIdFor,
+  workflowIdFor,
+  type EsignTransactionResult,
+  type LateCompletionInput,
+} from '../workflows/definitions.js';
 import type { esignLateCompletion } from '../workflows/late-completion.js';
-import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxRegisterSignal, type InboxInput } from '../workflows/inbox-definitions.js';
+import {
+  INBOX_WORKFLOW_TYPE,
+  inboxIdFor,
+  inboxRegisterSignal,
+  type InboxInput,
+  type TransactionOwner,
+} from '../workflows/inbox-definitions.js';
 import type { esignInbox } from '../workflows/inbox.js';
+import { EsignTransactionId } from '../workflows/search-attributes.js';
 
 export interface InboxDeps {
   /** Passed to the inbox when this registration starts it. */
@@ -30,26 +46,126 @@ export function createInboxActivities(deps: InboxDeps) {
     },
 
     /**
-     * Starts the late-completion workflow of a transaction, once: its id is
-     * the transaction's, so a second completion joins the running one, and
-     * one that already archived is not started again.
+     * Finds the workflow that owns a completed transaction whose inbox no
+     * workflow registered with (a completion after the inbox closed, or
+     * before its owner registered): `esign-<referenceId>`, the referenceId
+     * being the provider's record's. A running one will register; an ended
+     * one (or none) will not, and the caller archives the completion late
+     * with what the owner left: its outcome and uploads' hashes (its
+     * result), its archive prefix and callback (its input).
      */
-    async startLateCompletion(input: LateCompletionInput): Promise<{ workflowId: string }> {
+    async findTransactionOwner(input: { transactionId: string; referenceId: string | null }): Promise<TransactionOwner> {
+      const { client } = Context.current();
+      const none: TransactionOwner = { owner: 'ended', ownerWorkflowId: null, outcome: null };
+      if (!input.referenceId) return none;
+      const workflowId = workflowIdFor(input.referenceId);
+      const described = await client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .catch((err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) return undefined;
+          throw err;
+        });
+      if (!described || described.type !== WORKFLOW_TYPE) return none;
+      // The same referenceId may have been used again for another transaction: a run that names another one is not its owner.
+      const its = described.typedSearchAttributes.get(EsignTransactionId);
+      if (its !== undefined && its !== input.transactionId) {
+        log.info('the workflow of this referenceId owns another transaction', { workflowId, its, transactionId: input.transactionId });
+        return none;
+      }
+      if (described.status.name === 'RUNNING') return { owner: 'running', ownerWorkflowId: workflowId };
+
+      let result: EsignTransactionResult | undefined;
+      if (described.status.name === 'COMPLETED') {
+        result = (await client.workflow.getHandle(workflowId, described.runId).result()) as EsignTransactionResult;
+        if (result.transactionId !== null && result.transactionId !== input.transactionId) return none;
+      }
+      const started = await startInput(client, workflowId, described.runId).catch((err: unknown) => {
+        log.warn('could not read the ended workflow’s input: the late completion archives without its prefix and callback', {
+          workflowId,
+          error: (err as Error).message,
+        });
+        return undefined;
+      });
+      return {
+        owner: 'ended',
+        ownerWorkflowId: workflowId,
+        outcome: result?.status ?? null,
+        ...(started?.archivePrefix ? { archivePrefix: started.archivePrefix } : {}),
+        ...(started?.callbackUrl ? { callbackUrl: started.callbackUrl } : {}),
+        ...(result?.originals ? { originals: result.originals } : {}),
+      };
+    },
+
+    /**
+     * Starts the late-completion workflow of a transaction unless one has
+     * archived it: its id is the transaction's, so a completion that comes
+     * while one runs joins it; one that archived is never started again; one
+     * that did not (it found the transaction not completed, failed, or was
+     * terminated) is started anew, so a later real completion is archived.
+     */
+    async startLateCompletion(input: LateCompletionInput): Promise<{ workflowId: string; alreadyArchived?: boolean }> {
       const { client, info } = Context.current();
       const workflowId = lateCompletionIdFor(input.transactionId);
-      try {
-        await client.workflow.start<typeof esignLateCompletion>(LATE_COMPLETION_WORKFLOW_TYPE, {
-          workflowId,
-          taskQueue: info.taskQueue,
-          args: [input],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        log.info('late completion already ran for this transaction', { workflowId });
+      for (let look = 1; ; look++) {
+        const previous = await client.workflow
+          .getHandle(workflowId)
+          .describe()
+          .catch((err: unknown) => {
+            if (err instanceof WorkflowNotFoundError) return undefined;
+            throw err;
+          });
+        // A run that ended otherwise than completed (failed, terminated, timed out) may be followed by a new one.
+        let reuse: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'ALLOW_DUPLICATE' = 'ALLOW_DUPLICATE_FAILED_ONLY';
+        if (previous?.status.name === 'COMPLETED') {
+          const done = await client.workflow.getHandle<typeof esignLateCompletion>(workflowId, previous.runId).result();
+          if (done.status === 'archived') {
+            log.info('late completion already archived this transaction', { workflowId });
+            return { workflowId, alreadyArchived: true };
+          }
+          // It found the transaction not completed: this completion may be the real one.
+          reuse = 'ALLOW_DUPLICATE';
+        }
+        try {
+          await client.workflow.start<typeof esignLateCompletion>(LATE_COMPLETION_WORKFLOW_TYPE, {
+            workflowId,
+            taskQueue: info.taskQueue,
+            args: [input],
+            // A running one is joined; a run that completed since the look refuses the start, and is looked at again.
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            workflowIdReusePolicy: reuse,
+          });
+          return { workflowId };
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError) || look >= 3) throw err;
+        }
       }
-      return { workflowId };
     },
+  };
+}
+
+/** The archive prefix and callback of a workflow run's input (the first event of its history, decoded as the client decodes results). */
+async function startInput(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<Pick<EsignTransactionInput, 'archivePrefix' | 'callbackUrl'> | undefined> {
+  const { namespace, loadedDataConverter } = client.options;
+  const page = await client.workflowService.getWorkflowExecutionHistory({
+    namespace,
+    execution: { workflowId, runId },
+    maximumPageSize: 1,
+    skipArchival: true,
+  });
+  const payloads = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+  if (!payloads) return undefined;
+  const first = await decodeFromPayloadsAtIndex<Partial<EsignTransactionInput> | null>(loadedDataConverter, 0, payloads, {
+    type: 'workflow',
+    namespace,
+    workflowId,
+  });
+  return {
+    ...(typeof first?.archivePrefix === 'string' ? { archivePrefix: first.archivePrefix } : {}),
+    ...(typeof first?.callbackUrl === 'string' ? { callbackUrl: first.callbackUrl } : {}),
   };
 }

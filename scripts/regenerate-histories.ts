@@ -11,13 +11,17 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { NativeConnection } from '@temporalio/worker';
+import type { ActivityDeps } from '../activities/index.js';
+import type { TransactionRef } from '../activities/transactions.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { EsignClient } from '../src/esign/client.js';
-import { sandboxConfig, startSandbox } from '../src/sandbox/index.js';
+import { sandboxConfig, startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { parseCertificates } from '../src/evidence/pki.js';
 import { ensureTemporalBinaries } from '../src/temporal/binaries.js';
@@ -33,7 +37,8 @@ import {
   statusQuery,
 } from '../workflows/definitions.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
-import { inboxIdFor } from '../workflows/inbox-definitions.js';
+import { inboxIdFor, inboxStatusQuery } from '../workflows/inbox-definitions.js';
+import { eventually } from '../test/support/eventually.js';
 
 const outDir = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));
 
@@ -54,19 +59,16 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
-  const worker = await createEsignWorker({
-    connection: env.nativeConnection,
-    taskQueue,
-    deps: {
-      minReconcileInterval: '1 second',
-      callbackSecrets: [`whsec_${randomBytes(24).toString('base64')}`],
-      allowedUrls: [new URL(callbackUrl).origin],
-      client,
-      archive: new LocalArchiveStore(join(work, 'archive')),
-      documentRoots: [dirname(pdf)],
-      evidence: { signatures: 'require', trustAnchors: parseCertificates(sandbox.caCertificate), requireCompletionCertificate: true },
-    },
-  });
+  const deps: ActivityDeps = {
+    minReconcileInterval: '1 second',
+    callbackSecrets: [`whsec_${randomBytes(24).toString('base64')}`],
+    allowedUrls: [new URL(callbackUrl).origin],
+    client,
+    archive: new LocalArchiveStore(join(work, 'archive')),
+    documentRoots: [dirname(pdf)],
+    evidence: { signatures: 'require', trustAnchors: parseCertificates(sandbox.caCertificate), requireCompletionCertificate: true },
+  };
+  const worker = await createEsignWorker({ connection: env.nativeConnection, taskQueue, deps });
 
   const input = (overrides: Partial<EsignTransactionInput> = {}): EsignTransactionInput => ({
     referenceId: `replay-${randomUUID()}`,
@@ -357,6 +359,7 @@ async function main(): Promise<void> {
       return inbox;
     },
   };
+  Object.assign(scenarios, inboxScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, pdf, deps }));
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((name) => !(name in scenarios));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${Object.keys(scenarios).join(', ')}`);
@@ -382,6 +385,165 @@ async function main(): Promise<void> {
   await sandbox.stop();
   await env.teardown();
   await rm(work, { recursive: true, force: true });
+}
+
+// ------------------------------------------------ the inbox's and late completion's own paths
+//
+// Self-contained: each takes only what main() set up (the server, the sandbox, the worker's task queue
+// and dependencies) and builds its own transactions.
+
+interface InboxScenarioContext {
+  temporal: Client;
+  connection: NativeConnection;
+  sandbox: RunningSandbox;
+  /** The task queue of main()'s worker. */
+  taskQueue: string;
+  pdf: string;
+  /** main()'s worker's dependencies, for a worker of a scenario's own. */
+  deps: ActivityDeps;
+}
+
+type Recorded = Pick<WorkflowHandle, 'fetchHistory'>;
+
+function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise<Recorded | Record<string, Recorded>>> {
+  const { temporal, sandbox, taskQueue } = ctx;
+  const esign = ctx.deps.client;
+  const input = (referenceId = `replay-${randomUUID()}`): EsignTransactionInput => ({
+    referenceId,
+    documents: [
+      {
+        title: 'Contract',
+        source: { path: ctx.pdf },
+        tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+      },
+    ],
+    participants: [
+      { email: 'signer@example.com', firstName: 'Sam', lastName: 'Signer', authenticationType: 'none', twoFactorContact: 'email' },
+    ],
+    notifyParticipants: { email: false },
+    reconcileInterval: '1 hour',
+  });
+  const completion = (ids: { transactionId: string; esignId: string }) => ({
+    event: 'esign-completed' as const,
+    entity: 'esign' as const,
+    data: { notificationId: randomUUID(), entity_id: ids.esignId, transaction_id: ids.transactionId },
+  });
+  const deliver = (ids: { transactionId: string; esignId: string }) => deliverNotification(temporal, completion(ids), { taskQueue });
+  /** A transaction workflow cancelled while awaiting signatures (its record withdrawn to a draft). */
+  const cancelled = async () => {
+    const { handle } = await startEsignTransaction(temporal, input(), { taskQueue });
+    const s = await eventually('awaiting signatures', async () => {
+      const status = await handle.query(statusQuery);
+      return status.phase === 'awaiting_signatures' && status;
+    });
+    await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] });
+    // The cancel answers once the outcome is set, a moment before the workflow tells its inbox.
+    const inbox = temporal.workflow.getHandle(inboxIdFor(s.transactionId!));
+    await eventually('the inbox to learn its owner finished', async () => (await inbox.query(inboxStatusQuery)).ownerFinished);
+    return { handle, ids: { transactionId: s.transactionId!, esignId: s.esignId! } };
+  };
+  /** Someone sends the withdrawn transaction again through the API, and everyone signs it. */
+  const resendAndSign = async (transactionId: string) => {
+    const record = await esign.getTransaction(transactionId);
+    await esign.updateTransaction(transactionId, {
+      status: 'esign_pending',
+      referenceId: record.referenceId!,
+      documents: record.documents.map((d) => ({ id: d.id!, title: d.title!, StoragePath: d.StoragePath, tags: d.tags ?? [] })),
+      participants: record.participants.map(({ status: _s, signedAt: _a, declinedAt: _d, declineReason: _r, ...p }) => p) as never,
+    });
+    for (const p of record.participants) await sandbox.controls.signAs(transactionId, p.id);
+  };
+  const hasActivity = async (handle: Recorded, type: string, times = 1) =>
+    ((await handle.fetchHistory()).events ?? []).filter((e) => {
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      return scheduled?.activityType?.name === type;
+    }).length >= times;
+  const activityDone = async (handle: Recorded, type: string, times = 1) => {
+    const events = (await handle.fetchHistory()).events ?? [];
+    const scheduled = new Set(
+      events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).map((e) => String(e.eventId)),
+    );
+    return events.filter((e) => scheduled.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId))).length >= times;
+  };
+  const completedRun = async (workflowId: string, notRunId?: string) =>
+    eventually(`a completed run of ${workflowId}`, async () => {
+      const d = await temporal.workflow.getHandle(workflowId).describe();
+      return d.status.name === 'COMPLETED' && d.runId !== notRunId && d.runId;
+    });
+
+  return {
+    // The owner ended (cancelled) and its inbox closed (ended here by terminating it, as its retention would);
+    // then the transaction completes: a fresh inbox looks up the ended owner and starts the late completion at once.
+    async 'inbox-owner-ended'() {
+      const { ids } = await cancelled();
+      const first = temporal.workflow.getHandle(inboxIdFor(ids.transactionId));
+      await first.terminate('replay scenario: the retention ended');
+      await resendAndSign(ids.transactionId);
+      await deliver(ids);
+      const inbox = temporal.workflow.getHandle(inboxIdFor(ids.transactionId));
+      await eventually('the late completion started', () => activityDone(inbox, 'startLateCompletion'));
+      await completedRun(lateCompletionIdFor(ids.transactionId));
+      return inbox;
+    },
+    // A completion before its owner registered (the create's response held back): the inbox finds the owner
+    // running, waits for its registration and forwards the completion; the owner archives it.
+    async 'inbox-owner-running'() {
+      const heldQueue = `${taskQueue}-held`;
+      let release: () => void = () => undefined;
+      let created: (ref: TransactionRef) => void = () => undefined;
+      const providerCreated = new Promise<TransactionRef>((resolve) => (created = resolve));
+      const held = await createEsignWorker({
+        connection: ctx.connection,
+        taskQueue: heldQueue,
+        deps: ctx.deps,
+        wrapActivities: (activities) => ({
+          ...activities,
+          async createTransaction(request) {
+            const ref = await activities.createTransaction(request);
+            created(ref);
+            await new Promise<void>((resolve) => (release = resolve));
+            return ref;
+          },
+        }),
+      });
+      return held.runUntil(async () => {
+        const { handle } = await startEsignTransaction(temporal, input(), { taskQueue: heldQueue });
+        const ref = await providerCreated;
+        for (const p of (await esign.getTransaction(ref.transactionId)).participants)
+          await sandbox.controls.signAs(ref.transactionId, p.id);
+        await deliverNotification(temporal, completion(ref), { taskQueue: heldQueue });
+        const inbox = temporal.workflow.getHandle(inboxIdFor(ref.transactionId));
+        await eventually('the owner looked up', () => activityDone(inbox, 'findTransactionOwner'));
+        release();
+        await handle.result();
+        await eventually('the owner finished', async () =>
+          ((await inbox.fetchHistory()).events ?? []).some(
+            (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'inboxOwnerFinished',
+          ),
+        );
+        return inbox;
+      });
+    },
+    // A completion the provider does not confirm: the late run finds the transaction not completed. Then the
+    // transaction is sent again and signed, and its real completion starts the late completion again, which archives.
+    async 'late-completion-retried'() {
+      const { ids } = await cancelled();
+      const lateId = lateCompletionIdFor(ids.transactionId);
+      const inbox = temporal.workflow.getHandle(inboxIdFor(ids.transactionId));
+      await deliver(ids);
+      const notCompleted = await completedRun(lateId);
+      await resendAndSign(ids.transactionId);
+      await deliver(ids);
+      await eventually('the second start', () => hasActivity(inbox, 'startLateCompletion', 2));
+      const archived = await completedRun(lateId, notCompleted);
+      await eventually('the second start answered', () => activityDone(inbox, 'startLateCompletion', 2));
+      return {
+        '-inbox': inbox,
+        '-not-completed': temporal.workflow.getHandle(lateId, notCompleted),
+        '': temporal.workflow.getHandle(lateId, archived),
+      };
+    },
+  };
 }
 
 main().catch((err: unknown) => {

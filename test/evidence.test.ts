@@ -18,7 +18,7 @@ import { TimestampAuthority } from '../src/evidence/timestamp.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { forgeCompletedZip, opensslTimestamp, opensslVerify, pdfsig, run, sha256, type ForgedDocument } from './support/evidence.js';
 import { pdfPageTexts, readZipEntries } from './support/zip.js';
 
@@ -31,11 +31,7 @@ beforeAll(async () => {
   // The trust anchor as any client gets it: over HTTP from the sandbox.
   caPem = await (await fetch(`${env.sandbox.running.url}/sandbox/ca.pem`)).text();
   const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
-  let status = await handle.query(statusQuery);
-  for (let i = 0; status.phase !== 'awaiting_signatures' && i < 200; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    status = await handle.query(statusQuery);
-  }
+  const status = await waitForPhase(handle, 'awaiting_signatures');
   for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
   completed = await handle.result();
 });

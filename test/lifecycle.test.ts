@@ -11,6 +11,8 @@ import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { cancelUpdate, issueSigningUrlUpdate, lateCompletionIdFor, statusQuery } from '../workflows/definitions.js';
 import type { esignLateCompletion } from '../workflows/late-completion.js';
 import { launchChromium } from './support/browser.js';
+import { eventually } from './support/eventually.js';
+import { inboxNotifications } from './support/inbox-history.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { StubHttpServer } from './support/stub-http.js';
 
@@ -217,8 +219,15 @@ describe('nothing signed is ever lost', () => {
       .map((d) => JSON.parse(d.payload) as EsignEndWebhook)
       .filter((n) => n.event === 'esign-completed');
     expect(completed).toHaveLength(1);
+    const earlier = await inboxNotifications(env.temporal.client, status.transactionId!);
     await deliverNotification(env.temporal.client, completed[0]!, { taskQueue: env.taskQueue });
-    await new Promise((r) => setTimeout(r, 1500));
+    // The positive marker: the inbox has run a task with the redelivery. A late completion would be started from
+    // that task (an activity in its history); none was, so nothing can follow from it and no further wait is needed.
+    const redelivery = await eventually('the inbox to handle the redelivery', async () => {
+      const now = await inboxNotifications(env.temporal.client, status.transactionId!);
+      return now.received > earlier.received && now.handled && now;
+    });
+    expect(redelivery.effects).toEqual([]);
     const runs = [];
     for await (const wf of env.temporal.client.workflow.list({ query: `WorkflowId = '${lateCompletionIdFor(status.transactionId!)}'` }))
       runs.push(wf);

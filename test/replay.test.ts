@@ -27,6 +27,19 @@ const LIFECYCLE_PATHS = [
   'overdue-then-completed.json',
   'provider-cancelled.json',
 ];
+/** The inbox and late-completion histories the owner lookup and the late-completion retry changed (before-owner-lookup-patch/). */
+const BEFORE_OWNER_LOOKUP_PATHS = ['inbox-orphaned.json', 'late-completion-inbox.json', 'late-completion.json'];
+/**
+ * A completion to an inbox no workflow registered with: the owner has ended (archived at once) or runs (waited for);
+ * and a late completion started again after a run that found the transaction not completed.
+ */
+const OWNER_LOOKUP_PATHS = [
+  'inbox-owner-ended.json',
+  'inbox-owner-running.json',
+  'late-completion-retried-inbox.json',
+  'late-completion-retried-not-completed.json',
+  'late-completion-retried.json',
+];
 /** Participant progress, a reminder and the integrator's events. */
 const PROGRESS_PATHS = ['progress-reminders-and-events.json'];
 /** The upload's SHA-256 passed to the archive, and the evidence it recorded. */
@@ -47,12 +60,14 @@ it('replays every committed history, of this version and earlier ones, with the 
       ...PATHS.map((f) => `before-withdraw-patch/${f}`),
       ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS].map((f) => `before-progress-patch/${f}`),
       ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS, ...PROGRESS_PATHS, ...EVIDENCE_PATHS].map((f) => `before-local-steps-patch/${f}`),
+      ...BEFORE_OWNER_LOOKUP_PATHS.map((f) => `before-owner-lookup-patch/${f}`),
       ...PATHS,
       ...INBOX_PATHS,
       ...LIFECYCLE_PATHS,
       ...PROGRESS_PATHS,
       ...EVIDENCE_PATHS,
       ...LOCAL_STEP_PATHS,
+      ...OWNER_LOOKUP_PATHS,
     ].sort(),
   );
   const histories = await Promise.all(

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './support/browser.js';
+import { eventually } from './support/eventually.js';
 import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
 import { StubHttpServer } from './support/stub-http.js';
 
@@ -124,7 +125,9 @@ describe('signing page', () => {
         type: 'esign',
         data: { esignId: c.esignId!, participantIds: [r.participants[0]!.id] },
       });
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      // The link says when it expires (its `exp`, in whole seconds); opening it before then would use it up.
+      const { exp } = JSON.parse(Buffer.from(url.split('/sign/')[1]!.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number };
+      await eventually('the link’s expiry', () => Math.floor(Date.now() / 1000) >= exp, 5_000);
       expect(await refusalOf(url)).toMatchObject({ status: 401, refusal: 'link_expired', text: 'This signing link has expired' });
     } finally {
       await short.close();
@@ -166,8 +169,11 @@ describe('signing page', () => {
     try {
       const url = await link();
       const page = await browser.newPage();
+      const refused = page.waitForEvent('console', { predicate: (m) => m.text().includes('frame-ancestors'), timeout: 10_000 });
       await page.goto(`${other.url}/?src=${encodeURIComponent(url)}`);
-      await page.waitForTimeout(1000);
+      // The positive marker: Chromium reports that it refused to frame the page (its CSP's frame-ancestors).
+      // The frame then holds Chromium's error page for good, so nothing can render or post a message later.
+      await refused;
       expect(await page.frameLocator('#signer').locator('main#app').count()).toBe(0);
       expect(await events(page)).toEqual([]);
       await page.close();

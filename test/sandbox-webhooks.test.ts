@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EsignCompletedWebhook } from '../src/esign/schemas.js';
 import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
+import { eventually } from './support/eventually.js';
 import { readBody, StubHttpServer } from './support/stub-http.js';
 
 interface Received {
@@ -38,16 +39,6 @@ async function receiver(secret: () => string, answer: (n: number) => number = ()
   return { server, received, verified, progress };
 }
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 let sb: TestSandbox | undefined;
 const servers: StubHttpServer[] = [];
 afterEach(async () => {
@@ -72,7 +63,7 @@ describe('completion webhooks', () => {
     sb.running.webhookUrls.push(`${r.server.url}/hook`);
     const created = await completeOne(sb);
 
-    await until('a delivery', () => r.verified.length > 0);
+    await eventually('a delivery', () => r.verified.length > 0);
     const payload = EsignCompletedWebhook.parse(r.verified[0]);
     expect(payload).toEqual({
       event: 'esign-completed',
@@ -111,8 +102,14 @@ describe('completion webhooks', () => {
     sb.running.webhookUrls.push(r.server.url);
     const created = await completeOne(sb);
 
-    await until('an accepted delivery', () => r.verified.length === 1);
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // nothing more may arrive
+    await eventually('an accepted delivery', () => r.verified.length === 1);
+    // Nothing more may arrive. First the positive marker that the sandbox is done with it: its record is final
+    // (`delivered`, so no longer due). Then a bounded wait, because an extra attempt is an absence to observe:
+    // the dispatcher sends only due records, polling every 250 ms, so four polls without a request show it stopped.
+    await eventually('the delivery recorded as delivered', async () =>
+      (await sb!.deliveries(created.id!)).some((d) => d.payload.includes('"esign-completed"') && d.status === 'delivered'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(r.received.map((x) => x.answered)).toEqual([500, 500, 200]);
     expect(new Set(r.received.map((x) => x.id)).size).toBe(1);
     const deliveries = (await sb.deliveries(created.id!)).filter((d) => d.payload.includes('"esign-completed"'));
@@ -131,11 +128,11 @@ describe('completion webhooks', () => {
     servers.push(r.server);
     sb.running.webhookUrls.push(r.server.url);
     const created = await completeOne(sb);
-    await until('a failed attempt', () => r.received.length >= 1);
+    await eventually('a failed attempt', () => r.received.length >= 1);
 
     await sb.restart();
     up = true;
-    await until('delivery after restart', () => r.verified.length === 1, 30_000);
+    await eventually('delivery after restart', () => r.verified.length === 1, 30_000);
     expect(EsignCompletedWebhook.parse(r.verified[0]).data.transaction_id).toBe(created.id);
     expect(sb.running.webhookSecret).toBe(secret); // the generated secret is kept in the data dir
   });
@@ -147,12 +144,12 @@ describe('completion webhooks', () => {
     servers.push(r.server);
     sb.running.webhookUrls.push(r.server.url);
     await completeOne(sb);
-    await until('two copies', () => r.verified.length === 2);
+    await eventually('two copies', () => r.verified.length === 2);
     expect(r.received[0]!.id).toBe(r.received[1]!.id);
 
     sb.running.faults.configure({ dropWebhookRate: 1 });
     const dropped = await completeOne(sb);
-    const rows = await until('a dropped delivery', async () => {
+    const rows = await eventually('a dropped delivery', async () => {
       const list = (await sb!.deliveries(dropped.id!)).filter((d) => d.payload.includes('"esign-completed"'));
       return list.length > 0 && list.every((d) => d.status !== 'pending') ? list : undefined;
     });

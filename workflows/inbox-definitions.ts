@@ -45,8 +45,33 @@ export interface OwnerFinished {
   outcome: EsignOutcome;
   archivePrefix?: string;
   callbackUrl?: string;
+  /** SHA-256 of each document the owner uploaded, by StoragePath: a late archive checks the provider signed these. */
+  originals?: Record<string, string>;
 }
 export const inboxOwnerFinishedSignal = defineSignal<[OwnerFinished?]>('inboxOwnerFinished');
 export const inboxStatusQuery = defineQuery<{ owner: string | null; pending: number; forwarded: number; ownerFinished: boolean }>(
   'inboxStatus',
 );
+
+/**
+ * Who owns a transaction whose completion reached an inbox no workflow has
+ * registered with (`findTransactionOwner`): the workflow `esign-<referenceId>`
+ * named by the provider's record.
+ */
+export type TransactionOwner =
+  /** It runs: it registers with the inbox and follows the transaction to its end by itself. */
+  | { owner: 'running'; ownerWorkflowId: string }
+  /**
+   * It has ended, or there is none (`ownerWorkflowId` null): nobody will take
+   * the completion, so a late completion archives it, with what the owner
+   * left behind (its outcome, null when it failed or there is none; its
+   * archive prefix and callback from its input; its uploads' hashes from its result).
+   */
+  | {
+      owner: 'ended';
+      ownerWorkflowId: string | null;
+      outcome: EsignOutcome | null;
+      archivePrefix?: string;
+      callbackUrl?: string;
+      originals?: Record<string, string>;
+    };

@@ -4,22 +4,28 @@
  * to it, and closes unowned ones as orphaned after a bounded time. A
  * completion that no workflow waits for (its owner has ended, or it never had
  * one) is not dropped: the inbox starts a late-completion workflow that
- * archives it.
+ * archives it. An inbox that no workflow has registered with (a completion
+ * after the inbox of its owner closed, or before the owner registered) asks
+ * who owns the transaction, and starts it at once when that owner has ended.
  */
 import {
+  CancellationScope,
   condition,
   getExternalWorkflowHandle,
+  isCancellation,
   log,
   patched,
   proxyActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
 import { ESIGN_COMPLETED_EVENT } from '../src/esign/events.js';
 import type { EsignCompletedWebhook, EsignWebhook } from '../src/esign/schemas.js';
 import { durationToMs } from '../src/util/duration.js';
-import { esignCompletedSignal, esignEventSignal } from './definitions.js';
+import { Clock } from './clock.js';
+import { esignCompletedSignal, esignEventSignal, type EsignOutcome } from './definitions.js';
 import {
   inboxNotificationSignal,
   inboxOwnerFinishedSignal,
@@ -28,25 +34,50 @@ import {
   type InboxInput,
   type InboxResult,
   type OwnerFinished,
+  type TransactionOwner,
 } from './inbox-definitions.js';
 import { readNotification } from './notification.js';
 import { EsignStatus, EsignTransactionId } from './search-attributes.js';
 
 /** Completions nobody waits for start a late-completion workflow; histories before it only logged them. */
 export const LATE_COMPLETION_PATCH = 'inbox-starts-late-completion';
+/**
+ * A completion reaching an inbox no workflow has registered with looks up the
+ * transaction's owner, and is archived at once when the owner has ended;
+ * histories before it waited for the orphan timeout.
+ */
+export const OWNER_LOOKUP_PATCH = 'inbox-looks-up-owner-of-completion';
+/**
+ * A later completion asks again for a late completion (which starts anew only
+ * if the earlier run did not archive); histories before it started one at most.
+ */
+export const LATE_RETRY_PATCH = 'inbox-retries-late-completion';
 
 const starter = proxyActivities<EsignActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   summary: 'Start the archiving of a completion nobody waits for',
 });
+/** A few attempts only: when the owner cannot be found, the inbox waits for it as before. */
+const lookup = (summary: string) =>
+  proxyActivities<EsignActivities>({
+    startToCloseTimeout: '1 minute',
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
+    summary,
+  });
+
+/** What a late completion archives and reports with: how the owner ended, and what it handed over. */
+type Handover = Omit<OwnerFinished, 'outcome'> & { outcome: EsignOutcome | null };
 
 export async function esignInbox(input: InboxInput): Promise<InboxResult> {
   const orphanAfterMs = durationToMs(input.orphanAfter ?? '7 days');
   const retainMs = durationToMs(input.retainAfterOwnerFinished ?? '3 days');
+  // The inbox runs no local activity, so its clock is the workflow task's throughout.
+  const clock = new Clock();
   let owner: string | null = null;
   let ownerFinished = false;
-  let finishedAs: OwnerFinished | undefined;
+  let finishedAs: Handover | undefined;
   const pending: EsignWebhook[] = [];
   /** Completions that arrived after the owner ended without archiving. */
   const late: EsignWebhook[] = [];
@@ -87,20 +118,79 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
     pending.push(notification);
   });
 
-  const startLateCompletion = async (ownerOutcome: OwnerFinished['outcome'] | null) => {
+  const startLateCompletion = async (ownerOutcome: EsignOutcome | null) => {
     const { workflowId } = await starter.startLateCompletion({
       transactionId: input.transactionId,
       ownerOutcome,
       ...(finishedAs?.archivePrefix ? { archivePrefix: finishedAs.archivePrefix } : {}),
       ...(finishedAs?.callbackUrl ? { callbackUrl: finishedAs.callbackUrl } : {}),
+      ...(finishedAs?.originals ? { originals: finishedAs.originals } : {}),
     });
     lateCompletion = workflowId;
     log.warn('a completion arrived that no transaction workflow waits for: archiving it late', { workflowId });
   };
 
+  /**
+   * While no workflow has registered, a completion asks who owns the
+   * transaction. Resolves with the owner when it has ended (or there is
+   * none): nobody will register, so nothing is gained by waiting. Otherwise
+   * (it runs, or it cannot be told) it never resolves, and the inbox waits as before.
+   */
+  const endedOwner = async (): Promise<TransactionOwner & { owner: 'ended' }> => {
+    await condition(() => pending.some((n) => n.event === ESIGN_COMPLETED_EVENT));
+    if (patched(OWNER_LOOKUP_PATCH)) {
+      try {
+        const described = await lookup('Read the completed transaction at the provider').describeTransaction(input.transactionId);
+        if (described.status === 'completed') {
+          const found = await lookup('Find the workflow that owns this transaction').findTransactionOwner({
+            transactionId: input.transactionId,
+            referenceId: described.referenceId,
+          });
+          if (found.owner === 'ended') return found;
+          log.info('a completion arrived before its transaction workflow registered; waiting for it', { owner: found.ownerWorkflowId });
+        } else {
+          log.warn('a completion arrived, but the provider says otherwise; waiting as for any notification', {
+            providerStatus: described.status,
+          });
+        }
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        log.warn('could not find the owner of a completion; waiting as for any notification', { error: (err as Error).message });
+      }
+    }
+    await condition(() => false);
+    throw new Error('unreachable');
+  };
+
   // 1. Wait for the transaction workflow to register (it does so right after creating the transaction).
-  const registered = await condition(() => owner !== null, orphanAfterMs, { summary: 'Wait for the transaction workflow to register' });
-  if (!registered) {
+  //    The timer and the registration are those `condition(registered, orphanAfter)` recorded before the lookup.
+  let ended: (TransactionOwner & { owner: 'ended' }) | undefined;
+  const registered = await CancellationScope.cancellable(async () => {
+    try {
+      return await Promise.race([
+        sleep(orphanAfterMs, { summary: 'Wait for the transaction workflow to register' }).then(() => false),
+        condition(() => owner !== null).then(() => true),
+        endedOwner().then((found) => ((ended = found), true)),
+      ]);
+    } finally {
+      CancellationScope.current().cancel();
+    }
+  });
+  if (ended && owner === null) {
+    // Nobody will register: what the ended owner left stands in for its OwnerFinished signal.
+    const { ownerWorkflowId, owner: _found, ...handover } = ended;
+    owner = ownerWorkflowId;
+    ownerFinished = true;
+    finishedAs = handover;
+    for (const n of pending.splice(0)) {
+      if (n.event === ESIGN_COMPLETED_EVENT && handover.outcome !== 'completed') late.push(n);
+      else log.info('stale notification: the transaction workflow has finished', { notificationId: n.data.notificationId });
+    }
+    log.warn('a completion arrived that no transaction workflow will take: its owner has ended, or there is none', {
+      owner: ownerWorkflowId,
+      outcome: handover.outcome,
+    });
+  } else if (!registered) {
     upsertSearchAttributes([{ key: EsignStatus, value: 'orphaned' }]);
     log.warn('no transaction workflow registered in time: notifications closed as orphaned', {
       transactionId: input.transactionId,
@@ -115,11 +205,12 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
       orphaned: [...pending],
       ...(lateCompletion ? { lateCompletion } : {}),
     };
+  } else {
+    upsertSearchAttributes([{ key: EsignStatus, value: 'inbox_forwarding' }]);
   }
-  upsertSearchAttributes([{ key: EsignStatus, value: 'inbox_forwarding' }]);
 
   // 2. Forward until the owner finishes. Signals between workflows are durable.
-  const ownerHandle = getExternalWorkflowHandle(owner!);
+  const ownerHandle = getExternalWorkflowHandle(owner ?? '');
   while (!ownerFinished || pending.length > 0) {
     await condition(() => pending.length > 0 || ownerFinished);
     while (pending.length > 0) {
@@ -141,12 +232,13 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
   if (!patched(LATE_COMPLETION_PATCH)) {
     await condition(() => false, retainMs, { summary: 'Acknowledge late redeliveries' });
   } else {
-    const until = Date.now() + retainMs;
+    const until = clock.now() + retainMs;
     for (;;) {
-      if (late.length > 0 && finishedAs?.outcome !== 'completed' && lateCompletion === undefined)
+      // Again for a later completion: the activity starts a new run only when no earlier one archived.
+      if (late.length > 0 && finishedAs?.outcome !== 'completed' && (lateCompletion === undefined || patched(LATE_RETRY_PATCH)))
         await startLateCompletion(finishedAs?.outcome ?? null);
       late.length = 0;
-      const left = until - Date.now();
+      const left = until - clock.now();
       if (left <= 0) break;
       await condition(() => late.length > 0, left, { summary: 'Acknowledge late redeliveries' });
     }

@@ -2,8 +2,10 @@
  * Archives a transaction that completed at the provider after its
  * transaction workflow had ended (or that no workflow ever owned): nothing
  * signed may end without an archive. Started by the transaction's inbox, one
- * per provider transaction (workflow id `esign-late-<transactionId>`), so it
- * archives exactly once. Operators find these with `EsignStatus = "completed_late"`.
+ * per provider transaction (workflow id `esign-late-<transactionId>`): a run
+ * that archived is never started again (activities/inbox.ts), one that did
+ * not (the provider said not completed, or it failed) may be. Operators find
+ * these with `EsignStatus = "completed_late"`.
  */
 import { log, upsertSearchAttributes } from '@temporalio/workflow';
 import type { LateCompletionInput, EsignTransactionResult } from './definitions.js';
@@ -38,7 +40,11 @@ export async function esignLateCompletion(input: LateCompletionInput): Promise<L
     referenceId,
     transactionId: input.transactionId,
     esignId: described.esignId,
-    documents: described.documents,
+    // With the hashes of what the ended workflow uploaded, the archive checks the provider signed exactly that.
+    documents: described.documents.map((d) => {
+      const sha256 = input.originals?.[d.StoragePath];
+      return { ...d, ...(sha256 ? { sha256 } : {}) };
+    }),
     ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
   });
   upsertSearchAttributes([{ key: EsignStatus, value: 'completed_late' }]);
@@ -52,10 +58,13 @@ export async function esignLateCompletion(input: LateCompletionInput): Promise<L
       input.ownerOutcome === null
         ? 'completed at the provider; no transaction workflow waited for it'
         : `completed at the provider after the transaction workflow ended ${input.ownerOutcome}`,
+    ...(input.originals ? { originals: input.originals } : {}),
   };
   try {
+    // `transaction.completed_late`: the integrator learns it came after the workflow had ended.
     await step(REPORT, 'Report the late completion').recordCompletion({
       result: report,
+      late: true,
       ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
     });
   } catch (err) {

@@ -1,0 +1,119 @@
+// A completion that arrives after the transaction's inbox has closed, on the
+// time-skipping test server: the owner ends at its deadline, the inbox keeps
+// acknowledging redeliveries for its retention (3 days) and closes; days
+// later the withdrawn transaction is sent again and signed. The completion
+// webhook then starts a fresh inbox with no owner, which must archive it at
+// once (it used to wait `orphanAfter`, 7 days), with the ended owner's archive
+// prefix and callback.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { deliverNotification } from '../src/bridge/deliver.js';
+import { startEsignTransaction } from '../src/client/transactions.js';
+import { lateCompletionIdFor, workflowIdFor } from '../workflows/definitions.js';
+import { inboxIdFor, type InboxResult } from '../workflows/inbox-definitions.js';
+import type { esignInbox } from '../workflows/inbox.js';
+import type { esignLateCompletion } from '../workflows/late-completion.js';
+import { completedWebhook } from './support/esign-env.js';
+import { eventually } from './support/eventually.js';
+import { EventReceiver } from './support/event-receiver.js';
+import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
+import { createTimeSkippingEnv } from './support/temporal.js';
+import { leaseInput, resultOrWhereItStalled, timeSkippingWorker } from './support/time-skipping.js';
+
+const secret = `whsec_${randomBytes(24).toString('base64')}`;
+const QUEUE = 'late-after-retention';
+let env: TestWorkflowEnvironment;
+let sandbox: TestSandbox;
+let receiver: EventReceiver;
+let pdf: string;
+
+beforeAll(async () => {
+  env = await createTimeSkippingEnv();
+  sandbox = await startTestSandbox();
+  receiver = await EventReceiver.start(secret);
+  [pdf] = (await samplePdfFiles(['Lease'])) as [string];
+});
+afterAll(async () => {
+  await receiver?.close();
+  await sandbox?.close();
+  await env?.teardown();
+});
+
+it('archives a completion that arrives after the inbox closed at once, not after days', async () => {
+  const worker = await timeSkippingWorker(env, sandbox, pdf, QUEUE, { callbackSecrets: [secret], allowedUrls: [receiver.server.url] });
+  await worker.runUntil(async () => {
+    const referenceId = 'late-after-retention-1';
+    const { handle } = await startEsignTransaction(
+      env.client,
+      leaseInput(pdf, {
+        referenceId,
+        signingDeadline: '2 days',
+        reconcileInterval: '1 day',
+        archivePrefix: 'tenant-a',
+        callbackUrl: receiver.url,
+      }),
+      { taskQueue: QUEUE },
+    );
+    // The deadline passes unsigned: withdrawn at the provider (a draft again), the workflow ends expired.
+    const owner = await resultOrWhereItStalled(handle);
+    expect(owner).toMatchObject({ status: 'expired', endedBy: 'deadline' });
+    const transactionId = owner.transactionId!;
+    // Its inbox stays for its retention, then closes.
+    const inbox = env.client.workflow.getHandle<typeof esignInbox>(inboxIdFor(transactionId));
+    const { runId: firstInbox } = await inbox.describe();
+    const closed: InboxResult = await resultOrWhereItStalled(inbox);
+    expect(closed).toMatchObject({ status: 'closed', owner: workflowIdFor(referenceId) });
+    expect(closed.lateCompletion).toBeUndefined();
+
+    // Then someone sends the withdrawn transaction again through the API, and it is signed.
+    const record = await sandbox.client.getTransaction(transactionId);
+    await sandbox.client.updateTransaction(transactionId, {
+      status: 'esign_pending',
+      referenceId,
+      documents: record.documents.map((d) => ({
+        title: d.title!,
+        StoragePath: d.StoragePath,
+        tags: d.tags ?? [],
+        ...(d.id ? { id: d.id } : {}),
+      })),
+      participants: record.participants.map(({ status: _s, signedAt: _a, declinedAt: _d, declineReason: _r, ...p }) => p) as never,
+    });
+    for (const p of record.participants) await sandbox.control.signAs(transactionId, p.id);
+    await deliverNotification(env.client, completedWebhook({ transactionId, esignId: owner.esignId! }), { taskQueue: QUEUE });
+
+    // Nothing awaits a result here, so no time is skipped: only a prompt start archives within the wait.
+    const late = env.client.workflow.getHandle<typeof esignLateCompletion>(lateCompletionIdFor(transactionId));
+    await eventually('the late completion', async () => (await late.describe()).status.name === 'COMPLETED', 30_000);
+    const result = await late.result();
+    expect(result).toMatchObject({
+      status: 'archived',
+      report: {
+        status: 'completed',
+        referenceId,
+        transactionId,
+        reason: 'completed at the provider after the transaction workflow ended expired',
+      },
+    });
+    // In workflow time as well: the fresh inbox started it at once.
+    const [reopened, lateRun] = await Promise.all([inbox.describe(), late.describe()]);
+    expect(reopened.runId).not.toBe(firstInbox);
+    expect(lateRun.startTime.getTime() - reopened.startTime.getTime()).toBeLessThan(60_000);
+
+    // Under the ended workflow's archive prefix (from its input), checked against what it uploaded (from its result).
+    const archive = result.report!.archive!;
+    expect(archive.uri).toContain(`tenant-a/${transactionId}`);
+    const uploaded = createHash('sha256')
+      .update(await readFile(pdf))
+      .digest('hex');
+    expect(owner.originals).toEqual({ [record.documents[0]!.StoragePath]: uploaded });
+    expect(archive.evidence!.documents.map((d) => d.originalSha256)).toEqual([uploaded]);
+    // And reported to its callback, after the outcome it reported itself.
+    const events = await eventually('the late completion’s event', () => {
+      const ours = receiver.events.filter((e) => e.data.referenceId === referenceId).map((e) => e.type);
+      return ours.includes('transaction.completed_late') && ours;
+    });
+    expect(events).toEqual(['transaction.expired', 'transaction.completed_late']);
+  });
+});
