@@ -4,11 +4,10 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { statusQuery } from '../workflows/definitions.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { renameZipEntry, writeZip } from './support/zip.js';
 
 let env: EsignTestEnv;
@@ -103,28 +102,29 @@ const hostile: [string, () => Promise<Buffer>, RegExp][] = [
 ];
 
 describe('archive safety, end to end', () => {
-  it.each(hostile)('refuses a completed ZIP with %s, non-retryably, and writes nothing', async (_name, build, reason) => {
-    const zip = await build();
-    const before = await filesUnder(env.archiveDir);
-    const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
-    let transactionId: string | null = null;
-    await expect.poll(async () => (transactionId = (await handle.query(statusQuery)).transactionId), { timeout: 20_000 }).not.toBeNull();
+  it.each(hostile)(
+    'refuses a completed ZIP with %s, non-retryably, writes nothing, and holds the transaction for an operator',
+    async (_name, build, reason) => {
+      const zip = await build();
+      const before = await filesUnder(env.archiveDir);
+      const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
+      let transactionId: string | null = null;
+      await expect.poll(async () => (transactionId = (await handle.query(statusQuery)).transactionId), { timeout: 20_000 }).not.toBeNull();
 
-    // The provider completes the transaction with the hostile ZIP; the workflow finds out by reconciliation.
-    await env.sandbox.control.completeWithZip(transactionId!, zip);
+      // The provider completes the transaction with the hostile ZIP; the workflow finds out by reconciliation.
+      await env.sandbox.control.completeWithZip(transactionId!, zip);
 
-    const err = await handle.result().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const activityFailure = (err as WorkflowFailedError).cause?.cause as (Error & { type?: string; nonRetryable?: boolean }) | undefined;
-    expect(activityFailure?.message).toMatch(/completed ZIP rejected/);
-    expect(activityFailure?.message).toMatch(reason);
-    expect(activityFailure?.type).toBe('ArchiveInvalid');
-    expect(activityFailure?.nonRetryable).toBe(true);
+      // Refused for good (no retry would change the ZIP): the transaction waits in archive_invalid for an operator.
+      const held = await waitForPhase(handle, 'archive_invalid');
+      expect(held.archiveProblem).toMatch(/^ArchiveInvalid: completed ZIP rejected/);
+      expect(held.archiveProblem).toMatch(reason);
+      await handle.terminate('test done');
 
-    // No archive for it, no scratch left behind, and nothing where the hostile names point.
-    expect(await filesUnder(env.archiveDir)).toEqual(before);
-    expect(await filesUnder(join(env.archiveDir, '.staging'))).toEqual([]);
-    for (const target of [join(dirname(env.archiveDir), 'evil.pdf'), '/tm/evil.pdf', join(env.archiveDir, 'evil.pdf')])
-      expect(existsSync(target)).toBe(false);
-  });
+      // No archive for it, no scratch left behind, and nothing where the hostile names point.
+      expect(await filesUnder(env.archiveDir)).toEqual(before);
+      expect(await filesUnder(join(env.archiveDir, '.staging'))).toEqual([]);
+      for (const target of [join(dirname(env.archiveDir), 'evil.pdf'), '/tm/evil.pdf', join(env.archiveDir, 'evil.pdf')])
+        expect(existsSync(target)).toBe(false);
+    },
+  );
 });

@@ -7,7 +7,7 @@ import { cp, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyZip } from '../src/archive/zip-verify.js';
 import { AuditTrail } from '../src/esign/evidence.js';
@@ -17,7 +17,7 @@ import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentit
 import { TimestampAuthority } from '../src/evidence/timestamp.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
-import { statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
+import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { forgeCompletedZip, opensslTimestamp, opensslVerify, pdfsig, run, sha256, type ForgedDocument } from './support/evidence.js';
 import { pdfPageTexts, readZipEntries } from './support/zip.js';
@@ -244,22 +244,31 @@ describe('the archive refuses evidence that does not hold up', () => {
     ],
   ];
 
-  it.each(cases)('refuses %s with a non-retryable ArchiveInvalid, archiving nothing', async (_name, forge, reason) => {
-    const before = await readdir(env.archiveDir);
-    const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
-    let transactionId: string | null = null;
-    await expect.poll(async () => (transactionId = (await handle.query(statusQuery)).transactionId), { timeout: 20_000 }).not.toBeNull();
-    const record = (await env.sandbox.control.inspect(transactionId!))!.record;
-    const zip = await forge({ id: record.id!, esignId: record.esignId!, storagePaths: record.documents.map((d) => d.StoragePath) });
-    await env.sandbox.control.completeWithZip(transactionId!, zip);
+  it.each(cases)(
+    'refuses %s with ArchiveInvalid, archiving nothing, and holds the transaction for an operator',
+    async (_name, forge, reason) => {
+      const before = await readdir(env.archiveDir);
+      const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
+      let transactionId: string | null = null;
+      await expect.poll(async () => (transactionId = (await handle.query(statusQuery)).transactionId), { timeout: 20_000 }).not.toBeNull();
+      const record = (await env.sandbox.control.inspect(transactionId!))!.record;
+      const zip = await forge({ id: record.id!, esignId: record.esignId!, storagePaths: record.documents.map((d) => d.StoragePath) });
+      await env.sandbox.control.completeWithZip(transactionId!, zip);
 
-    const err = await handle.result().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const failure = (err as WorkflowFailedError).cause?.cause as (Error & { type?: string; nonRetryable?: boolean }) | undefined;
-    expect(failure?.type).toBe('ArchiveInvalid');
-    expect(failure?.nonRetryable).toBe(true);
-    expect(failure?.message).toMatch(reason);
-    expect(await readdir(env.archiveDir)).toEqual(before);
-    expect(existsSync(join(env.archiveDir, transactionId!))).toBe(false);
-  });
+      // The provider completed it: not an end, but a refused archive that waits for an operator (retryArchive).
+      const held = await waitForPhase(handle, 'archive_invalid');
+      expect(held.archiveProblem).toMatch(/^ArchiveInvalid: /);
+      expect(held.archiveProblem).toMatch(reason);
+      expect(await readdir(env.archiveDir)).toEqual(before);
+      expect(existsSync(join(env.archiveDir, transactionId!))).toBe(false);
+      // The same ZIP is refused again, with the same reason; the workflow keeps waiting.
+      const again = await handle.executeUpdate(retryArchiveUpdate).catch((e: unknown) => e);
+      expect(again).toBeInstanceOf(WorkflowUpdateFailedError);
+      const failure = (again as WorkflowUpdateFailedError).cause as (Error & { type?: string }) | undefined;
+      expect(failure?.type).toBe('ArchiveInvalid');
+      expect(failure?.message).toMatch(reason);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      await handle.terminate('test done');
+    },
+  );
 });
