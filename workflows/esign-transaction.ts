@@ -31,11 +31,12 @@ import { Clock } from './clock.js';
 import { Endings } from './transaction/endings.js';
 import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
-import { SigningTransaction, type ContinuedTransaction } from './transaction/machine.js';
+import type { ContinuedTransaction } from './transaction/continued.js';
+import { SigningTransaction } from './transaction/machine.js';
 import { Versions } from './transaction/patches.js';
 import { Steps } from './transaction/steps.js';
 
-export type { ContinuedTransaction } from './transaction/machine.js';
+export type { ContinuedTransaction } from './transaction/continued.js';
 /** Our own bound on one run's history, whatever the server suggests (docs/workflow.md, "Bounded history"). */
 export const MAX_EVENTS_PER_RUN = 2_000;
 const BACKOFF = 1.5;

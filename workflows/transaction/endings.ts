@@ -16,7 +16,7 @@ import {
 import type { TransactionState, WithdrawOutcome } from '../../activities/transactions.js';
 import { ESIGN_COMPLETED_EVENT } from '../../src/esign/events.js';
 import { FailureType } from '../../src/failures.js';
-import { ARCHIVE, step } from '../activity-options.js';
+import { ARCHIVE, PROVIDER, step } from '../activity-options.js';
 import type { EsignOutcome, EsignTransactionResult } from '../definitions.js';
 import { inboxIdFor, inboxOwnerFinishedSignal } from '../inbox-definitions.js';
 import { buildUpdateRequest } from '../requests.js';
@@ -225,6 +225,16 @@ export class Endings {
     }
     // Every handler still running finishes on its own now that the result is set (workflows/README.md).
     await condition(allHandlersFinished);
+    if (tx.completedAfterEnd) {
+      // Forwarded by the inbox before it heard this run ended: nothing signed may end without an archive.
+      await step(PROVIDER, 'Start the archiving of a completion after this end').startLateCompletion({
+        transactionId: tx.created!.transactionId,
+        ownerOutcome: outcome.status,
+        ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+        ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+        ...(outcome.originals ? { originals: outcome.originals } : {}),
+      });
+    }
     return outcome;
   }
 }

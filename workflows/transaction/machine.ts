@@ -6,40 +6,16 @@
  * to it. Phases move only along ./transitions.ts.
  */
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { ParticipantState, TransactionState } from '../../activities/transactions.js';
+import type { TransactionState } from '../../activities/transactions.js';
 import { ESIGN_COMPLETED_EVENT, isEndEvent, isProviderEndStatus, type EsignEndEvent } from '../../src/esign/events.js';
 import type { CreateTransactionRequest, EsignWebhook, Participant } from '../../src/esign/schemas.js';
 import type { ValidEsignTransactionInput } from '../../src/transaction/input.js';
 import type { EsignPhase, EsignTransactionResult } from '../definitions.js';
 import { EsignStatus } from '../search-attributes.js';
 import { Progress } from '../progress.js';
+import type { ContinuedTransaction } from './continued.js';
 import { FINAL, isAllowed, OPEN_PHASES } from './transitions.js';
 import type { Versions } from './patches.js';
-
-/** What a run hands to the next when it continues as new: everything the transaction must not forget. */
-export interface ContinuedTransaction {
-  participants: Participant[];
-  request: CreateTransactionRequest;
-  /** Absent in runs continued before the evidence checks. */
-  originals?: Record<string, string>;
-  created: { transactionId: string; esignId: string };
-  phase: EsignPhase;
-  deadlineAt: number;
-  providerStatus: string | null;
-  lastReconciledAt: string | null;
-  accepted: number;
-  rejected: number;
-  /** The latest notification ids, so a redelivery across the hand-over has one effect. */
-  seen: string[];
-  progress: ParticipantState[] | null;
-  /** Participants whose signature the integrator was told of. */
-  announced: string[];
-  reminders: { sent: number; nextAt: number | null };
-  pollMs: number;
-  runs: number;
-  /** Why the completed ZIP was refused, when the run handed over in `archive_invalid`. */
-  archiveProblem?: string;
-}
 
 /** A cancel being carried out: every `cancel` update waiting on it gets its outcome. */
 export interface CancelAttempt {
@@ -86,6 +62,8 @@ export class SigningTransaction {
   /** `retryArchive` requests not yet served, and archive attempts refused so far (their handlers wait on these). */
   archiveRetriesAsked = 0;
   archiveRefusals = 0;
+  /** A completion the inbox forwarded after this run's outcome (not completed) was set, before the inbox heard of it. */
+  completedAfterEnd = false;
 
   constructor(
     private readonly versions: Versions,
@@ -178,6 +156,11 @@ export class SigningTransaction {
     }
     this.accepted++;
     this.activity++;
+    if (this.result !== null) {
+      // Ended otherwise than completed: the finish hands this completion to a late archive.
+      if (notification.event === ESIGN_COMPLETED_EVENT && this.result.status !== 'completed') this.completedAfterEnd = true;
+      return;
+    }
     if (!isEndEvent(notification.event)) {
       // Runs without progress have no step that reads it: marking it would make the loop spin.
       if (this.versions.eventsOn) this.progressStale = true;

@@ -1,0 +1,29 @@
+/** The state one run of the transaction workflow hands to the next (continue-as-new); `SigningTransaction.carry()` builds it. */
+import type { ParticipantState } from '../../activities/transactions.js';
+import type { CreateTransactionRequest, Participant } from '../../src/esign/schemas.js';
+import type { EsignPhase } from '../definitions.js';
+
+/** What a run hands to the next when it continues as new: everything the transaction must not forget. */
+export interface ContinuedTransaction {
+  participants: Participant[];
+  request: CreateTransactionRequest;
+  /** Absent in runs continued before the evidence checks. */
+  originals?: Record<string, string>;
+  created: { transactionId: string; esignId: string };
+  phase: EsignPhase;
+  deadlineAt: number;
+  providerStatus: string | null;
+  lastReconciledAt: string | null;
+  accepted: number;
+  rejected: number;
+  /** The latest notification ids, so a redelivery across the hand-over has one effect. */
+  seen: string[];
+  progress: ParticipantState[] | null;
+  /** Participants whose signature the integrator was told of. */
+  announced: string[];
+  reminders: { sent: number; nextAt: number | null };
+  pollMs: number;
+  runs: number;
+  /** Why the completed ZIP was refused, when the run handed over in `archive_invalid`. */
+  archiveProblem?: string;
+}
