@@ -25,7 +25,7 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node APIs, no I/O.
-    files: ['workflows/**/*.ts', 'test/**/workflows.ts', 'test/**/*-workflows.ts'],
+    files: ['workflows/**/*.ts', 'src/definitions/**/*.ts', 'test/**/workflows.ts', 'test/**/*-workflows.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -1,9 +1,9 @@
 import { ApplicationFailure, log } from '@temporalio/activity';
 import { request } from 'undici';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
-import { eventId, type CallbackSigner } from '../src/worker/callback-signer.js';
-import type { UrlPolicy } from '../src/worker/url-policy.js';
-import type { EsignTransactionResult, IntegratorEvent } from '../workflows/definitions.js';
+import { eventId, type CallbackSigner } from './support/callback-signer.js';
+import type { UrlPolicy } from './support/url-policy.js';
+import type { EsignTransactionResult, IntegratorEvent } from '../src/definitions/transaction.js';
 
 export interface CompletionDeps {
   urlPolicy: UrlPolicy;

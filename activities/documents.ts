@@ -7,8 +7,8 @@ import type { EsignClient, UploadSource } from '../src/esign/client.js';
 import { hashFile, writeHashed } from '../src/util/streams.js';
 import type { DocumentSource } from '../src/transaction/input.js';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
-import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
-import type { UrlPolicy } from '../src/worker/url-policy.js';
+import { callProvider, whileHeartbeating } from './support/heartbeat.js';
+import type { UrlPolicy } from './support/url-policy.js';
 
 export interface DocumentDeps {
   client: EsignClient;

@@ -2,24 +2,22 @@ import { Context, log } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
+import { WORKFLOW_TYPE, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import {
   LATE_COMPLETION_WORKFLOW_TYPE,
-  WORKFLOW_TYPE,
   lateCompletionIdFor,
-  workflowIdFor,
-  type EsignTransactionResult,
+  type EsignLateCompletionWorkflow,
   type LateCompletionInput,
-} from '../workflows/definitions.js';
-import type { esignLateCompletion } from '../workflows/late-completion.js';
+} from '../src/definitions/late-completion.js';
 import {
   INBOX_WORKFLOW_TYPE,
   inboxIdFor,
   inboxRegisterSignal,
   type InboxInput,
   type TransactionOwner,
-} from '../workflows/inbox-definitions.js';
-import type { esignInbox } from '../workflows/inbox.js';
-import { EsignTransactionId } from '../workflows/search-attributes.js';
+  type EsignInboxWorkflow,
+} from '../src/definitions/inbox.js';
+import { EsignTransactionId } from '../src/definitions/search-attributes.js';
 
 export interface InboxDeps {
   /** Passed to the inbox when this registration starts it. */
@@ -36,7 +34,7 @@ export function createInboxActivities(deps: InboxDeps) {
     async registerWithInbox(input: { transactionId: string; ownerWorkflowId: string }): Promise<void> {
       const { client, info } = Context.current();
       const args: InboxInput = { transactionId: input.transactionId, ...(deps.orphanAfter ? { orphanAfter: deps.orphanAfter } : {}) };
-      await client.workflow.signalWithStart<typeof esignInbox, [{ ownerWorkflowId: string }]>(INBOX_WORKFLOW_TYPE, {
+      await client.workflow.signalWithStart<EsignInboxWorkflow, [{ ownerWorkflowId: string }]>(INBOX_WORKFLOW_TYPE, {
         workflowId: inboxIdFor(input.transactionId),
         taskQueue: info.taskQueue,
         args: [args],
@@ -118,7 +116,7 @@ export function createInboxActivities(deps: InboxDeps) {
         // A run that ended otherwise than completed (failed, terminated, timed out) may be followed by a new one.
         let reuse: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'ALLOW_DUPLICATE' = 'ALLOW_DUPLICATE_FAILED_ONLY';
         if (previous?.status.name === 'COMPLETED') {
-          const done = await client.workflow.getHandle<typeof esignLateCompletion>(workflowId, previous.runId).result();
+          const done = await client.workflow.getHandle<EsignLateCompletionWorkflow>(workflowId, previous.runId).result();
           if (done.status === 'archived') {
             log.info('late completion already archived this transaction', { workflowId });
             return { workflowId, alreadyArchived: true };
@@ -127,7 +125,7 @@ export function createInboxActivities(deps: InboxDeps) {
           reuse = 'ALLOW_DUPLICATE';
         }
         try {
-          await client.workflow.start<typeof esignLateCompletion>(LATE_COMPLETION_WORKFLOW_TYPE, {
+          await client.workflow.start<EsignLateCompletionWorkflow>(LATE_COMPLETION_WORKFLOW_TYPE, {
             workflowId,
             taskQueue: info.taskQueue,
             args: [input],

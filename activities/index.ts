@@ -7,8 +7,8 @@ import { createInboxActivities } from './inbox.js';
 import { createInputValidationActivities } from './input-validation.js';
 import { createTransactionActivities } from './transactions.js';
 import { durationToMs } from '../src/util/duration.js';
-import { CallbackSigner } from '../src/worker/callback-signer.js';
-import { UrlPolicy } from '../src/worker/url-policy.js';
+import { CallbackSigner } from './support/callback-signer.js';
+import { UrlPolicy } from './support/url-policy.js';
 import type { ZipLimits } from '../src/archive/zip-verify.js';
 import type { EvidencePolicy } from '../src/archive/evidence.js';
 

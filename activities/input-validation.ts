@@ -4,7 +4,7 @@ import { FailureType } from '../src/failures.js';
 import { EsignTransactionInput, type ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { durationToMs } from '../src/util/duration.js';
 import { describeIssues } from '../src/util/zod-issues.js';
-import type { UrlPolicy } from '../src/worker/url-policy.js';
+import type { UrlPolicy } from './support/url-policy.js';
 
 export interface InputValidationDeps {
   /** The worker's outbound allow-list: a callback it would refuse fails the transaction before anything is uploaded. */

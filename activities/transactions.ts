@@ -5,7 +5,7 @@ import type { ParticipantStatus } from '../src/esign/events.js';
 import { providerFailure } from '../src/esign/temporal-failure.js';
 import type { CreateTransactionRequest, IframeStyle, TransactionRecord, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import { FailureType } from '../src/failures.js';
-import { callProvider, whileHeartbeating } from '../src/worker/heartbeat.js';
+import { callProvider, whileHeartbeating } from './support/heartbeat.js';
 
 export interface TransactionDeps {
   client: EsignClient;

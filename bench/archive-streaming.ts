@@ -17,7 +17,7 @@ import { LocalArchiveStore } from '../src/archive/store.js';
 import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { writeHashed } from '../src/util/streams.js';
-import type { ArchiveResult } from '../workflows/definitions.js';
+import type { ArchiveResult } from '../src/definitions/transaction.js';
 import { pendingTransaction } from './stack.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
 import { activityEnvironment, describeSpread, fmt, markdownTable, medianOf, mib, record, rssSampler } from './lib.js';

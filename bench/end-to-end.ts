@@ -28,8 +28,8 @@ import {
   record,
   type CpuComponents,
 } from './lib.js';
-import { inboxIdFor, inboxNotificationSignal } from '../workflows/inbox-definitions.js';
-import { workflowIdFor } from '../workflows/definitions.js';
+import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
+import { workflowIdFor } from '../src/definitions/transaction.js';
 import type { Client } from '@temporalio/client';
 import { benchSigner, startBenchStack } from './stack.js';
 import { benchTransaction } from './transactions.js';

@@ -20,7 +20,7 @@ import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentit
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
-import type { ArchiveResult } from '../workflows/definitions.js';
+import type { ArchiveResult } from '../src/definitions/transaction.js';
 import { pendingTransaction } from './stack.js';
 import { writeZip } from '../test/support/zip.js';
 import { activityEnvironment, fmt, markdownTable, medianOf, mib, record, rssSampler } from './lib.js';

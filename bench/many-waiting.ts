@@ -8,7 +8,7 @@
 // transaction and its inbox, and one that evicts, show what the cache costs.
 import { readFile } from 'node:fs/promises';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { WORKFLOW_TYPE } from '../workflows/definitions.js';
+import { WORKFLOW_TYPE } from '../src/definitions/transaction.js';
 import { pool, processUsage } from '../src/tools/measure.js';
 import { fmt, markdownTable, mib, record } from './lib.js';
 import { benchSigner, startBenchStack } from './stack.js';

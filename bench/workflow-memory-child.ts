@@ -6,7 +6,7 @@ import { startDevServer } from '../src/temporal/dev-server.js';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { createInputValidationActivities } from '../activities/input-validation.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
-import { UrlPolicy } from '../src/worker/url-policy.js';
+import { UrlPolicy } from '../activities/support/url-policy.js';
 
 const variant = process.argv[2] as 'baseline' | 'inbox' | 'transaction';
 const N = Number(process.argv[3] ?? 500);

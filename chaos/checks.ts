@@ -10,10 +10,10 @@ import type { EsignClient } from '../src/esign/client.js';
 import { hashFile, hashStream } from '../src/util/streams.js';
 import type { SandboxControlClient } from '../src/sandbox/control-client.js';
 import type { ArchiveManifest } from '../src/archive/store.js';
-import { statusQuery, workflowIdFor, type EsignTransactionResult } from '../workflows/definitions.js';
+import { statusQuery, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { ChaosReceiver } from './receiver.js';
 import type { Scenario } from './run-chaos.js';
-import { inboxIdFor, inboxNotificationSignal } from '../workflows/inbox-definitions.js';
+import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
 
 export interface ChaosChecks {
   /** Empty when the run is clean; each entry names the transaction and what went wrong. */

@@ -21,7 +21,7 @@ import { samplePdf } from '../src/sandbox/pdf.js';
 import { ensureTemporalBinaries } from '../src/temporal/binaries.js';
 import { freePort } from '../src/util/net.js';
 import { seededRandom } from '../src/util/seeded-random.js';
-import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
+import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';

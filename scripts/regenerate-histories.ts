@@ -31,13 +31,13 @@ import {
   cancelUpdate,
   esignCompletedSignal,
   esignEventSignal,
-  lateCompletionIdFor,
   issueSigningUrlUpdate,
   replaceTransactionUpdate,
   statusQuery,
-} from '../workflows/definitions.js';
+} from '../src/definitions/transaction.js';
+import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
-import { inboxIdFor, inboxStatusQuery } from '../workflows/inbox-definitions.js';
+import { inboxIdFor, inboxStatusQuery } from '../src/definitions/inbox.js';
 import { eventually } from '../test/support/eventually.js';
 
 const outDir = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));

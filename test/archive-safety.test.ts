@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePdf } from '../src/sandbox/pdf.js';
-import { statusQuery } from '../workflows/definitions.js';
+import { statusQuery } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { renameZipEntry, writeZip } from './support/zip.js';
 

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidTransactionInput } from '../src/client/transactions.js';
-import { WORKFLOW_TYPE } from '../workflows/definitions.js';
+import { WORKFLOW_TYPE } from '../src/definitions/transaction.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { launch, type Launched } from '../src/tools/launch.js';
 import { pool, processUsage } from '../src/tools/measure.js';
-import { inboxIdFor } from '../workflows/inbox-definitions.js';
+import { inboxIdFor } from '../src/definitions/inbox.js';
 import { newSecret, postWebhook, signedHeaders } from './support/bridge.js';
 import { completedWebhook } from './support/esign-env.js';
 import { connectToTestServer, freePort, uniqueTaskQueue, type TemporalTestContext } from './support/temporal.js';

@@ -3,8 +3,8 @@ import fc from 'fast-check';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBridge } from '../src/bridge/index.js';
-import { statusQuery, type EsignTransactionStatus } from '../workflows/definitions.js';
-import { inboxIdFor, inboxStatusQuery, type InboxResult } from '../workflows/inbox-definitions.js';
+import { statusQuery, type EsignTransactionStatus } from '../src/definitions/transaction.js';
+import { inboxIdFor, inboxStatusQuery, type InboxResult } from '../src/definitions/inbox.js';
 import { newSecret, postWebhook, signedHeaders, startTestBridge } from './support/bridge.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 

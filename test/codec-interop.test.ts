@@ -16,7 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { buildCodecServer } from '../src/codec/server.js';
-import { statusQuery } from '../workflows/definitions.js';
+import { statusQuery } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 const keys = `${newCodecKeys('2026-11')},${newCodecKeys('2026-05')}`;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { buildCodecServer } from '../src/codec/server.js';
-import { cancelUpdate, statusQuery } from '../workflows/definitions.js';
+import { cancelUpdate, statusQuery } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 const oldKeys = newCodecKeys('2025-01');

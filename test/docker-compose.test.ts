@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { cliTypeOf, esignSearchAttributes } from '../workflows/search-attributes.js';
+import { cliTypeOf, esignSearchAttributes } from '../src/definitions/search-attributes.js';
 
 // No Docker engine runs here: the compose file is validated statically with
 // Debian's docker-compose (installed by .ci/run), which needs no engine for `config`.
@@ -54,7 +54,7 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   expect(resolved.match(/image: temporalio\/(?:server|admin-tools):(\S+)/g)!.map((m) => m.split(':').at(-1))).toEqual(
     Array.from({ length: 6 }, () => version),
   );
-  // The namespace script registers the same attributes, with the same types, as the workflows define (workflows/search-attributes.ts).
+  // The namespace script registers the same attributes, with the same types, as the workflows define (src/definitions/search-attributes.ts).
   const script = await readFile(`${root}/deploy/temporal/setup-namespace.sh`, 'utf8');
   const listed = /for sa in ([^;]+);/.exec(script)![1]!.trim().split(/\s+/);
   expect(listed).toEqual(esignSearchAttributes.map((sa) => `${sa.name}:${cliTypeOf(sa)}`));

@@ -17,7 +17,7 @@ import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentit
 import { TimestampAuthority } from '../src/evidence/timestamp.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
-import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../workflows/definitions.js';
+import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { forgeCompletedZip, opensslTimestamp, opensslVerify, pdfsig, run, sha256, type ForgedDocument } from './support/evidence.js';
 import { pdfPageTexts, readZipEntries } from './support/zip.js';

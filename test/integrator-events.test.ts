@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import type { EsignParticipantWebhook, EsignWebhook } from '../src/esign/schemas.js';
-import { statusQuery } from '../workflows/definitions.js';
+import { statusQuery } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { eventually } from './support/eventually.js';
 import { EventReceiver } from './support/event-receiver.js';

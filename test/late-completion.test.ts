@@ -14,12 +14,12 @@ import type { TransactionRef } from '../activities/transactions.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import {
   cancelUpdate,
-  lateCompletionIdFor,
   WORKFLOW_TYPE,
   workflowIdFor,
   type EsignTransactionResult,
   type EsignTransactionStatus,
-} from '../workflows/definitions.js';
+} from '../src/definitions/transaction.js';
+import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
 import {
   INBOX_WORKFLOW_TYPE,
   inboxIdFor,
@@ -28,10 +28,10 @@ import {
   inboxStatusQuery,
   type InboxInput,
   type TransactionOwner,
-} from '../workflows/inbox-definitions.js';
+} from '../src/definitions/inbox.js';
 import type { esignInbox } from '../workflows/inbox.js';
-import type { esignLateCompletion, LateCompletionResult } from '../workflows/late-completion.js';
-import { EsignTransactionId } from '../workflows/search-attributes.js';
+import type { EsignLateCompletionWorkflow, LateCompletionResult } from '../src/definitions/late-completion.js';
+import { EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { eventually } from './support/eventually.js';
 import { EventReceiver } from './support/event-receiver.js';
@@ -89,8 +89,8 @@ afterAll(async () => {
 type Ids = { transactionId: string; esignId: string };
 
 const deliver = (ids: Ids) => deliverNotification(env.temporal.client, completedWebhook(ids), { taskQueue: env.taskQueue });
-const lateOf = (transactionId: string): WorkflowHandle<typeof esignLateCompletion> =>
-  env.temporal.client.workflow.getHandle<typeof esignLateCompletion>(lateCompletionIdFor(transactionId));
+const lateOf = (transactionId: string): WorkflowHandle<EsignLateCompletionWorkflow> =>
+  env.temporal.client.workflow.getHandle<EsignLateCompletionWorkflow>(lateCompletionIdFor(transactionId));
 
 /** The result of the transaction's latest late-completion run once it has completed, if it is not `notRunId`. */
 async function lateResult(transactionId: string, notRunId?: string): Promise<(LateCompletionResult & { runId: string }) | false> {

@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
-import { statusQuery } from '../workflows/definitions.js';
+import { statusQuery } from '../src/definitions/transaction.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { createTimeSkippingEnv } from './support/temporal.js';

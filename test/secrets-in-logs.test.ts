@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { launch, type Launched } from '../src/tools/launch.js';
 import { AesGcmCodec, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
-import { statusQuery } from '../workflows/definitions.js';
+import { statusQuery } from '../src/definitions/transaction.js';
 import { postWebhook, signedHeaders } from './support/bridge.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { connectToTestServer, freePort, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';

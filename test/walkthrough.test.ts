@@ -17,7 +17,7 @@ import { startEsignTransaction } from '../src/client/transactions.js';
 import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { buildCodecServer } from '../src/codec/server.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
-import { issueSigningUrlUpdate, statusQuery } from '../workflows/definitions.js';
+import { issueSigningUrlUpdate, statusQuery } from '../src/definitions/transaction.js';
 import { launchChromium } from './support/browser.js';
 import { startTestBridge } from './support/bridge.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';

@@ -1,7 +1,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { statusQuery } from '../workflows/definitions.js';
+import { statusQuery } from '../src/definitions/transaction.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { createTimeSkippingEnv } from './support/temporal.js';
 import { leaseInput, resultOrWhereItStalled, timeSkippingWorker } from './support/time-skipping.js';

@@ -10,7 +10,7 @@ import { afterEach, expect, it } from 'vitest';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { FailureType } from '../src/failures.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
-import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../workflows/definitions.js';
+import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../src/definitions/transaction.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { eventually } from './support/eventually.js';
 import { waitForPhase, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';

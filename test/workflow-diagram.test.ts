@@ -13,7 +13,7 @@ it("docs/workflow.md draws exactly the workflow's transition table", async () =>
 
 it('every phase but the ends can be left, and every phase can be reached from the start', () => {
   const reachable = new Set(['uploading']);
-  for (let grown = true; grown; ) {
+  for (let grown = true; grown;) {
     grown = false;
     for (const t of TRANSITIONS) if (reachable.has(t.from) && !reachable.has(t.to)) grown = reachable.add(t.to) !== undefined;
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TransactionRef } from '../activities/transactions.js';
-import { esignCompletedSignal, statusQuery } from '../workflows/definitions.js';
+import { esignCompletedSignal, statusQuery } from '../src/definitions/transaction.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
 // The create activity's completion is held back after the provider created the

@@ -7,7 +7,7 @@ import type { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { esignCompletedSignal, statusQuery } from '../workflows/definitions.js';
+import { esignCompletedSignal, statusQuery } from '../src/definitions/transaction.js';
 import { MAX_EVENTS_PER_RUN, type esignTransaction } from '../workflows/esign-transaction.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { createTimeSkippingEnv } from './support/temporal.js';

@@ -12,7 +12,7 @@ import {
   statusQuery,
   WORKFLOW_TYPE,
   type EsignTransactionStatus,
-} from '../workflows/definitions.js';
+} from '../src/definitions/transaction.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { readZipEntries } from './support/zip.js';

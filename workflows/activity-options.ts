@@ -4,7 +4,7 @@ import type { EsignActivities } from '../activities/index.js';
 
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes' } as const;
 
-// Activities heartbeat every 2 s while they run (src/worker/heartbeat.ts), so a dead worker is noticed
+// Activities heartbeat every 2 s while they run (activities/support/heartbeat.ts), so a dead worker is noticed
 // within the heartbeat timeout, however long the start-to-close allows a slow upload or download.
 export const UPLOAD = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '20 seconds', retry } as const;
 export const PROVIDER = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry } as const;

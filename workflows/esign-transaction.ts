@@ -23,17 +23,17 @@ import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
 import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { durationToMs } from '../src/util/duration.js';
 import { PROVIDER, step, UPLOAD } from './activity-options.js';
-import type { EsignTransactionResult } from './definitions.js';
+import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import { Progress } from './progress.js';
 import { buildCreateRequest, validInput } from './requests.js';
-import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';
+import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { Clock } from './clock.js';
 import { Endings } from './transaction/endings.js';
 import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
 import type { ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
-import { Versions } from './transaction/patches.js';
+import { Versions } from './transaction/versions.js';
 import { Steps } from './transaction/steps.js';
 
 export type { ContinuedTransaction } from './transaction/continued.js';
@@ -130,7 +130,12 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
         if (end) return end;
         continue;
       }
-      if (tx.historyFull(maxEvents)) return handOver();
+      if (tx.historyFull(maxEvents)) {
+        // As below: the refusal's event and a retry's answer go out before the hand-over.
+        await condition(() => (integrator.settled && allHandlersFinished()) || tx.archiveRetriesAsked > 0);
+        if (tx.archiveRetriesAsked === 0) return handOver();
+        continue;
+      }
       await condition(() => tx.archiveRetriesAsked > 0 || tx.historyFull(maxEvents));
       continue;
     }
@@ -146,8 +151,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (tx.notified) {
       // --------------------------------- 4. confirm with the provider, then end (archiving a completion)
       const announced = tx.notified;
-      const confirmed = await read(`Confirm with the provider (${announced})`);
+      // Cleared before the read: a completion announced while it runs is confirmed next, not forgotten.
       tx.notified = undefined;
+      const confirmed = await read(`Confirm with the provider (${announced})`);
       const end = await endings.follow(confirmed, true);
       if (end) return end;
       if (tx.open)
@@ -170,7 +176,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       const fresh = await read('Check who still has to sign');
       const end = await endings.follow(fresh);
       if (end) return end;
-      if (fresh.status !== 'completed') await integrator.remind();
+      // Not when the read found it completed, or a replace made it a draft meanwhile.
+      if (fresh.status !== 'completed' && (!versions.stateMachine || tx.phase === 'awaiting_signatures')) await integrator.remind();
       continue;
     }
 

@@ -25,7 +25,7 @@ import { ESIGN_COMPLETED_EVENT } from '../src/esign/events.js';
 import type { EsignCompletedWebhook, EsignWebhook } from '../src/esign/schemas.js';
 import { durationToMs } from '../src/util/duration.js';
 import { Clock } from './clock.js';
-import { esignCompletedSignal, esignEventSignal, type EsignOutcome } from './definitions.js';
+import { esignCompletedSignal, esignEventSignal, type EsignOutcome } from '../src/definitions/transaction.js';
 import {
   inboxNotificationSignal,
   inboxOwnerFinishedSignal,
@@ -35,23 +35,10 @@ import {
   type InboxResult,
   type OwnerFinished,
   type TransactionOwner,
-} from './inbox-definitions.js';
+} from '../src/definitions/inbox.js';
 import { readNotification } from './notification.js';
-import { EsignStatus, EsignTransactionId } from './search-attributes.js';
-
-/** Completions nobody waits for start a late-completion workflow; histories before it only logged them. */
-export const LATE_COMPLETION_PATCH = 'inbox-starts-late-completion';
-/**
- * A completion reaching an inbox no workflow has registered with looks up the
- * transaction's owner, and is archived at once when the owner has ended;
- * histories before it waited for the orphan timeout.
- */
-export const OWNER_LOOKUP_PATCH = 'inbox-looks-up-owner-of-completion';
-/**
- * A later completion asks again for a late completion (which starts anew only
- * if the earlier run did not archive); histories before it started one at most.
- */
-export const LATE_RETRY_PATCH = 'inbox-retries-late-completion';
+import { EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
+import { LATE_COMPLETION_PATCH, LATE_RETRY_PATCH, OWNER_LOOKUP_PATCH } from './patches.js';
 
 const starter = proxyActivities<EsignActivities>({
   startToCloseTimeout: '30 seconds',

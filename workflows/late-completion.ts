@@ -8,17 +8,10 @@
  * these with `EsignStatus = "completed_late"`.
  */
 import { log, upsertSearchAttributes } from '@temporalio/workflow';
-import type { LateCompletionInput, EsignTransactionResult } from './definitions.js';
+import type { EsignTransactionResult } from '../src/definitions/transaction.js';
+import type { LateCompletionInput, LateCompletionResult } from '../src/definitions/late-completion.js';
 import { ARCHIVE, PROVIDER, REPORT, step } from './activity-options.js';
-import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from './search-attributes.js';
-
-export interface LateCompletionResult {
-  status: 'archived' | 'not_completed';
-  transactionId: string;
-  /** The provider's status when it was not completed after all. */
-  providerStatus: string;
-  report: EsignTransactionResult | null;
-}
+import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 
 export async function esignLateCompletion(input: LateCompletionInput): Promise<LateCompletionResult> {
   upsertSearchAttributes([

@@ -4,7 +4,7 @@ import type { EsignActivities } from '../activities/index.js';
 import type { CreateTransactionRequest, Participant, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
 import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
-import { INPUT_VALIDATED_OUTSIDE_SANDBOX } from './transaction/patches.js';
+import { INPUT_VALIDATED_OUTSIDE_SANDBOX } from './patches.js';
 
 const checks = proxyLocalActivities<EsignActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } });
 

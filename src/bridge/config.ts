@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DURATION_PATTERN } from '../util/duration.js';
 import { envBool, parseEnv, splitList } from '../util/env.js';
-import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
+import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 import type { AuthMode } from './authenticate.js';
 
 export const BridgeEnv = z.object({

@@ -1,7 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { EsignWebhook } from '../esign/schemas.js';
-import { INBOX_WORKFLOW_TYPE, inboxIdFor, inboxNotificationSignal, type InboxInput } from '../../workflows/inbox-definitions.js';
-import type { esignInbox } from '../../workflows/inbox.js';
+import {
+  INBOX_WORKFLOW_TYPE,
+  inboxIdFor,
+  inboxNotificationSignal,
+  type EsignInboxWorkflow,
+  type InboxInput,
+} from '../definitions/inbox.js';
 
 export class TemporalUnavailableError extends Error {
   override readonly name = 'TemporalUnavailableError';
@@ -28,7 +33,7 @@ export async function deliverNotification(
   };
   try {
     await client.withDeadline(Date.now() + (options.timeoutMs ?? 10_000), () =>
-      client.workflow.signalWithStart<typeof esignInbox, [EsignWebhook]>(INBOX_WORKFLOW_TYPE, {
+      client.workflow.signalWithStart<EsignInboxWorkflow, [EsignWebhook]>(INBOX_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: options.taskQueue,
         args: [args],

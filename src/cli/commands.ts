@@ -16,7 +16,7 @@ import {
   WORKFLOW_TYPE,
   type EsignTransactionResult,
   type EsignTransactionStatus,
-} from '../../workflows/definitions.js';
+} from '../definitions/transaction.js';
 import { EsignTransactionInput, type DocumentInput, type ParticipantInput } from '../transaction/input.js';
 import { CliError, Exit, type CliContext } from './context.js';
 

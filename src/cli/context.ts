@@ -4,7 +4,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { SandboxControlClient } from '../sandbox/control-client.js';
 import { dataConverterFromEnv } from '../codec/data-converter.js';
 import { EsignClient } from '../esign/client.js';
-import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
+import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 
 /** Exit codes scripts can rely on. */
 export const Exit = { ok: 0, failed: 1, usage: 2, notFound: 3, notCompleted: 4, unavailable: 5 } as const;

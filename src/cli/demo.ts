@@ -6,7 +6,7 @@ import { startEsignTransaction } from '../client/transactions.js';
 import { SandboxControlClient } from '../sandbox/control-client.js';
 import { samplePdf } from '../sandbox/pdf.js';
 import { hashFile } from '../util/streams.js';
-import { issueSigningUrlUpdate, type EsignTransactionResult } from '../../workflows/definitions.js';
+import { issueSigningUrlUpdate, type EsignTransactionResult } from '../definitions/transaction.js';
 import { CliError, Exit, type CliContext } from './context.js';
 
 export interface DemoOptions {

@@ -6,10 +6,10 @@ import {
   WORKFLOW_TYPE,
   workflowIdFor,
   type IssueSigningUrlRequest,
-} from '../../workflows/definitions.js';
+} from '../definitions/transaction.js';
 import type { esignTransaction } from '../../workflows/esign-transaction.js';
 import { EsignTransactionInput } from '../transaction/input.js';
-import { EsignReferenceId, EsignStatus } from '../../workflows/search-attributes.js';
+import { EsignReferenceId, EsignStatus } from '../definitions/search-attributes.js';
 
 export class InvalidTransactionInput extends Error {
   override readonly name = 'InvalidTransactionInput';

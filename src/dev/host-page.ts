@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { getEsignTransaction, startEsignTransaction } from '../client/transactions.js';
 import { sendProblem } from '../http/problem.js';
-import { issueSigningUrlUpdate } from '../../workflows/definitions.js';
+import { issueSigningUrlUpdate } from '../definitions/transaction.js';
 
 export interface HostPageOptions {
   client: Client;

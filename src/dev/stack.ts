@@ -22,7 +22,7 @@ import { workerConfigFromEnv } from '../worker/config.js';
 import { startWorker, type StartedWorker } from '../worker/start.js';
 import { samplePdf as samplePdfBytes } from '../sandbox/pdf.js';
 import { startHostPage, type RunningHostPage } from './host-page.js';
-import { cliTypeOf, esignSearchAttributes } from '../../workflows/search-attributes.js';
+import { cliTypeOf, esignSearchAttributes } from '../definitions/search-attributes.js';
 
 const DevEnv = z.object({
   ESIGN_DATA_DIR: z.string().default('.data'),

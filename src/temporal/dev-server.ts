@@ -1,5 +1,5 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { esignSearchAttributes } from '../../workflows/search-attributes.js';
+import { esignSearchAttributes } from '../definitions/search-attributes.js';
 import { ensureTemporalBinaries, executableFor } from './binaries.js';
 
 type LocalOptions = NonNullable<Parameters<typeof TestWorkflowEnvironment.createLocal>[0]>;

@@ -5,7 +5,7 @@ import { DURATION_PATTERN } from '../util/duration.js';
 import { envBool, envList, parseEnv } from '../util/env.js';
 import { parseCertificates } from '../evidence/pki.js';
 import type { EvidencePolicy } from '../archive/evidence.js';
-import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
+import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 
 /** Environment of the worker (Temporal connection settings come from @temporalio/envconfig: TEMPORAL_ADDRESS, …). */
 export const WorkerEnv = z.object({

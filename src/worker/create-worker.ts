@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
-import { DEFAULT_TASK_QUEUE } from '../../workflows/definitions.js';
+import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 

@@ -14,7 +14,7 @@ import { startTopology, type Topology } from '../../src/cluster/topology.js';
 import { dataConverterFromEnv } from '../../src/codec/data-converter.js';
 import { getEsignTransaction, startEsignTransaction } from '../../src/client/transactions.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';
-import { statusQuery, type EsignTransactionStatus } from '../../workflows/definitions.js';
+import { statusQuery, type EsignTransactionStatus } from '../../src/definitions/transaction.js';
 
 let topology: Topology;
 let client: Client;

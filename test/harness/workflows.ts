@@ -1,5 +1,6 @@
 // A minimal workflow that proves the test harness: one activity, one signal.
 import { condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { Clock } from '../../workflows/clock.js';
 import type { createHarnessActivities } from './activities.js';
 
 const { greet } = proxyActivities<ReturnType<typeof createHarnessActivities>>({
@@ -20,7 +21,8 @@ export async function harnessWorkflow(name: string): Promise<string> {
 
 /** Sleeps for days: only the time-skipping test server can run this in a test. */
 export async function longTimerWorkflow(days: number): Promise<number> {
-  const started = Date.now();
+  const clock = new Clock();
+  const started = clock.now();
   await sleep(`${days} days`);
-  return Date.now() - started;
+  return clock.now() - started;
 }

@@ -6,7 +6,7 @@
  * once with the result it is given (e.g. one that carries `originals`, which
  * a real run returns once it has uploaded).
  */
-import type { EsignTransactionResult } from '../../workflows/definitions.js';
+import type { EsignTransactionResult } from '../../src/definitions/transaction.js';
 
 export async function esignTransaction(
   _input: { referenceId: string; archivePrefix?: string; callbackUrl?: string },

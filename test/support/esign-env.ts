@@ -6,7 +6,7 @@ import { Client } from '@temporalio/client';
 import type { RunningBridge } from '../../src/bridge/index.js';
 import { startTestBridge } from './bridge.js';
 import { inject } from 'vitest';
-import { statusQuery, type EsignTransactionStatus } from '../../workflows/definitions.js';
+import { statusQuery, type EsignTransactionStatus } from '../../src/definitions/transaction.js';
 import type { DataConverter } from '@temporalio/common';
 import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import type { Worker } from '@temporalio/worker';

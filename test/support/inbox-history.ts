@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { inboxIdFor } from '../../workflows/inbox-definitions.js';
+import { inboxIdFor } from '../../src/definitions/inbox.js';
 
 const { EventType } = temporal.api.enums.v1;
 

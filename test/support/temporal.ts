@@ -4,7 +4,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { executableFor } from '../../src/temporal/binaries.js';
-import { cliTypeOf, esignSearchAttributes } from '../../workflows/search-attributes.js';
+import { cliTypeOf, esignSearchAttributes } from '../../src/definitions/search-attributes.js';
 
 /** Connections to the suite's shared dev server (started in test/setup/temporal-server.ts). */
 export interface TemporalTestContext {

@@ -1,7 +1,7 @@
 /** The state one run of the transaction workflow hands to the next (continue-as-new); `SigningTransaction.carry()` builds it. */
 import type { ParticipantState } from '../../activities/transactions.js';
 import type { CreateTransactionRequest, Participant } from '../../src/esign/schemas.js';
-import type { EsignPhase } from '../definitions.js';
+import type { EsignPhase } from '../../src/definitions/transaction.js';
 
 /** What a run hands to the next when it continues as new: everything the transaction must not forget. */
 export interface ContinuedTransaction {
@@ -26,4 +26,6 @@ export interface ContinuedTransaction {
   runs: number;
   /** Why the completed ZIP was refused, when the run handed over in `archive_invalid`. */
   archiveProblem?: string;
+  /** Refused archive attempts so far: each refusal's event has a key of its own. */
+  archiveRefusals?: number;
 }

@@ -17,12 +17,12 @@ import type { TransactionState, WithdrawOutcome } from '../../activities/transac
 import { ESIGN_COMPLETED_EVENT } from '../../src/esign/events.js';
 import { FailureType } from '../../src/failures.js';
 import { ARCHIVE, PROVIDER, step } from '../activity-options.js';
-import type { EsignOutcome, EsignTransactionResult } from '../definitions.js';
-import { inboxIdFor, inboxOwnerFinishedSignal } from '../inbox-definitions.js';
+import type { EsignOutcome, EsignTransactionResult } from '../../src/definitions/transaction.js';
+import { inboxIdFor, inboxOwnerFinishedSignal } from '../../src/definitions/inbox.js';
 import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
-import type { Versions } from './patches.js';
+import type { Versions } from './versions.js';
 import type { Steps } from './steps.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
@@ -55,6 +55,14 @@ export class Endings {
   async #settle(state: Pick<TransactionState, 'status' | 'participants'>): Ending {
     switch (state.status) {
       case 'completed':
+        if (this.tx.cancel && !this.tx.cancel.refused) {
+          // Accepted while the completion was being confirmed: it is answered now, not after the archive.
+          this.tx.cancel.refused = {
+            type: FailureType.TransactionFinished,
+            message: 'the transaction has completed at the provider; it is being archived',
+          };
+          this.tx.cancel = undefined;
+        }
         this.tx.moveTo('archiving');
         return this.archive();
       case 'declined': {
@@ -138,13 +146,24 @@ export class Endings {
         ? (['cancelled', attempt!.reason, 'request'] as const)
         : (['expired', 'signing deadline passed', 'deadline'] as const);
     if (!this.versions.withdrawFirst) return this.ended(outcome, reason, endedBy);
+    // Until the outcome is decided: a replace queued behind this withdraw must not send the transaction again.
     tx.withdrawing = true;
-    let w: WithdrawOutcome;
     try {
-      w = await this.#withdraw(why);
+      return await this.#withdrawThenDecide(why, outcome, reason, endedBy, attempt);
     } finally {
       tx.withdrawing = false;
     }
+  }
+
+  async #withdrawThenDecide(
+    why: 'cancel' | 'deadline',
+    outcome: 'cancelled' | 'expired',
+    reason: string,
+    endedBy: 'request' | 'deadline',
+    attempt: CancelAttempt | undefined,
+  ): Ending {
+    const { tx } = this;
+    const w = await this.#withdraw(why);
     tx.providerStatus = w.status;
     if (w.withdrawn) return this.ended(outcome, reason, endedBy);
     if (why === 'cancel') tx.cancel = undefined;

@@ -21,12 +21,12 @@ import {
   type IssuedSigningUrl,
   type IssueSigningUrlRequest,
   type ReplaceTransactionRequest,
-} from '../definitions.js';
+} from '../../src/definitions/transaction.js';
 import { readCompletedNotification, readNotification } from '../notification.js';
 import { buildUpdateRequest } from '../requests.js';
 import type { SigningTransaction } from './machine.js';
 import { statusOf } from './view.js';
-import type { Versions } from './patches.js';
+import type { Versions } from './versions.js';
 import type { Steps } from './steps.js';
 
 const finished = (what: string) => ApplicationFailure.nonRetryable(what, FailureType.TransactionFinished);
@@ -41,6 +41,7 @@ function refuse(request: unknown, why: (request: never) => string | undefined): 
 // ------------------------------------------------ validators' reasons
 export function refuseSigningUrl(tx: SigningTransaction, participantIds: unknown): string | undefined {
   if (tx.isFinishing()) return `transaction is ${tx.cancel ? 'being cancelled' : tx.phase}`;
+  if (tx.phase === 'draft') return 'transaction is a draft: send it first (replaceTransaction with status esign_pending)';
   if (!Array.isArray(participantIds) || participantIds.length === 0) return 'participantIds must not be empty';
   const unknown = tx.input ? tx.unknownParticipants(participantIds as string[]) : [];
   if (unknown.length > 0) return `unknown participant(s): ${unknown.join(', ')}`;
@@ -106,11 +107,11 @@ export class Requests {
       () => (this.versions.stateMachine ? tx.open : tx.request !== undefined && tx.created !== undefined) || tx.isFinishing(),
     );
     // (Runs before the state machine went on with a replace accepted before a cancel: their histories say so.)
-    if (!tx.created || (this.versions.stateMachine && tx.isFinishing()))
+    if (!tx.created || (this.versions.stateMachine && (tx.isFinishing() || tx.withdrawing)))
       throw finished(`transaction is ${tx.phase}; it can no longer be replaced`);
     return this.steps.write(`Replace the transaction (status ${change.status})`, async (a) => {
       // Queued behind a withdraw that won: the transaction is ending, so it must not be sent again.
-      if (this.versions.stateMachine && (tx.isFinishing() || tx.phase === 'overdue'))
+      if (this.versions.stateMachine && (tx.isFinishing() || tx.withdrawing || tx.phase === 'overdue'))
         throw finished(`transaction is ${tx.cancel ? 'being cancelled' : tx.phase}; it can no longer be replaced`);
       const next = buildUpdateRequest(tx.request!, tx.input!.referenceId, change);
       const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next });

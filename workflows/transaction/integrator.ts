@@ -8,11 +8,11 @@ import { log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/work
 import type { ParticipantState } from '../../activities/transactions.js';
 import { durationToMs } from '../../src/util/duration.js';
 import { REPORT, step } from '../activity-options.js';
-import type { IntegratorEvent } from '../definitions.js';
-import { EsignSignedCount, EsignWaitingFor } from '../search-attributes.js';
+import type { IntegratorEvent } from '../../src/definitions/transaction.js';
+import { EsignSignedCount, EsignWaitingFor } from '../../src/definitions/search-attributes.js';
 import type { Clock } from '../clock.js';
 import type { SigningTransaction } from './machine.js';
-import type { Versions } from './patches.js';
+import type { Versions } from './versions.js';
 import type { Steps } from './steps.js';
 
 type EventDraft = Omit<IntegratorEvent, 'occurredAt'> & { occurredAt?: string };
@@ -127,7 +127,9 @@ export class Integrator {
         },
       });
     }
-    const next = this.tx.reminders.nextAt! + durationToMs(plan.every);
+    // From now when reminders are late (a draft sent late, a worker outage): missed ones are not sent in a burst.
+    const base = this.versions.stateMachine ? Math.max(this.tx.reminders.nextAt!, this.clock.now()) : this.tx.reminders.nextAt!;
+    const next = base + durationToMs(plan.every);
     this.tx.reminders = { sent: n, nextAt: n >= plan.maxCount || next >= this.tx.deadlineAt ? null : next };
   }
 }

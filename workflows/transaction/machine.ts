@@ -10,12 +10,12 @@ import type { TransactionState } from '../../activities/transactions.js';
 import { ESIGN_COMPLETED_EVENT, isEndEvent, isProviderEndStatus, type EsignEndEvent } from '../../src/esign/events.js';
 import type { CreateTransactionRequest, EsignWebhook, Participant } from '../../src/esign/schemas.js';
 import type { ValidEsignTransactionInput } from '../../src/transaction/input.js';
-import type { EsignPhase, EsignTransactionResult } from '../definitions.js';
-import { EsignStatus } from '../search-attributes.js';
+import type { EsignPhase, EsignTransactionResult } from '../../src/definitions/transaction.js';
+import { EsignStatus } from '../../src/definitions/search-attributes.js';
 import { Progress } from '../progress.js';
 import type { ContinuedTransaction } from './continued.js';
 import { FINAL, isAllowed, OPEN_PHASES } from './transitions.js';
-import type { Versions } from './patches.js';
+import type { Versions } from './versions.js';
 
 /** A cancel being carried out: every `cancel` update waiting on it gets its outcome. */
 export interface CancelAttempt {
@@ -61,7 +61,7 @@ export class SigningTransaction {
   archiveProblem: string | undefined;
   /** `retryArchive` requests not yet served, and archive attempts refused so far (their handlers wait on these). */
   archiveRetriesAsked = 0;
-  archiveRefusals = 0;
+  archiveRefusals: number;
   /** A completion the inbox forwarded after this run's outcome (not completed) was set, before the inbox heard of it. */
   completedAfterEnd = false;
 
@@ -85,6 +85,7 @@ export class SigningTransaction {
     this.pollMs = continued?.pollMs ?? 0;
     this.runs = continued?.runs ?? 1;
     this.archiveProblem = continued?.archiveProblem;
+    this.archiveRefusals = continued?.archiveRefusals ?? 0;
   }
 
   // ------------------------------------------------------------ phases
@@ -119,7 +120,7 @@ export class SigningTransaction {
     return (
       this.notified !== undefined ||
       (this.cancel !== undefined && this.cancel.refused === undefined) ||
-      this.progressStale ||
+      (this.progressStale && this.versions.eventsOn) ||
       this.archiveRetriesAsked > 0
     );
   }
@@ -162,8 +163,9 @@ export class SigningTransaction {
       return;
     }
     if (!isEndEvent(notification.event)) {
-      // Runs without progress have no step that reads it: marking it would make the loop spin.
-      if (this.versions.eventsOn) this.progressStale = true;
+      // Marked whatever this run's version: the version is known only once the transaction exists,
+      // and runs without progress never count it as work (hasWork), so their loop does not spin on it.
+      this.progressStale = true;
       return;
     }
     // A completion outranks any other end: the ZIP must be archived.
@@ -221,6 +223,7 @@ export class SigningTransaction {
       pollMs: this.pollMs,
       runs: this.runs + 1,
       ...(this.archiveProblem !== undefined ? { archiveProblem: this.archiveProblem } : {}),
+      ...(this.archiveRefusals > 0 ? { archiveRefusals: this.archiveRefusals } : {}),
     };
   }
 

@@ -9,7 +9,7 @@
 import { LOCAL_POLL, LOCAL_PROVIDER, localStep, POLL, PROVIDER, REPORT, step } from '../activity-options.js';
 import type { Clock } from '../clock.js';
 import { Mutex } from './mutex.js';
-import type { Versions } from './patches.js';
+import type { Versions } from './versions.js';
 
 type Acts = ReturnType<typeof step>;
 type Call<T> = (activities: Acts) => Promise<T>;
@@ -18,9 +18,11 @@ export class Steps {
   readonly #locals: Mutex;
   readonly #writes = new Mutex();
   readonly #versions: Versions;
+  readonly #clock: Clock;
 
   constructor(versions: Versions, clock: Clock) {
     this.#versions = versions;
+    this.#clock = clock;
     this.#locals = new Mutex(() => clock.localActivityResolved());
   }
 
@@ -51,6 +53,10 @@ export class Steps {
   }
 
   #local<T>(options: Parameters<typeof localStep>[0], summary: string, call: Call<T>): Promise<T> {
-    return this.#locals.run(() => call(localStep(options, summary)));
+    return this.#locals.run(() => {
+      // The time before it, which the clock holds while the local activity's result is read in this task.
+      this.#clock.now();
+      return call(localStep(options, summary));
+    });
   }
 }

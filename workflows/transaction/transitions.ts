@@ -4,7 +4,7 @@
  * docs/workflow.md's diagram is generated from it (test/workflow-diagram.test.ts
  * checks the two agree).
  */
-import type { EsignPhase } from '../definitions.js';
+import type { EsignPhase } from '../../src/definitions/transaction.js';
 
 export interface Transition {
   from: EsignPhase;

@@ -1,5 +1,5 @@
 /** What the `status` query answers: the transaction as operators and integrators see it (no e-mails, no secrets). */
-import type { EsignTransactionStatus } from '../definitions.js';
+import type { EsignTransactionStatus } from '../../src/definitions/transaction.js';
 import type { SigningTransaction } from './machine.js';
 
 /** The `status` query. */

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { providerFailure } from '../esign/temporal-failure.js';
+import { providerFailure } from '../../src/esign/temporal-failure.js';
 
 const HEARTBEAT_EVERY_MS = 2_000;
 

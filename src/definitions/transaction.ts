@@ -1,12 +1,13 @@
 /**
  * The transaction workflow's public names: its type, task queue, workflow
- * ids, and the messages it accepts. Imported by clients, the webhook bridge
- * and the CLI. (The inbox's protocol is in ./inbox-definitions.ts.)
+ * ids, and the messages it accepts. Imported by clients, the webhook bridge,
+ * the CLI and activities (the inbox's protocol is in ./inbox.ts, the late
+ * completion's in ./late-completion.ts).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ArchiveEvidence } from '../src/archive/evidence.js';
-import type { ParticipantStatus } from '../src/esign/events.js';
-import type { EsignCompletedWebhook, EsignWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../src/esign/schemas.js';
+import type { ArchiveEvidence } from '../archive/evidence.js';
+import type { ParticipantStatus } from '../esign/events.js';
+import type { EsignCompletedWebhook, EsignWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../esign/schemas.js';
 
 export const WORKFLOW_TYPE = 'esignTransaction';
 export const DEFAULT_TASK_QUEUE = 'esign-transactions';
@@ -146,35 +147,4 @@ export interface IntegratorEvent {
   key: string;
   occurredAt: string;
   data: Record<string, unknown>;
-}
-
-// ----------------------------------------------------------- late completion
-
-/**
- * A transaction that completes at the provider after its workflow ended (a
- * withdraw that lost a race, a provider that re-sent it) is archived by a
- * workflow of its own, one per provider transaction, started by the inbox.
- */
-export const LATE_COMPLETION_WORKFLOW_TYPE = 'esignLateCompletion';
-
-export function lateCompletionIdFor(transactionId: string): string {
-  return `esign-late-${transactionId}`;
-}
-
-export interface LateCompletionInput {
-  transactionId: string;
-  /** The ended workflow's archive prefix and callback: what it told its inbox, or what its input said. */
-  archivePrefix?: string;
-  callbackUrl?: string;
-  /**
-   * How the original workflow ended (null: no workflow waited for the
-   * transaction: none owned it, or its owner failed or was terminated).
-   */
-  ownerOutcome: EsignOutcome | null;
-  /**
-   * SHA-256 of each document the ended workflow uploaded, by StoragePath: the
-   * archive checks the provider signed exactly these. Absent when the owner
-   * did not hand them over (older workflows, or none owned the transaction).
-   */
-  originals?: Record<string, string>;
 }

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../failures.js';
+import { FailureType } from '../../src/failures.js';
 
 /**
  * Outbound URL allow-list for document sources and callbacks. An entry is an

@@ -4,8 +4,8 @@
  * workflow and operators use.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { EsignWebhook } from '../src/esign/schemas.js';
-import type { EsignOutcome } from './definitions.js';
+import type { EsignWebhook } from '../esign/schemas.js';
+import type { EsignOutcome } from './transaction.js';
 
 /**
  * Webhooks name provider ids, workflows are keyed by referenceId. A small
@@ -37,6 +37,9 @@ export interface InboxResult {
   /** The late-completion workflow started for a completion nobody waited for, if any. */
   lateCompletion?: string;
 }
+
+/** The workflow's signature, for clients that start it by its type name (the bridge, the registration activity). */
+export type EsignInboxWorkflow = (input: InboxInput) => Promise<InboxResult>;
 
 export const inboxNotificationSignal = defineSignal<[EsignWebhook]>('inboxNotification');
 export const inboxRegisterSignal = defineSignal<[{ ownerWorkflowId: string }]>('inboxRegister');
