@@ -17,6 +17,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities/index.js';
 import type { TransactionRef } from '../activities/transactions.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
+import { stateMachineScenarios } from './histories/state-machine.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
@@ -359,6 +360,10 @@ async function main(): Promise<void> {
       return inbox;
     },
   };
+  Object.assign(
+    scenarios,
+    stateMachineScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, deps, input, callbackUrl }),
+  );
   Object.assign(scenarios, inboxScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, pdf, deps }));
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((name) => !(name in scenarios));

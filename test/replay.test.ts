@@ -46,6 +46,21 @@ const PROGRESS_PATHS = ['progress-reminders-and-events.json'];
 const EVIDENCE_PATHS = ['completed-with-evidence.json'];
 /** A signing URL asked with the start, while the transaction is created and registered (local activities, one at a time). */
 const LOCAL_STEP_PATHS = ['signing-url-with-start.json'];
+/** The transaction's histories recorded before the state machine (patch transaction-state-machine), kept in before-state-machine-patch/. */
+const TRANSACTION_PATHS = [
+  ...PATHS,
+  ...LIFECYCLE_PATHS.filter((f) => !f.startsWith('late-completion')),
+  ...PROGRESS_PATHS,
+  ...EVIDENCE_PATHS,
+  ...LOCAL_STEP_PATHS,
+];
+/** Paths the state machine opened: a refused archive retried by an operator, a cancel in the hand-over, a replace before a cancel. */
+const STATE_MACHINE_PATHS = [
+  'archive-refused-then-retried.json',
+  'cancel-in-hand-over-1.json',
+  'cancel-in-hand-over-2.json',
+  'replace-then-cancel.json',
+];
 
 // Committed histories of the workflows' paths (npm run replay:regenerate writes
 // the top level). Histories of earlier workflow versions stay in sub-folders, so
@@ -61,6 +76,8 @@ it('replays every committed history, of this version and earlier ones, with the 
       ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS].map((f) => `before-progress-patch/${f}`),
       ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS, ...PROGRESS_PATHS, ...EVIDENCE_PATHS].map((f) => `before-local-steps-patch/${f}`),
       ...BEFORE_OWNER_LOOKUP_PATHS.map((f) => `before-owner-lookup-patch/${f}`),
+      ...TRANSACTION_PATHS.map((f) => `before-state-machine-patch/${f}`),
+      ...STATE_MACHINE_PATHS,
       ...PATHS,
       ...INBOX_PATHS,
       ...LIFECYCLE_PATHS,

@@ -1,0 +1,190 @@
+// The transaction workflow's paths that the state machine's fixes opened
+// (issue 23), recorded by scripts/regenerate-histories.ts: each on a worker
+// of its own, whose activities a scenario can hold back or whose trust
+// anchors it can get wrong, on the server and sandbox main() started.
+import { randomUUID } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import type { ActivityDeps } from '../../activities/index.js';
+import { startEsignTransaction } from '../../src/client/transactions.js';
+import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import { createCertificateAuthority, parseCertificates } from '../../src/evidence/pki.js';
+import type { RunningSandbox } from '../../src/sandbox/index.js';
+import type { EsignTransactionInput } from '../../src/transaction/input.js';
+import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
+
+export interface ScenarioContext {
+  temporal: Client;
+  connection: NativeConnection;
+  sandbox: RunningSandbox;
+  taskQueue: string;
+  /** main()'s worker's dependencies. */
+  deps: ActivityDeps;
+  input(overrides?: Partial<EsignTransactionInput>): EsignTransactionInput;
+  callbackUrl: string;
+}
+
+type Recorded = Pick<WorkflowHandle, 'fetchHistory'>;
+
+/** Polls until `probe` holds (the scenarios' one wait). */
+async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (await probe()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+/** A gate an activity waits at until the scenario opens it. */
+function gate() {
+  let open!: () => void;
+  let arrive!: () => void;
+  const wait = new Promise<void>((r) => (open = r));
+  const reached = new Promise<void>((r) => (arrive = r));
+  return { wait, open, reached, arrive };
+}
+
+export function stateMachineScenarios(ctx: ScenarioContext): Record<string, () => Promise<Recorded | Record<string, Recorded>>> {
+  const { temporal, sandbox } = ctx;
+  let queues = 0;
+  /** Runs `body` with a worker of its own (its queue, its deps, its wrapped activities). */
+  const onWorker = async <T>(
+    options: { deps?: Partial<ActivityDeps>; wrapActivities?: EsignWorkerOptions['wrapActivities'] },
+    body: (taskQueue: string) => Promise<T>,
+  ): Promise<T> => {
+    const taskQueue = `${ctx.taskQueue}-sm-${++queues}`;
+    const worker = await createEsignWorker({
+      connection: ctx.connection,
+      taskQueue,
+      deps: { ...ctx.deps, ...options.deps },
+      ...(options.wrapActivities ? { wrapActivities: options.wrapActivities } : {}),
+    });
+    return worker.runUntil(body(taskQueue));
+  };
+  const phaseOf = async (handle: WorkflowHandle, phase: string) => (await handle.query(statusQuery)).phase === phase;
+
+  return {
+    // The ZIP is refused (the worker trusts another CA): the run waits in archive_invalid; a retry on that worker
+    // is refused again; a worker with the right trust anchor archives it on the next retry.
+    async 'archive-refused-then-retried'() {
+      const stranger = await createCertificateAuthority({ CN: 'Another CA' });
+      const untrusted = {
+        signatures: 'require',
+        trustAnchors: parseCertificates(stranger.certificate),
+        requireCompletionCertificate: true,
+      } as const;
+      const taskQueue = `${ctx.taskQueue}-sm-archive`;
+      const wrong = await createEsignWorker({ connection: ctx.connection, taskQueue, deps: { ...ctx.deps, evidence: untrusted } });
+      const handle = await wrong.runUntil(async () => {
+        const { handle } = await startEsignTransaction(temporal, ctx.input({ reconcileInterval: '1 second' }), { taskQueue });
+        await until('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
+        const s = await handle.query(statusQuery);
+        for (const p of s.participants) await sandbox.controls.signAs(s.transactionId!, p.id);
+        await until('archive refused', () => phaseOf(handle, 'archive_invalid'));
+        await handle.executeUpdate(retryArchiveUpdate).catch(() => undefined); // refused again, same cause
+        return handle;
+      });
+      // The operator deploys the right trust anchor: a worker with it on the same queue.
+      const fixed = await createEsignWorker({ connection: ctx.connection, taskQueue, deps: ctx.deps });
+      return fixed.runUntil(async () => {
+        await handle.executeUpdate(retryArchiveUpdate);
+        await handle.result();
+        return handle;
+      });
+    },
+
+    // The run reaches its history bound while an integrator event is held; a cancel in the hand-over is answered
+    // (refused: one signed), the event goes out, the run continues as new, and the second signature completes it.
+    async 'cancel-in-hand-over'() {
+      const events = gate();
+      return onWorker(
+        {
+          wrapActivities: (a) => ({
+            ...a,
+            async notifyIntegrator(input) {
+              events.arrive();
+              await events.wait;
+              return a.notifyIntegrator(input);
+            },
+          }),
+        },
+        async (taskQueue) => {
+          const second = {
+            email: 'sue@example.com',
+            firstName: 'Sue',
+            lastName: 'Signer',
+            authenticationType: 'none',
+            twoFactorContact: 'email',
+          } as const;
+          const base = ctx.input();
+          const { handle } = await startEsignTransaction(
+            temporal,
+            ctx.input({
+              maxHistoryEvents: 100,
+              reconcileInterval: '1 second',
+              reconcileMaxInterval: '1 second',
+              callbackUrl: ctx.callbackUrl,
+              participants: [...base.participants, second],
+              documents: base.documents.map((d) => ({ ...d, tags: [...(d.tags ?? []), { ...d.tags![0]!, x: 330, signerIndex: 1 }] })),
+            }),
+            { taskQueue },
+          );
+          await until('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
+          const s = await handle.query(statusQuery);
+          await sandbox.controls.signAs(s.transactionId!, s.participants[0]!.id);
+          await events.reached;
+          const firstRun = (await handle.describe()).runId;
+          let last = -1;
+          await until('the hand-over', async () => {
+            const d = await handle.describe();
+            const stable = d.runId === firstRun && d.historyLength >= 100 && d.historyLength === last;
+            last = d.historyLength;
+            if (!stable) await new Promise((r) => setTimeout(r, 1_000));
+            return stable;
+          });
+          await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] }).catch(() => undefined);
+          events.open();
+          await until('the next run', async () => (await handle.describe()).runId !== firstRun);
+          await sandbox.controls.signAs(s.transactionId!, s.participants[1]!.id);
+          await handle.result();
+          const next = (await handle.describe()).runId;
+          return {
+            '-1': temporal.workflow.getHandle(handle.workflowId, firstRun),
+            '-2': temporal.workflow.getHandle(handle.workflowId, next),
+          };
+        },
+      );
+    },
+
+    // A replace in flight when a cancel comes: the withdraw waits for it, then takes the transaction back.
+    async 'replace-then-cancel'() {
+      const replace = gate();
+      return onWorker(
+        {
+          wrapActivities: (a) => ({
+            ...a,
+            async updateTransaction(input) {
+              replace.arrive();
+              await replace.wait;
+              return a.updateTransaction(input);
+            },
+          }),
+        },
+        async (taskQueue) => {
+          const { handle } = await startEsignTransaction(temporal, ctx.input({ status: 'draft', referenceId: `replay-${randomUUID()}` }), {
+            taskQueue,
+          });
+          await until('a draft', () => phaseOf(handle, 'draft'));
+          const sent = handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'esign_pending' }] });
+          await replace.reached;
+          const cancelled = handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] });
+          await new Promise((r) => setTimeout(r, 1_000));
+          replace.open();
+          await Promise.all([sent, cancelled]);
+          await handle.result();
+          return handle;
+        },
+      );
+    },
+  };
+}
