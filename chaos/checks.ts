@@ -12,7 +12,7 @@ import type { SandboxControlClient } from '../src/sandbox/control-client.js';
 import type { ArchiveManifest } from '../src/archive/store.js';
 import { statusQuery, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { ChaosReceiver } from './receiver.js';
-import type { Scenario } from './run-chaos.js';
+import type { Scenario } from './schedule.js';
 import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
 
 export interface ChaosChecks {

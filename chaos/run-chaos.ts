@@ -31,7 +31,7 @@ import { PostgresServer } from '../src/cluster/postgres.js';
 import { freeClusterPorts, setupNamespace, setupSchemas, TemporalCluster } from '../src/cluster/temporal.js';
 import { ensureTemporalServer } from '../src/cluster/topology.js';
 import { checkRun, type ChaosChecks } from './checks.js';
-import { chaosSchedule, describeAction, type ChaosAction } from './schedule.js';
+import { chaosSchedule, describeAction, type ChaosAction, type Scenario } from './schedule.js';
 import { ChaosReceiver } from './receiver.js';
 import { Service } from '../src/tools/service.js';
 
@@ -88,9 +88,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Errors that retrying cannot fix: the run reports them instead of looping. */
 class Final extends Error {}
-
-/** How the driver ends a transaction; the checks hold its outcome against the provider's final state. */
-export type Scenario = 'sign' | 'decline' | 'provider-cancel' | 'provider-expire' | 'provider-delete' | 'deadline-race';
 
 const isFinished = (phase: string) => ['completed', 'declined', 'expired', 'cancelled', 'deleted'].includes(phase);
 

@@ -1,5 +1,8 @@
 import { seededRandom } from '../src/util/seeded-random.js';
 
+/** How the driver ends a transaction; the checks hold its outcome against the provider's final state. */
+export type Scenario = 'sign' | 'decline' | 'provider-cancel' | 'provider-expire' | 'provider-delete' | 'deadline-race';
+
 export type ChaosAction =
   | { kind: 'kill-worker'; worker: number; downMs: number }
   | { kind: 'restart-bridge'; /** Which of several bridges; absent when there is one. */ bridge?: number; downMs: number }
