@@ -26,6 +26,11 @@ import type { Versions } from './versions.js';
 import type { Steps } from './steps.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
+/** A cancel's answer when the provider completed the transaction meanwhile. */
+const COMPLETING = {
+  type: FailureType.TransactionFinished,
+  message: 'the transaction has completed at the provider; it is being archived',
+};
 
 export class Endings {
   constructor(
@@ -57,10 +62,7 @@ export class Endings {
       case 'completed':
         if (this.tx.cancel && !this.tx.cancel.refused) {
           // Accepted while the completion was being confirmed: it is answered now, not after the archive.
-          this.tx.cancel.refused = {
-            type: FailureType.TransactionFinished,
-            message: 'the transaction has completed at the provider; it is being archived',
-          };
+          this.tx.cancel.refused = COMPLETING;
           this.tx.cancel = undefined;
         }
         this.tx.moveTo('archiving');
@@ -141,46 +143,35 @@ export class Endings {
    */
   async withdrawOrFollow(why: 'cancel' | 'deadline', attempt?: CancelAttempt): Ending {
     const { tx } = this;
-    const [outcome, reason, endedBy] =
-      why === 'cancel'
-        ? (['cancelled', attempt!.reason, 'request'] as const)
-        : (['expired', 'signing deadline passed', 'deadline'] as const);
-    if (!this.versions.withdrawFirst) return this.ended(outcome, reason, endedBy);
+    if (!this.versions.withdrawFirst) return this.#withdrawn(why, attempt);
     // Until the outcome is decided: a replace queued behind this withdraw must not send the transaction again.
     tx.withdrawing = true;
     try {
-      return await this.#withdrawThenDecide(why, outcome, reason, endedBy, attempt);
+      return await this.#withdrawThenDecide(why, attempt);
     } finally {
       tx.withdrawing = false;
     }
   }
 
-  async #withdrawThenDecide(
-    why: 'cancel' | 'deadline',
-    outcome: 'cancelled' | 'expired',
-    reason: string,
-    endedBy: 'request' | 'deadline',
-    attempt: CancelAttempt | undefined,
-  ): Ending {
+  #withdrawn(why: 'cancel' | 'deadline', attempt: CancelAttempt | undefined): Promise<EsignTransactionResult> {
+    return why === 'cancel'
+      ? this.ended('cancelled', attempt!.reason, 'request')
+      : this.ended('expired', 'signing deadline passed', 'deadline');
+  }
+
+  async #withdrawThenDecide(why: 'cancel' | 'deadline', attempt: CancelAttempt | undefined): Ending {
     const { tx } = this;
     const w = await this.#withdraw(why);
     tx.providerStatus = w.status;
-    if (w.withdrawn) return this.ended(outcome, reason, endedBy);
+    if (w.withdrawn) return this.#withdrawn(why, attempt);
     if (why === 'cancel') tx.cancel = undefined;
     const end = await this.follow(w);
     if (end) return end; // a cancel returns that end
     if (w.status === 'completed') {
-      if (attempt)
-        attempt.refused = {
-          type: FailureType.TransactionFinished,
-          message: 'the transaction has completed at the provider; it is being archived',
-        };
+      if (attempt) attempt.refused = COMPLETING;
       return undefined;
     }
-    const signed =
-      !w.withdrawn && w.participants
-        ? `${w.participants.filter((p) => p.status === 'signed').length} of ${tx.participants.length}`
-        : 'some';
+    const signed = w.participants ? `${w.participants.filter((p) => p.status === 'signed').length} of ${tx.participants.length}` : 'some';
     if (attempt) {
       attempt.refused = {
         type: FailureType.WithdrawRefused,
