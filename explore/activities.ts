@@ -1,0 +1,170 @@
+/**
+ * The worker's activities for exploration: everything the workflows call,
+ * in process, against the provider model. Shared by the explorer and the fast
+ * branching tests (test/workflow-branching.test.ts).
+ *
+ * As much real code as can run without I/O runs: input validation, the
+ * transaction activities (the create's lookup after a lost response, the
+ * withdraw's reading of a 409) over a client backed by the model, and the
+ * inbox activities, which start the inbox and late-completion workflows on the
+ * same server. Upload, archive and the integrator's events are stubs that
+ * keep the real contracts (idempotent archive commit, ArchiveInvalid for a
+ * ZIP the archive refuses) and record what they did in the model.
+ *
+ * Faults are planned, not drawn: the plan names the n-th call of an activity
+ * and whether it fails before its effect or after it (the response is lost,
+ * which is what a timeout looks like to the workflow). Either way Temporal
+ * retries it. A plan keyed by call counts keeps a schedule reproducible and
+ * lets the shrinker drop faults one by one.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { createInboxActivities } from '../activities/inbox.js';
+import type { EsignActivities } from '../activities/index.js';
+import { createInputValidationActivities } from '../activities/input-validation.js';
+import { createTransactionActivities } from '../activities/transactions.js';
+import type { ArchiveInput } from '../activities/archive.js';
+import type { UploadDocumentsInput, UploadDocumentsResult } from '../activities/documents.js';
+import type { EsignClient } from '../src/esign/client.js';
+import { FailureType } from '../src/failures.js';
+import { UrlPolicy } from '../activities/support/url-policy.js';
+import type { ArchiveResult, EsignTransactionResult, IntegratorEvent } from '../src/definitions/transaction.js';
+import type { ProviderModel } from './provider-model.js';
+
+/** Where the explorer's transactions send their integrator events (never contacted: the stubs record them). */
+export const CALLBACK_URL = 'https://integrator.invalid/esign-events';
+
+export interface PlannedFault {
+  activity: keyof EsignActivities;
+  /** 1-based: the n-th call of this activity in the run (every attempt counts). */
+  call: number;
+  /** `before`: fails without effect; `after`: the effect happened and the response was lost. */
+  when: 'before' | 'after';
+}
+
+/** The activities whose calls the explorer may fail: input validation is pure and never fails for transport reasons. */
+export const FAULTABLE: readonly (keyof EsignActivities)[] = [
+  'uploadDocuments',
+  'createTransaction',
+  'registerWithInbox',
+  'getTransactionStatus',
+  'updateTransaction',
+  'withdrawTransaction',
+  'createSigningUrl',
+  'archiveCompletedDocuments',
+  'notifyIntegrator',
+  'recordCompletion',
+  'describeTransaction',
+  'startLateCompletion',
+];
+
+/** A client with the shape of EsignClient whose provider is the model (the transaction activities take the class). */
+export function modelClient(model: ProviderModel): EsignClient {
+  const client = {
+    async createTransaction(request: Parameters<EsignClient['createTransaction']>[0]) {
+      return model.create(request);
+    },
+    async getTransaction(id: string) {
+      return model.get(id);
+    },
+    async updateTransaction(id: string, request: Parameters<EsignClient['updateTransaction']>[1]) {
+      // The withdraw is the replace to draft; the activities tell it apart only by the status they ask for.
+      return model.replace(id, request, request.status === 'draft' ? 'withdraw or replace to draft' : 'replace to esign_pending');
+    },
+    async listTransactions(query: Parameters<EsignClient['listTransactions']>[0] = {}) {
+      return model.list(Number(query.limit ?? 50), Number(query.offset ?? 0));
+    },
+    async createIframeUrl(request: Parameters<EsignClient['createIframeUrl']>[0]) {
+      return model.signingUrl(request.data.esignId, request.data.participantIds);
+    },
+  };
+  // Only the methods the transaction activities call exist; the class's private fields make a structural type impossible.
+  return client as unknown as EsignClient;
+}
+
+export interface ExplorerActivityOptions {
+  model: ProviderModel;
+  faults?: readonly PlannedFault[];
+  /** Passed to the inbox the registration starts (default: the inbox's own, 7 days). */
+  inboxOrphanAfter?: string;
+}
+
+/** Every activity of the workflows, over the model, with the planned faults. */
+export function createExplorerActivities(options: ExplorerActivityOptions): EsignActivities {
+  const { model } = options;
+  const real = {
+    ...createInputValidationActivities({
+      urlPolicy: new UrlPolicy([new URL(CALLBACK_URL).origin]),
+      minReconcileMs: 1_000,
+      canSignCallbacks: true,
+    }),
+    ...createTransactionActivities({ client: modelClient(model) }),
+    ...createInboxActivities(options.inboxOrphanAfter ? { orphanAfter: options.inboxOrphanAfter } : {}),
+  };
+  const activities: EsignActivities = {
+    ...real,
+
+    async uploadDocuments(input: UploadDocumentsInput): Promise<UploadDocumentsResult> {
+      const storagePaths = model.upload(input.documents.length);
+      return { storagePaths, sha256: Object.fromEntries(storagePaths.map((p, i) => [p, String(i).padStart(64, '0')])) };
+    },
+
+    /** The real archive's contract: an archive committed for the key is returned as it is; a refused ZIP is ArchiveInvalid. */
+    async archiveCompletedDocuments(input: ArchiveInput): Promise<ArchiveResult> {
+      const key = input.archivePrefix ? `${input.archivePrefix}/${input.transactionId}` : input.transactionId;
+      const archived = (sha256: string): ArchiveResult => ({ uri: `model://archive/${key}`, sha256, bytes: 1, files: [] });
+      const committed = model.archives.find((a) => a.key === key);
+      if (committed) return archived(committed.sha256);
+      let zip: { sha256: string; valid: boolean };
+      try {
+        zip = model.zip(input.transactionId);
+      } catch (err) {
+        // The real activity's download answers 409 the same way: not completed, nothing to archive.
+        throw ApplicationFailure.nonRetryable((err as Error).message, FailureType.ProviderRejected);
+      }
+      if (!zip.valid)
+        throw ApplicationFailure.nonRetryable('completed ZIP rejected: explorer: the ZIP is invalid', FailureType.ArchiveInvalid);
+      model.archives.push({ key, transactionId: input.transactionId, sha256: zip.sha256 });
+      return archived(zip.sha256);
+    },
+
+    async notifyIntegrator(input: { callbackUrl: string; event: IntegratorEvent }): Promise<void> {
+      model.recordEvent('notifyIntegrator', input.event);
+    },
+
+    async recordCompletion(input: { result: EsignTransactionResult; callbackUrl?: string; late?: boolean }): Promise<void> {
+      if (!input.callbackUrl) return;
+      const type = input.late ? 'transaction.completed_late' : `transaction.${input.result.status}`;
+      model.recordEvent('recordCompletion', {
+        type: type as IntegratorEvent['type'],
+        key: `${input.result.transactionId ?? input.result.referenceId}:${type}`,
+        data: { ...input.result },
+      });
+    },
+  };
+  return withFaults(activities, options.faults ?? [], model);
+}
+
+/** Counts each activity's calls and fails the planned ones, before or after their effect, as retryable. */
+function withFaults(activities: EsignActivities, plan: readonly PlannedFault[], model: ProviderModel): EsignActivities {
+  if (plan.length === 0) return activities;
+  const calls = new Map<string, number>();
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(activities) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    wrapped[name] = async (...args: unknown[]) => {
+      const n = (calls.get(name) ?? 0) + 1;
+      calls.set(name, n);
+      const fault = plan.find((f) => f.activity === name && f.call === n);
+      if (fault) model.faultsHit++;
+      const fail = (what: string) =>
+        ApplicationFailure.retryable(
+          `explorer fault: ${name} call ${n} (attempt ${Context.current().info.attempt}) ${what}`,
+          FailureType.ProviderUnavailable,
+        );
+      if (fault?.when === 'before') throw fail('failed before its effect');
+      const result = await fn(...args);
+      if (fault?.when === 'after') throw fail('lost its response after its effect');
+      return result;
+    };
+  }
+  return wrapped as EsignActivities;
+}

@@ -1,0 +1,635 @@
+/**
+ * Runs one schedule on a time-skipping server and records what happened:
+ * the workflow's end, the model's state at that end, every update's outcome,
+ * and every history the schedule produced (the transaction's runs, its inbox,
+ * a late completion). explore/checks.ts judges the record.
+ *
+ * Time: the server's clock stands still while the driver acts (the test
+ * server locks time skipping until someone waits), and moves on only when
+ * the driver sleeps to the next step, so a step at +90 min happens at +90 min
+ * of the workflow's time, whatever the machine's speed. Timers, retries and
+ * polls in between run as they would, in skipped time. (Hence a plain client:
+ * the test environment's own unlocks time skipping while it waits for a
+ * result, and an unlocked server runs every timer it has in an instant.)
+ *
+ * After the last step the driver lets time run until the workflow ends,
+ * within a bound: past the deadline the provider expires a transaction it
+ * still holds open (so an overdue workflow ends too), and an operator repairs
+ * an archive that refused its ZIP. A workflow still open past the bound is a
+ * finding, reported with where it stalled.
+ */
+import { WorkflowNotFoundError } from '@temporalio/common';
+import {
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+  type WorkflowUpdateHandle,
+} from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { defineUpdate } from '@temporalio/workflow';
+import { deliverNotification } from '../src/bridge/deliver.js';
+import { startEsignTransaction } from '../src/client/transactions.js';
+import type { EsignWebhook } from '../src/esign/schemas.js';
+import { EsignTransactionInput as InputSchema, type EsignTransactionInput } from '../src/transaction/input.js';
+import * as definitions from '../src/definitions/transaction.js';
+import {
+  cancelUpdate,
+  esignCompletedSignal,
+  esignEventSignal,
+  issueSigningUrlUpdate,
+  replaceTransactionUpdate,
+  statusQuery,
+  workflowIdFor,
+  type EsignTransactionResult,
+} from '../src/definitions/transaction.js';
+import type { esignTransaction } from '../workflows/esign-transaction.js';
+import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
+import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
+import { CALLBACK_URL, createExplorerActivities } from './activities.js';
+import type { Lane } from './lane.js';
+import { ENDED, ProviderModel, uuidFactory, type ModelStatus } from './provider-model.js';
+import type { Delivery, Schedule, Step, TimedStep } from './schedule.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** `retryArchive`, the operator's update once the workflow waits for a repaired archive (absent from older workflow code). */
+export const RETRY_ARCHIVE = 'retryArchive';
+const retryArchiveUpdate = defineUpdate<unknown, []>(RETRY_ARCHIVE);
+
+export interface WorkflowFeatures {
+  /** The workflow waits in `archive_invalid` for `retryArchive` instead of failing on a refused ZIP. */
+  retryArchive: boolean;
+  /** The input takes `maxHistoryEvents`, the bound on one run's history. */
+  maxHistoryEvents: boolean;
+}
+
+/**
+ * What the workflow code offers, so the explorer widens as it gains it: this checkout's, or that of another
+ * checkout whose `workflows/index.ts` is given (its definitions and input schema are read from it).
+ */
+export async function workflowFeatures(workflowsIndex?: string): Promise<WorkflowFeatures> {
+  const from = async (...candidates: string[]): Promise<Record<string, unknown>> => {
+    for (const candidate of candidates) {
+      const loaded = (await import(new URL(candidate, `file://${workflowsIndex}`).href).catch(() => undefined)) as
+        Record<string, unknown> | undefined;
+      if (loaded) return loaded;
+    }
+    throw new Error(`none of ${candidates.join(', ')} next to ${workflowsIndex}`);
+  };
+  // The names moved over time: workflows/definitions.ts, then src/definitions/transaction.ts.
+  const defs = workflowsIndex
+    ? await from('../src/definitions/transaction.ts', 'definitions.ts')
+    : (definitions as Record<string, unknown>);
+  const input = (workflowsIndex ? await from('../src/transaction/input.ts') : { EsignTransactionInput: InputSchema }) as {
+    EsignTransactionInput: { shape: Record<string, unknown> };
+  };
+  return {
+    retryArchive: Object.values(defs).some((d) => typeof d === 'object' && d !== null && (d as { name?: unknown }).name === RETRY_ARCHIVE),
+    maxHistoryEvents: 'maxHistoryEvents' in input.EsignTransactionInput.shape,
+  };
+}
+
+export type WorkflowEnd =
+  | { kind: 'result'; result: EsignTransactionResult }
+  | { kind: 'failed'; type: string | undefined; message: string }
+  | { kind: 'stalled'; where: string }
+  | { kind: 'not-started'; message: string };
+
+export interface MessageOutcome {
+  /** The step that sent it ("cancel@+5400s"). */
+  step: string;
+  kind: 'signingUrl' | 'replace' | 'cancel' | 'retryArchive' | 'query';
+  outcome: 'pending' | 'ok' | 'failed' | 'error';
+  type?: string;
+  message?: string;
+  value?: unknown;
+}
+
+export interface RecordedHistory {
+  workflowId: string;
+  runId: string;
+  history: proto.temporal.api.history.v1.IHistory;
+}
+
+export interface Observation {
+  schedule: Schedule;
+  referenceId: string;
+  workflowId: string;
+  end: WorkflowEnd;
+  /** The provider's transactions of this referenceId when the end was observed, before any late move. */
+  atEnd: { id: string; status: ModelStatus; everSigned: boolean }[];
+  model: ProviderModel;
+  messages: MessageOutcome[];
+  histories: RecordedHistory[];
+  /** Workflows (inbox, late completion) still open when the run was over. */
+  stillOpen: string[];
+  /** Webhooks a direct signal could not deliver because the workflow had ended (harmless: the inbox path is the durable one). */
+  directAfterEnd: number;
+  /** Worker restarts, and the workflow tasks the dead workers' sticky queues held that were handed back. */
+  restarts: { count: number; tasksHandedBack: number };
+  /** The server's clock when the workflow started (epoch ms): steps are at `startedAt + at`. */
+  startedAt: number;
+  simulatedMs: number;
+}
+
+export interface DriverOptions {
+  lane: Lane;
+  /** Unique per run on a lane: it is in every id the run makes (explore/lane.ts routes activities by it). */
+  run: number;
+  /** What the workflow code offers. */
+  features: WorkflowFeatures;
+  log?: (line: string) => void;
+  /** Told where the run is (a step, a phase), so a run that hangs in real time can say where. */
+  onPhase?: (phase: string) => void;
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export async function runSchedule(schedule: Schedule, options: DriverOptions): Promise<Observation> {
+  const { lane, run } = options;
+  const { env, taskQueue } = lane;
+  const { features } = options;
+  // Not env.client: its result() unlocks time skipping while it waits, and an unlocked server runs every
+  // timer it has (the inbox's days, the next poll) in an instant, which would move the schedule's clock.
+  const client = lane.client;
+  const uuid = uuidFactory(schedule.seed, run);
+  const referenceId = `x${schedule.seed}-${run}`;
+  const workflowId = workflowIdFor(referenceId);
+  const model = new ProviderModel({ uuid });
+  const activities = createExplorerActivities({ model, faults: schedule.faults });
+  const participantIds = Array.from({ length: schedule.setup.participants }, () => uuid());
+  const messages: MessageOutcome[] = [];
+  const inFlight: Promise<void>[] = [];
+  let directAfterEnd = 0;
+  let restarts = 0;
+  let handedBack: number;
+
+  // --------------------------------------------------------- the timeline
+  let t0 = 0;
+  let seq = 0;
+  const queue: { at: number; seq: number; what: string; run: () => Promise<void> }[] = [];
+  const enqueue = (at: number, what: string, fn: () => Promise<void>) => {
+    queue.push({ at, seq: seq++, what, run: fn });
+    queue.sort((a, b) => a.at - b.at || a.seq - b.seq);
+  };
+  const now = () => env.currentTimeMs();
+  const advanceTo = async (target: number) => {
+    const current = await now();
+    if (target > current) await env.sleep(target - current);
+  };
+  const runDue = async () => {
+    const current = await now();
+    while (queue.length > 0 && queue[0]!.at <= current) {
+      const next = queue.shift()!;
+      options.log?.(`+${Math.round((next.at - t0) / 1000)}s (now +${Math.round((current - t0) / 1000)}s) ${next.what}`);
+      options.onPhase?.(`${next.what} at +${Math.round((next.at - t0) / 1000)}s`);
+      await next.run();
+    }
+  };
+
+  const handle = (): WorkflowHandle<typeof esignTransaction> => client.workflow.getHandle<typeof esignTransaction>(workflowId);
+  const ours = () => model.byReference(referenceId)[0];
+
+  // Each webhook the model emits during a step takes the fate the step gives it (or the bridge's, by default).
+  let fates: Delivery[] = [];
+  let emittedAt = 0;
+  model.onWebhook = (notification) => {
+    const fate = fates.shift() ?? [{ via: 'inbox', afterMs: 0 }];
+    for (const copy of fate) {
+      enqueue(emittedAt + copy.afterMs, `${notification.event} via ${copy.via}`, () => deliver(notification, copy.via));
+    }
+  };
+  const deliver = async (notification: EsignWebhook, via: 'direct' | 'inbox') => {
+    if (via === 'inbox') {
+      await deliverNotification(client, notification, { taskQueue });
+      return;
+    }
+    try {
+      if (notification.event === 'esign-completed') await handle().signal(esignCompletedSignal, notification);
+      else await handle().signal(esignEventSignal, notification);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      directAfterEnd++;
+    }
+  };
+
+  const track = (step: string, kind: MessageOutcome['kind'], call: Promise<unknown>) => {
+    const record: MessageOutcome = { step, kind, outcome: 'pending' };
+    messages.push(record);
+    inFlight.push(
+      call.then(
+        (value) => {
+          record.outcome = 'ok';
+          record.value = value;
+        },
+        (err: unknown) => {
+          const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+          record.outcome = cause ? 'failed' : 'error';
+          record.type = (cause as { type?: string } | undefined)?.type ?? (cause ? cause.name : (err as Error)?.name);
+          record.message = errorText(cause ?? err);
+        },
+      ),
+    );
+  };
+
+  /**
+   * Sends an update and waits until the workflow accepted (or refused) it, so that messages of one instant
+   * reach the workflow in the schedule's order; its answer is followed like any other. A workflow that does
+   * not take it within a few seconds of real time (it may be stuck) is not waited for.
+   */
+  const update = async (
+    label: string,
+    kind: MessageOutcome['kind'],
+    send: (h: ReturnType<typeof handle>) => Promise<WorkflowUpdateHandle<unknown>>,
+  ) => {
+    const accepted = send(handle());
+    track(
+      label,
+      kind,
+      accepted.then((u) => u.result()),
+    );
+    await Promise.race([accepted.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+  };
+
+  /** A webhook for a transaction that is not this one's (the workflow and its inbox must ignore it). */
+  const strayNotification = (): EsignWebhook => ({
+    event: 'esign-completed',
+    entity: 'esign',
+    data: { notificationId: uuid(), entity_id: uuid(), transaction_id: uuid() },
+  });
+
+  const take = async (step: Step, label: string, at: number) => {
+    const tx = ours();
+    emittedAt = at;
+    switch (step.kind) {
+      case 'signingUrl':
+        await update(label, step.kind, (h) =>
+          h.startUpdate(issueSigningUrlUpdate, {
+            args: [{ participantIds: [participantIds[step.participant]!] }],
+            waitForStage: WorkflowUpdateStage.ACCEPTED,
+          }),
+        );
+        return;
+      case 'replace':
+        await update(label, step.kind, (h) =>
+          h.startUpdate(replaceTransactionUpdate, { args: [{ status: step.status }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+        );
+        return;
+      case 'cancel':
+        await update(label, step.kind, (h) =>
+          h.startUpdate(cancelUpdate, { args: [{ reason: 'cancelled by the explorer' }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+        );
+        return;
+      case 'query':
+        // Awaited: a query is answered at once, and after a restart it replays the history on the new worker.
+        track(label, step.kind, handle().query(statusQuery));
+        await inFlight[inFlight.length - 1];
+        return;
+      case 'view':
+      case 'sign':
+      case 'decline':
+      case 'providerEnd':
+        fates = [...step.webhooks];
+        if (tx) {
+          if (step.kind === 'view') model.view(tx.id, step.participant);
+          else if (step.kind === 'sign') model.sign(tx.id, step.participant);
+          else if (step.kind === 'decline') model.decline(tx.id, step.participant);
+          else model.forceEnd(tx.id, step.status);
+        }
+        fates = [];
+        return;
+      case 'strayWebhook':
+        await deliver(strayNotification(), 'direct');
+        return;
+      case 'restartWorker': {
+        restarts++;
+        await lane.restartWorker();
+        // Each open workflow gets a webhook for another transaction (ignored, counted as rejected): its task then
+        // leaves the dead worker's queue at once, before an update can. The test server mishandles an update that
+        // comes in a task handed back that way (it refuses the next completion), which a real server never sees.
+        const open: string[] = [];
+        for (const id of [workflowId, ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))]) {
+          const stray = strayNotification();
+          const sent = await (
+            id === workflowId
+              ? handle().signal(esignEventSignal, stray)
+              : client.workflow.getHandle(id).signal(inboxNotificationSignal, stray)
+          ).then(
+            () => true,
+            () => false,
+          );
+          if (sent) open.push(id);
+        }
+        await lane.moved(open);
+        return;
+      }
+      case 'badZip':
+        model.badZips = true;
+        return;
+      case 'fixZip':
+        model.fixZips();
+        if (features.retryArchive)
+          await update(label, 'retryArchive', (h) =>
+            h.startUpdate(retryArchiveUpdate, { args: [], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+          );
+        return;
+      case 'resend':
+        if (tx?.status === 'draft') model.replace(tx.id, { status: 'esign_pending' }, 'someone outside the workflow');
+        return;
+    }
+  };
+
+  // ------------------------------------------------------------------ run
+  const input = transactionInput(schedule, referenceId, participantIds);
+  let end: WorkflowEnd | undefined;
+  const histories: RecordedHistory[] = [];
+  let atEnd: Observation['atEnd'] = [];
+  const stillOpen: string[] = [];
+  lane.register(run, activities);
+  try {
+    options.onPhase?.('starting the workflow');
+    t0 = await now();
+    try {
+      if (schedule.setup.signingUrlWithStart) {
+        // Update-with-start answers once the transaction exists: followed like any other update, not awaited.
+        track(
+          'signingUrl@start',
+          'signingUrl',
+          startEsignTransaction(client, input, { taskQueue, signingUrlFor: { participantIds: [participantIds[0]!] } }),
+        );
+        await waitUntilStarted(handle());
+      } else {
+        await startEsignTransaction(client, input, { taskQueue });
+      }
+    } catch (err) {
+      end = { kind: 'not-started', message: errorText(err) };
+    }
+
+    if (!end) {
+      for (const step of schedule.steps) enqueue(t0 + step.at, step.kind, () => take(step, stepLabel(step), t0 + step.at));
+      // The steps, and the webhooks they send, in time order.
+      while (queue.length > 0) {
+        await advanceTo(queue[0]!.at);
+        await runDue();
+      }
+      end = await driveToEnd();
+      atEnd = model.byReference(referenceId).map((t) => ({ id: t.id, status: t.status, everSigned: t.everSigned }));
+
+      // The late path: moves of the world after the end, then time for the inbox and a late completion to finish.
+      const lateFrom = await now();
+      schedule.late.forEach((step, i) =>
+        enqueue(lateFrom + (i + 1) * MINUTE, `late ${step.kind}`, () => take(step, `late ${step.kind}`, lateFrom + (i + 1) * MINUTE)),
+      );
+      await settleAfterEnd(lateFrom);
+    }
+  } finally {
+    options.onPhase?.('collecting histories');
+    // Updates still waiting are answered (or refused) by now, or never will be: the workflow has ended.
+    await Promise.race([Promise.allSettled(inFlight), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    if (end?.kind !== 'not-started') histories.push(...(await collectHistories().catch(() => [])));
+    // Whatever is still running (a stalled run) stops here: its timers would otherwise fire in the next run's time.
+    await terminateLeftovers();
+    handedBack = await lane.forget(run);
+  }
+  return {
+    schedule,
+    referenceId,
+    workflowId,
+    end: end ?? { kind: 'not-started', message: 'the driver stopped before the start' },
+    atEnd,
+    model,
+    messages,
+    histories,
+    stillOpen,
+    directAfterEnd,
+    restarts: { count: restarts, tasksHandedBack: handedBack },
+    startedAt: t0,
+    simulatedMs: (await now()) - t0,
+  };
+
+  // ---------------------------------------------------------------- phases
+
+  /** Lets time run until the workflow ends; the provider ends what it still holds open past the deadline. */
+  async function driveToEnd(): Promise<WorkflowEnd> {
+    options.log?.('drive to end');
+    options.onPhase?.('driving the workflow to its end');
+    const { signingDeadlineMs, reconcileMaxIntervalMs } = schedule.setup;
+    const slack = 2 * reconcileMaxIntervalMs + 30 * MINUTE;
+    const providerExpiresAt = t0 + signingDeadlineMs + slack;
+    const giveUpAt = providerExpiresAt + slack + 2 * HOUR;
+    let repaired = false;
+    let expired = false;
+    for (;;) {
+      const closed = await closedEnd();
+      if (closed) return closed;
+      const current = await now();
+      if (current >= providerExpiresAt) {
+        const tx = ours();
+        // An operator repairs an archive that refused its ZIP (as the schedule's own fixZip would).
+        if (!repaired && tx?.zip && !tx.zip.valid) {
+          repaired = true;
+          await take({ kind: 'fixZip' }, 'fixZip@drain', current);
+        }
+        if (!expired && tx && !ENDED.includes(tx.status)) {
+          expired = true;
+          // The provider's own expiry, announced by a webhook through the bridge (a poll finds it too).
+          fates = [[{ via: 'inbox', afterMs: 0 }]];
+          emittedAt = current;
+          model.forceEnd(tx.id, 'expired');
+          fates = [];
+        }
+      }
+      if (current >= giveUpAt) return { kind: 'stalled', where: await whereItStalled() };
+      // Checked every so often (each check costs a round trip; the workflow's own timers run in between).
+      const every = Math.min(Math.max(reconcileMaxIntervalMs, 30 * MINUTE), 6 * HOUR);
+      const next = Math.min(queue[0]?.at ?? Infinity, current + every, current >= providerExpiresAt ? giveUpAt : providerExpiresAt);
+      await advanceTo(next);
+      await runDue();
+    }
+  }
+
+  /**
+   * After the end: the late moves and their webhooks, then time for the inbox (it stays 3 days after its owner
+   * ended, and one started by a webhook after that waits 7 for an owner) and a late completion to finish.
+   */
+  async function settleAfterEnd(from: number): Promise<void> {
+    options.log?.('settle after end');
+    options.onPhase?.('after the end (late moves, inbox, late completion)');
+    while (queue.length > 0) {
+      await advanceTo(queue[0]!.at);
+      await runDue();
+    }
+    const last = Math.max(from, await now());
+    for (const until of [last + 3 * DAY + HOUR, last + 8 * DAY]) {
+      await advanceTo(until);
+      if ((await openAfterEnd()).length === 0) return;
+    }
+    stillOpen.push(...(await openAfterEnd()));
+  }
+
+  /** The inbox and late-completion workflows of this referenceId's transactions that are still running. */
+  async function openAfterEnd(): Promise<string[]> {
+    const ids = model.byReference(referenceId).flatMap((t) => [inboxIdFor(t.id), lateCompletionIdFor(t.id)]);
+    const open: string[] = [];
+    for (const id of ids) {
+      const status = await client.workflow
+        .getHandle(id)
+        .describe()
+        .then(
+          (d) => d.status.name,
+          () => 'NOT_FOUND',
+        );
+      if (status === 'RUNNING') open.push(id);
+    }
+    return open;
+  }
+
+  /** The transaction's end, once its last run has closed. */
+  async function closedEnd(): Promise<WorkflowEnd | undefined> {
+    const status = (await handle().describe()).status.name;
+    if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return undefined;
+    try {
+      // Closed: the result is at hand, so waiting on it skips no time.
+      return { kind: 'result', result: await handle().result() };
+    } catch (err) {
+      const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+      return { kind: 'failed', type: (cause as { type?: string } | undefined)?.type, message: errorText(cause ?? err) };
+    }
+  }
+
+  async function whereItStalled(): Promise<string> {
+    const described = await handle()
+      .describe()
+      .catch(() => undefined);
+    const raw = described?.raw;
+    const history = await handle()
+      .fetchHistory()
+      .catch(() => undefined);
+    const events = (history?.events ?? []).slice(-15).map((e) => eventName(e.eventType));
+    const phase = await handle()
+      .query(statusQuery)
+      .then(
+        (s) => s.phase,
+        (err: unknown) => `unknown (${errorText(err)})`,
+      );
+    return `phase ${phase}; pending activities ${JSON.stringify(
+      raw?.pendingActivities?.map((a) => ({ type: a.activityType?.name, attempt: a.attempt })) ?? [],
+    )}; pending updates ${
+      messages
+        .filter((m) => m.outcome === 'pending')
+        .map((m) => m.step)
+        .join(', ') || 'none'
+    }; last events ${events.join(' ')}`;
+  }
+
+  async function terminateLeftovers(): Promise<void> {
+    const ids = [workflowId, ...model.byReference(referenceId).flatMap((t) => [inboxIdFor(t.id), lateCompletionIdFor(t.id)])];
+    for (const id of ids) {
+      const h = client.workflow.getHandle(id);
+      const status = await h.describe().then(
+        (d) => d.status.name,
+        () => 'NOT_FOUND',
+      );
+      if (status === 'RUNNING') await h.terminate('the explorer ended this run').catch(() => undefined);
+    }
+  }
+
+  /** Every run of the transaction (following continue-as-new back from the last), its inbox and any late completion. */
+  async function collectHistories(): Promise<RecordedHistory[]> {
+    const out: RecordedHistory[] = [];
+    let runId: string | undefined = (await handle().describe()).runId;
+    const runs: RecordedHistory[] = [];
+    while (runId) {
+      const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+      runs.unshift({ workflowId, runId, history });
+      runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    }
+    out.push(...runs);
+    for (const t of model.byReference(referenceId)) {
+      for (const id of [inboxIdFor(t.id), lateCompletionIdFor(t.id)]) {
+        const h = client.workflow.getHandle(id);
+        const described = await h.describe().catch(() => undefined);
+        if (!described) continue;
+        out.push({ workflowId: id, runId: described.runId, history: await h.fetchHistory() });
+      }
+    }
+    return out;
+  }
+}
+
+/** The transaction's input for a schedule: two small documents, the schedule's participants, timings and options. */
+export function transactionInput(schedule: Schedule, referenceId: string, participantIds: readonly string[]): EsignTransactionInput {
+  const { setup } = schedule;
+  const people = ['Ada Lovelace', 'Alan Turing', 'Grace Hopper'];
+  return {
+    referenceId,
+    documents: [
+      {
+        title: 'Contract',
+        source: { storagePath: `caller-uploaded/${referenceId}.pdf` },
+        tags: participantIds.map((_, i) => ({
+          type: 'SIGNATURETEMPLATE' as const,
+          x: 72,
+          y: 120 + 40 * i,
+          width: 200,
+          height: 30,
+          page: 0,
+          signerIndex: i,
+        })),
+      },
+    ],
+    participants: participantIds.map((id, i) => {
+      const [firstName, lastName] = people[i]!.split(' ') as [string, string];
+      return {
+        id,
+        email: `${firstName.toLowerCase()}@example.com`,
+        firstName,
+        lastName,
+        authenticationType: 'none',
+        twoFactorContact: 'email',
+      };
+    }),
+    status: setup.status,
+    signingDeadline: setup.signingDeadlineMs,
+    reconcileInterval: setup.reconcileIntervalMs,
+    reconcileMaxInterval: setup.reconcileMaxIntervalMs,
+    ...(setup.callback ? { callbackUrl: CALLBACK_URL } : {}),
+    ...(setup.reminders
+      ? { reminders: { firstAfter: setup.reminders.firstAfterMs, every: setup.reminders.everyMs, maxCount: setup.reminders.maxCount } }
+      : {}),
+    ...(setup.archivePrefix ? { archivePrefix: setup.archivePrefix } : {}),
+    ...(setup.maxHistoryEvents ? ({ maxHistoryEvents: setup.maxHistoryEvents } as Record<string, unknown>) : {}),
+  };
+}
+
+function stepLabel(step: TimedStep): string {
+  return `${step.kind}@+${Math.round(step.at / 1000)}s`;
+}
+
+async function waitUntilStarted(handle: WorkflowHandle): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (
+      await handle.describe().then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('the workflow did not start within 2 s');
+}
+
+let eventNames: Record<number, string> | undefined;
+/** `WORKFLOW_TASK_FAILED` for the proto's number, as the Web UI names events. */
+export function eventName(type: number | null | undefined): string {
+  eventNames ??= Object.fromEntries(
+    Object.entries(proto.temporal.api.enums.v1.EventType)
+      .filter(([, v]) => typeof v === 'number')
+      .map(([k, v]) => [v as number, k.replace('EVENT_TYPE_', '')]),
+  );
+  return eventNames[type ?? -1] ?? String(type);
+}

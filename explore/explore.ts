@@ -1,0 +1,308 @@
+/**
+ * The interleaving explorer: generates a schedule per seed, runs it on a
+ * free lane (a time-skipping server of its own), checks what happened, and
+ * shrinks the schedules that failed. Used by the CLI (explore/main.ts) and
+ * the tests (test/explorer.test.ts, test/explorer-regressions.test.ts).
+ */
+import proto from '@temporalio/proto';
+import { check, type CheckName, type Finding } from './checks.js';
+import { eventName, runSchedule, workflowFeatures, type Observation, type WorkflowFeatures } from './driver.js';
+import { bundleWorkflows, Lane, Replayer, type WorkflowBundle } from './lane.js';
+import { generateSchedule, type GeneratorFeatures, type Schedule } from './schedule.js';
+import { shrink } from './shrink.js';
+
+export interface SeedOutcome {
+  seed: number;
+  schedule: Schedule;
+  findings: Finding[];
+  /** How it ended, in a few words ("completed", "cancelled by request", "stalled"). */
+  ended: string;
+  /** What the run went through, to see what the schedules reach. */
+  coverage: Coverage;
+  realMs: number;
+}
+
+export interface ExplorerOptions {
+  /** Time-skipping servers run side by side (one schedule at a time each). */
+  lanes?: number;
+  /** Also generate invalid ZIPs when the workflow cannot recover from them (to show the failure). */
+  badZips?: boolean;
+  /** Another checkout's `workflows/index.ts` to explore instead of this one's (an older version, say). */
+  workflows?: string;
+  log?: (line: string) => void;
+}
+
+export class Explorer {
+  readonly features: GeneratorFeatures;
+  readonly workflow: WorkflowFeatures;
+  readonly #bundle: WorkflowBundle;
+  readonly #replayer: Replayer;
+  readonly #free: Lane[];
+  readonly #all: Lane[];
+  readonly #waiting: ((lane: Lane) => void)[] = [];
+  readonly #log: (line: string) => void;
+  #runs = 0;
+
+  private constructor(
+    bundle: WorkflowBundle,
+    replayer: Replayer,
+    lanes: Lane[],
+    features: GeneratorFeatures,
+    workflow: WorkflowFeatures,
+    log: (line: string) => void,
+  ) {
+    this.workflow = workflow;
+    this.#bundle = bundle;
+    this.#replayer = replayer;
+    this.#free = [...lanes];
+    this.#all = lanes;
+    this.features = features;
+    this.#log = log;
+  }
+
+  static async start(options: ExplorerOptions = {}): Promise<Explorer> {
+    const available = await workflowFeatures(options.workflows);
+    const features: GeneratorFeatures = {
+      maxHistoryEvents: available.maxHistoryEvents,
+      // An invalid ZIP is worth generating once the workflow waits for the operator's retryArchive.
+      badZips: options.badZips ?? available.retryArchive,
+      restarts: true,
+    };
+    const bundle = await bundleWorkflows(options.workflows);
+    const lanes = await Promise.all(Array.from({ length: options.lanes ?? 1 }, (_, i) => Lane.start(bundle, `explore-lane-${i + 1}`)));
+    return new Explorer(bundle, new Replayer(bundle), lanes, features, available, options.log ?? (() => {}));
+  }
+
+  get lanes(): number {
+    return this.#all.length;
+  }
+
+  schedule(seed: number): Schedule {
+    return generateSchedule(seed, this.features);
+  }
+
+  /**
+   * Runs one schedule on the next free lane and checks it. A run that takes longer than `timeoutMs` of real time
+   * (the test server waiting on something that never comes) fails with where it was, and its lane is replaced.
+   */
+  async run(
+    schedule: Schedule,
+    log?: (line: string) => void,
+    timeoutMs = 60_000,
+  ): Promise<{ observation: Observation; findings: Finding[]; realMs: number }> {
+    const lane = await this.#lane();
+    const started = Date.now();
+    let phase = 'waiting for a lane';
+    let timer: NodeJS.Timeout | undefined;
+    let observation: Observation;
+    const run = ++this.#runs;
+    try {
+      const running = runSchedule(schedule, {
+        lane,
+        run,
+        features: this.workflow,
+        onPhase: (p) => (phase = p),
+        ...(log ? { log } : {}),
+      });
+      // A run abandoned by the timeout goes on failing against its stopped server: nobody waits for it any more.
+      running.catch(() => undefined);
+      observation = await Promise.race([
+        running,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new RunTimeout(`no end after ${timeoutMs} ms of real time; the run was at: ${phase}`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+    } catch (err) {
+      if (!(err instanceof RunTimeout)) {
+        this.#release(lane);
+        throw err;
+      }
+      // What the server says about the transaction, before its lane goes.
+      const where = await Promise.race([
+        describeStall(lane, `esign-x${schedule.seed}-${run}`),
+        new Promise<string>((resolve) => setTimeout(() => resolve('the server did not answer'), 5_000).unref()),
+      ]);
+      this.#release(await this.#replace(lane));
+      throw new RunTimeout(`${err.message}; ${where}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    this.#release(lane);
+    // Checked off the lane: the replay runs while the lane takes the next schedule.
+    const findings = await check(observation, this.#replayer);
+    return { observation, findings, realMs: Date.now() - started };
+  }
+
+  /** Runs the seeds, `lanes` at a time; calls `onOutcome` as each is checked. */
+  async explore(seeds: readonly number[], onOutcome?: (outcome: SeedOutcome) => void): Promise<SeedOutcome[]> {
+    const outcomes: SeedOutcome[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < seeds.length) {
+        const seed = seeds[next++]!;
+        const schedule = this.schedule(seed);
+        let outcome: SeedOutcome;
+        try {
+          const { observation, findings, realMs } = await this.run(schedule);
+          outcome = { seed, schedule, findings, ended: endedAs(observation), coverage: coverageOf(observation), realMs };
+        } catch (err) {
+          // A run that hung, or the explorer itself broke on this seed (a server call failed): reported, not hidden.
+          const hung = err instanceof RunTimeout;
+          outcome = {
+            seed,
+            schedule,
+            findings: [{ check: 'ended', detail: hung ? err.message : `explorer error: ${(err as Error).stack ?? String(err)}` }],
+            ended: hung ? 'hung' : 'explorer error',
+            coverage: NO_COVERAGE,
+            realMs: 0,
+          };
+        }
+        outcomes.push(outcome);
+        onOutcome?.(outcome);
+      }
+    };
+    await Promise.all(Array.from({ length: this.lanes }, worker));
+    return outcomes.sort((a, b) => a.seed - b.seed);
+  }
+
+  /** The smallest schedule found that still fails the first check `schedule` failed. */
+  async shrink(schedule: Schedule, failed: CheckName, maxRuns = 60): Promise<{ schedule: Schedule; runs: number }> {
+    return shrink(schedule, {
+      check: failed,
+      maxRuns,
+      log: this.#log,
+      fails: async (candidate) => {
+        try {
+          // A candidate that hangs says so sooner than the first run had to.
+          return (await this.run(candidate, undefined, 30_000)).findings.map((f) => f.check);
+        } catch (err) {
+          // A run that hung did not end either.
+          return err instanceof RunTimeout ? ['ended'] : [];
+        }
+      },
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#replayer.close();
+    await Promise.all(this.#all.map((lane) => lane.close()));
+  }
+
+  /** A lane whose run hung: its server is stopped (whatever it still holds) and a fresh one takes its place. */
+  async #replace(broken: Lane): Promise<Lane> {
+    this.#log(`replacing lane ${broken.taskQueue} after a run that hung`);
+    await Promise.race([broken.abandon().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+    const fresh = await Lane.start(this.#bundle, broken.taskQueue);
+    this.#all.splice(this.#all.indexOf(broken), 1, fresh);
+    return fresh;
+  }
+
+  async #lane(): Promise<Lane> {
+    const free = this.#free.pop();
+    if (free) return free;
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  #release(lane: Lane): void {
+    const waiter = this.#waiting.shift();
+    if (waiter) waiter(lane);
+    else this.#free.push(lane);
+  }
+}
+
+export interface Coverage {
+  /** Runs of the transaction workflow (more than one: it continued as new). */
+  runs: number;
+  /** Completions archived after the workflow had ended otherwise (the late path). */
+  lateArchives: number;
+  /** Planned activity faults that fired. */
+  faults: number;
+  /** Worker restarts, and the tasks their sticky queues held that went to the new worker. */
+  restarts: number;
+  tasksHandedBack: number;
+  /** Answers to updates by failure type (`WithdrawRefused`, `TransactionFinished`, …) or `ok`. */
+  answers: Record<string, number>;
+}
+const NO_COVERAGE: Coverage = { runs: 0, lateArchives: 0, faults: 0, restarts: 0, tasksHandedBack: 0, answers: {} };
+
+export function coverageOf(o: Observation): Coverage {
+  const answers: Record<string, number> = {};
+  for (const m of o.messages) {
+    if (m.kind === 'query') continue;
+    const key = `${m.kind} ${m.outcome === 'ok' ? 'ok' : (m.type ?? m.outcome)}`;
+    answers[key] = (answers[key] ?? 0) + 1;
+  }
+  const result = o.end.kind === 'result' ? o.end.result : undefined;
+  return {
+    runs: o.histories.filter((h) => h.workflowId === o.workflowId).length,
+    lateArchives: o.model.byReference(o.referenceId).filter((t) => t.status === 'completed' && result?.status !== 'completed').length,
+    faults: o.model.faultsHit,
+    restarts: o.restarts.count,
+    tasksHandedBack: o.restarts.tasksHandedBack,
+    answers,
+  };
+}
+
+/** What a set of runs reached, in one paragraph. */
+export function describeCoverage(outcomes: readonly SeedOutcome[]): string {
+  const continued = outcomes.filter((o) => o.coverage.runs > 1);
+  const answers = new Map<string, number>();
+  for (const o of outcomes) for (const [k, n] of Object.entries(o.coverage.answers)) answers.set(k, (answers.get(k) ?? 0) + n);
+  return [
+    `continued as new in ${continued.length} runs (up to ${Math.max(0, ...continued.map((o) => o.coverage.runs))} runs of one transaction)`,
+    `${outcomes.reduce((n, o) => n + o.coverage.lateArchives, 0)} completions archived late`,
+    `${outcomes.reduce((n, o) => n + o.coverage.faults, 0)} activity faults fired`,
+    `${outcomes.reduce((n, o) => n + o.coverage.restarts, 0)} worker restarts (${outcomes.reduce((n, o) => n + o.coverage.tasksHandedBack, 0)} tasks moved off a dead worker's queue)`,
+    `update answers: ${[...answers]
+      .sort()
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
+  ].join('; ');
+}
+
+/** The transaction's pending workflow task and activities, and its last events: where a hung run waits. */
+async function describeStall(lane: Lane, workflowId: string): Promise<string> {
+  const handle = lane.client.workflow.getHandle(workflowId);
+  const raw = await handle.describe().then(
+    (d) => d.raw,
+    (err: unknown) => `describe failed: ${String(err)}`,
+  );
+  if (typeof raw === 'string') return raw;
+  const history = await handle.fetchHistory().catch(() => undefined);
+  const failedTask = [...(history?.events ?? [])]
+    .reverse()
+    .find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes;
+  return (
+    (failedTask
+      ? `last workflow task failure ${proto.temporal.api.enums.v1.WorkflowTaskFailedCause[failedTask.cause ?? 0]}: ${failedTask.failure?.message ?? ''}; `
+      : '') +
+    `${workflowId} is ${String(raw.workflowExecutionInfo?.status)}, pending workflow task ${JSON.stringify(raw.pendingWorkflowTask ?? null)}, ` +
+    `pending activities ${JSON.stringify(raw.pendingActivities?.map((a) => ({ type: a.activityType?.name, attempt: a.attempt })) ?? [])}, ` +
+    `last events ${(history?.events ?? [])
+      .slice(-12)
+      .map((e) => eventName(e.eventType))
+      .join(' ')}`
+  );
+}
+
+/** A run that did not finish in real time: the test server waits for something that never comes. */
+export class RunTimeout extends Error {
+  override readonly name = 'RunTimeout';
+}
+
+export function endedAs(observation: Observation): string {
+  const { end } = observation;
+  switch (end.kind) {
+    case 'result':
+      return `${end.result.status}${end.result.endedBy ? ` by ${end.result.endedBy}` : ''}`;
+    case 'failed':
+      return `failed ${end.type ?? ''}`.trim();
+    case 'stalled':
+      return 'stalled';
+    case 'not-started':
+      return 'not started';
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * The e-signature provider as a small state machine, in memory: what the
+ * explorer's activities call instead of HTTP, and what the explorer's checks
+ * compare the workflow's outcome with. It keeps the rules of the provider
+ * sandbox (src/sandbox/api.ts) that the workflow depends on, and nothing else:
+ *
+ * - a transaction is `draft` or `esign_pending` until it ends (`completed`,
+ *   `declined`, `cancelled`, `expired`, `deleted`); an ended one never changes;
+ * - participants go pending -> viewed -> signed | declined; the last signature
+ *   completes the transaction and makes its ZIP; a decline ends it;
+ * - a replace (the workflow's update and its withdraw, a replace to `draft`)
+ *   is refused with 409 once someone has signed or the transaction ended, and
+ *   clears the signing state otherwise;
+ * - creation is found again by referenceId and StoragePaths (the create
+ *   activity's lookup after a lost response relies on the list).
+ *
+ * Every state change the world makes (a signature, a decline, the provider's
+ * own end) yields the webhook the provider would send; the driver decides its
+ * fate (delivered, duplicated, late, lost). Archive commits and the events
+ * sent to the integrator are recorded here too, so the checks can count them.
+ */
+import type { ParticipantStatus } from '../src/esign/events.js';
+import { EsignApiError } from '../src/esign/errors.js';
+import type { CreateTransactionRequest, EsignWebhook, TransactionRecord, UpdateTransactionRequest } from '../src/esign/schemas.js';
+import type { IntegratorEvent } from '../src/definitions/transaction.js';
+
+export type ModelStatus = 'draft' | 'esign_pending' | 'completed' | 'declined' | 'cancelled' | 'expired' | 'deleted';
+export const ENDED: readonly ModelStatus[] = ['completed', 'declined', 'cancelled', 'expired', 'deleted'];
+
+export interface ModelParticipant {
+  id: string;
+  status: ParticipantStatus;
+  at?: string;
+  reason?: string;
+}
+
+export interface ModelTransaction {
+  id: string;
+  esignId: string;
+  referenceId: string | undefined;
+  status: ModelStatus;
+  body: CreateTransactionRequest;
+  participants: ModelParticipant[];
+  /** Made when it completes; `valid: false` models a ZIP the archive refuses (ArchiveInvalid) until an operator fixes it. */
+  zip?: { sha256: string; valid: boolean };
+  /** Whether anyone ever signed: a refused withdraw must have had a reason. */
+  everSigned: boolean;
+  /** Every status it went through, in order, with who moved it. */
+  trail: { status: ModelStatus; by: string }[];
+}
+
+export interface ArchiveCommit {
+  key: string;
+  transactionId: string;
+  sha256: string;
+}
+
+export interface RecordedEvent {
+  /** `notifyIntegrator` or `recordCompletion`. */
+  via: string;
+  type: string;
+  key: string;
+  /** When the workflow says it happened (its own clock); absent for outcomes. */
+  occurredAt?: string;
+  data: Record<string, unknown>;
+}
+
+/** Deterministic UUIDs: a run's ids are the same each time its schedule runs, and unique on a shared server. */
+export function uuidFactory(seed: number, run: number): () => string {
+  let n = 0;
+  const hex = (value: number, width: number) => (value >>> 0).toString(16).padStart(width, '0').slice(-width);
+  return () => {
+    n++;
+    // The run leads (explore/lane.ts routes a workflow's activities by it); the seed and a counter follow.
+    return `${hex(run, 8)}-${hex(seed, 4)}-4${hex(n >>> 12, 3)}-8${hex(n, 3)}-${hex(n * 2654435761, 12)}`;
+  };
+}
+
+const conflict = (operation: string, message: string) => new EsignApiError({ kind: 'http', status: 409, operation, message });
+const notFound = (operation: string, id: string) =>
+  new EsignApiError({ kind: 'http', status: 404, operation, message: `no transaction ${id}` });
+
+export class ProviderModel {
+  readonly transactions = new Map<string, ModelTransaction>();
+  readonly archives: ArchiveCommit[] = [];
+  readonly events: RecordedEvent[] = [];
+  /** Planned activity faults that fired (a plan may name a call that never comes). */
+  faultsHit = 0;
+  /** The next ZIP made is one the archive refuses (set by the schedule; cleared by its "fix"). */
+  badZips = false;
+  readonly #uuid: () => string;
+  readonly #now: () => Date;
+  #uploads = 0;
+  #zips = 0;
+  /** Called with each webhook the provider emits, in the order it emits them. */
+  onWebhook: (notification: EsignWebhook) => void = () => {};
+
+  constructor(options: { uuid: () => string; now?: () => Date }) {
+    this.#uuid = options.uuid;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  // ------------------------------------------------------ the provider's API
+
+  upload(count: number): string[] {
+    return Array.from({ length: count }, () => `${this.#uuid()}/document-${++this.#uploads}.pdf`);
+  }
+
+  create(body: CreateTransactionRequest): TransactionRecord {
+    const t: ModelTransaction = {
+      id: this.#uuid(),
+      esignId: this.#uuid(),
+      referenceId: body.referenceId,
+      status: body.status === 'draft' ? 'draft' : 'esign_pending',
+      body,
+      participants: body.participants.map((p) => ({ id: p.id, status: 'pending' })),
+      everSigned: false,
+      trail: [],
+    };
+    t.trail.push({ status: t.status, by: 'create' });
+    this.transactions.set(t.id, t);
+    return this.#record(t);
+  }
+
+  get(id: string): TransactionRecord {
+    const t = this.transactions.get(id);
+    if (!t) throw notFound('getTransaction', id);
+    return this.#record(t);
+  }
+
+  list(limit: number, offset: number): { data: (TransactionRecord & { id: string })[]; total: number } {
+    const all = [...this.transactions.values()].reverse(); // newest first, like the sandbox
+    return { data: all.slice(offset, offset + limit).map((t) => this.#record(t) as TransactionRecord & { id: string }), total: all.length };
+  }
+
+  /** The spec's replace; `by` says who asked (the workflow's update, its withdraw, or someone outside). */
+  replace(id: string, request: Pick<UpdateTransactionRequest, 'status'>, by = 'replace'): TransactionRecord {
+    const t = this.transactions.get(id);
+    if (!t) throw notFound('updateTransaction', id);
+    if (ENDED.includes(t.status)) throw conflict('updateTransaction', `transaction is ${t.status} and can no longer be changed`);
+    if (t.participants.some((p) => p.status === 'signed'))
+      throw conflict('updateTransaction', 'a participant has already signed; the transaction can no longer be replaced');
+    for (const p of t.participants) {
+      p.status = 'pending';
+      delete p.at;
+    }
+    this.#move(t, request.status === 'draft' ? 'draft' : 'esign_pending', by);
+    return this.#record(t);
+  }
+
+  signingUrl(esignId: string, participantIds: readonly string[]): string {
+    const t = [...this.transactions.values()].find((x) => x.esignId === esignId);
+    if (!t) throw new EsignApiError({ kind: 'http', status: 404, operation: 'createIframeUrl', message: `no transaction ${esignId}` });
+    const unknown = participantIds.filter((id) => !t.participants.some((p) => p.id === id));
+    if (unknown.length > 0)
+      throw new EsignApiError({ kind: 'http', status: 422, operation: 'createIframeUrl', message: `unknown ${unknown.join(', ')}` });
+    return `https://provider.invalid/sign/${esignId}/${participantIds.join(',')}`;
+  }
+
+  /** The completed ZIP: 409 until the transaction completed. */
+  zip(id: string): { sha256: string; valid: boolean } {
+    const t = this.transactions.get(id);
+    if (!t) throw notFound('downloadCompletedDocuments', id);
+    if (t.status !== 'completed' || !t.zip)
+      throw conflict('downloadCompletedDocuments', `transaction is ${t.status}; completed documents exist once it is completed`);
+    return t.zip;
+  }
+
+  // ------------------------------------------------------- the world's moves
+
+  /** A participant opens the signing page. Returns whether anything changed. */
+  view(id: string, participant: number): boolean {
+    const t = this.transactions.get(id);
+    const p = t?.participants[participant];
+    if (!t || !p || t.status !== 'esign_pending' || p.status !== 'pending') return false;
+    p.status = 'viewed';
+    p.at = this.#now().toISOString();
+    this.#emit(t, 'esign-participant-viewed', p.id);
+    return true;
+  }
+
+  /** A participant signs; the last signature completes the transaction. */
+  sign(id: string, participant: number): boolean {
+    const t = this.transactions.get(id);
+    const p = t?.participants[participant];
+    if (!t || !p || t.status !== 'esign_pending' || p.status === 'signed' || p.status === 'declined') return false;
+    p.status = 'signed';
+    p.at = this.#now().toISOString();
+    t.everSigned = true;
+    this.#emit(t, 'esign-participant-signed', p.id);
+    if (t.participants.every((x) => x.status === 'signed')) {
+      t.zip = { sha256: `${(++this.#zips).toString(16).padStart(8, '0')}${t.id.replace(/-/g, '')}`.slice(0, 64), valid: !this.badZips };
+      this.#move(t, 'completed', 'signers');
+      this.#emit(t, 'esign-completed');
+    }
+    return true;
+  }
+
+  decline(id: string, participant: number, reason = 'I do not agree'): boolean {
+    const t = this.transactions.get(id);
+    const p = t?.participants[participant];
+    if (!t || !p || t.status !== 'esign_pending' || p.status === 'signed' || p.status === 'declined') return false;
+    p.status = 'declined';
+    p.at = this.#now().toISOString();
+    p.reason = reason;
+    this.#move(t, 'declined', 'signer');
+    this.#emit(t, 'esign-declined');
+    return true;
+  }
+
+  /** The provider ends the transaction itself (its own cancel, expiry or deletion). */
+  forceEnd(id: string, status: 'cancelled' | 'expired' | 'deleted'): boolean {
+    const t = this.transactions.get(id);
+    if (!t || ENDED.includes(t.status)) return false;
+    this.#move(t, status, 'provider');
+    this.#emit(t, `esign-${status}`);
+    return true;
+  }
+
+  /** An operator repairs what made the archive refuse the ZIP (the explorer's stand-in for fixing the cause). */
+  fixZips(): void {
+    this.badZips = false;
+    for (const t of this.transactions.values()) if (t.zip) t.zip.valid = true;
+  }
+
+  // ------------------------------------------------------------ bookkeeping
+
+  byReference(referenceId: string): ModelTransaction[] {
+    return [...this.transactions.values()].filter((t) => t.referenceId === referenceId);
+  }
+
+  recordEvent(via: string, event: Pick<IntegratorEvent, 'type' | 'key' | 'data'> & { occurredAt?: string }): void {
+    this.events.push({
+      via,
+      type: event.type,
+      key: event.key,
+      ...(event.occurredAt ? { occurredAt: event.occurredAt } : {}),
+      data: event.data,
+    });
+  }
+
+  #move(t: ModelTransaction, status: ModelStatus, by: string): void {
+    t.status = status;
+    t.trail.push({ status, by });
+  }
+
+  #emit(t: ModelTransaction, event: EsignWebhook['event'], participantId?: string): void {
+    this.onWebhook({
+      event,
+      entity: 'esign',
+      data: {
+        notificationId: this.#uuid(),
+        entity_id: t.esignId,
+        transaction_id: t.id,
+        ...(participantId ? { participant_id: participantId } : {}),
+      },
+    } as EsignWebhook);
+  }
+
+  #record(t: ModelTransaction): TransactionRecord {
+    return {
+      id: t.id,
+      esignId: t.esignId,
+      status: t.status,
+      ...(t.referenceId ? { referenceId: t.referenceId } : {}),
+      documents: t.body.documents.map((d) => ({ title: d.title, StoragePath: d.StoragePath, tags: d.tags })),
+      participants: t.participants.map((p) => ({
+        id: p.id,
+        status: p.status,
+        ...(p.status === 'signed' && p.at ? { signedAt: p.at } : {}),
+        ...(p.status === 'declined' && p.at ? { declinedAt: p.at, ...(p.reason ? { declineReason: p.reason } : {}) } : {}),
+        ...(p.status === 'viewed' && p.at ? { viewedAt: p.at } : {}),
+      })),
+    };
+  }
+}

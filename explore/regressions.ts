@@ -1,0 +1,45 @@
+/**
+ * Schedules that once failed, kept as regression tests (explore/regressions/*.json, replayed by
+ * test/explorer-regressions.test.ts): each names the defect it showed, so a failure says what came back.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Schedule } from './schedule.js';
+
+export interface Regression {
+  /** The file's name without `.json`. */
+  name: string;
+  /** The defect the schedule showed, in a sentence. */
+  defect: string;
+  /** What the explorer reported when it found it. */
+  found?: string;
+  schedule: Schedule;
+}
+
+export const REGRESSIONS_DIR = fileURLToPath(new URL('./regressions/', import.meta.url));
+
+export async function loadRegressions(dir = REGRESSIONS_DIR): Promise<Regression[]> {
+  const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json')).sort();
+  return Promise.all(
+    files.map(async (file) => {
+      const parsed = JSON.parse(await readFile(`${dir}${file}`, 'utf8')) as Partial<Regression>;
+      return { name: file.replace(/\.json$/, ''), defect: parsed.defect ?? '(not stated)', ...parsed, schedule: scheduleOf(parsed) };
+    }),
+  );
+}
+
+/** A schedule from a file: a bare schedule, or a regression that holds one. */
+export function scheduleOf(value: unknown): Schedule {
+  const candidate = (value as { schedule?: unknown })?.schedule ?? value;
+  const s = candidate as Partial<Schedule>;
+  if (
+    typeof s?.seed !== 'number' ||
+    typeof s.setup !== 'object' ||
+    !Array.isArray(s.steps) ||
+    !Array.isArray(s.faults) ||
+    !Array.isArray(s.late)
+  ) {
+    throw new Error('not a schedule: expected {seed, setup, steps, faults, late} (or a regression with one under "schedule")');
+  }
+  return s as Schedule;
+}

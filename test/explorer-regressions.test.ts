@@ -1,0 +1,30 @@
+// Schedules the interleaving explorer once failed on (explore/regressions/*.json), replayed as they are:
+// each names the defect it showed, and must now pass every check.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Explorer } from '../explore/explore.js';
+import { loadRegressions } from '../explore/regressions.js';
+
+const regressions = await loadRegressions();
+
+let explorer: Explorer;
+beforeAll(async () => {
+  explorer = await Explorer.start({ lanes: 1 });
+});
+afterAll(async () => {
+  await explorer?.close();
+});
+
+it('has regression schedules, each naming its defect', () => {
+  expect(regressions.length).toBeGreaterThan(0);
+  for (const r of regressions) expect(r.defect.length, r.name).toBeGreaterThan(10);
+});
+
+for (const r of regressions) {
+  it(`${r.name}: ${r.defect}`, async () => {
+    // Runs are not perfectly repeatable (threads and the server race), so each schedule runs a few times.
+    for (let i = 0; i < 3; i++) {
+      const { findings } = await explorer.run(r.schedule);
+      expect(findings).toEqual([]);
+    }
+  });
+}
