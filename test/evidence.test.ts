@@ -264,7 +264,7 @@ describe('the archive refuses evidence that does not hold up', () => {
       // The same ZIP is refused again, with the same reason; the workflow keeps waiting.
       const again = await handle.executeUpdate(retryArchiveUpdate).catch((e: unknown) => e);
       expect(again).toBeInstanceOf(WorkflowUpdateFailedError);
-      const failure = (again as WorkflowUpdateFailedError).cause as (Error & { type?: string }) | undefined;
+      const failure = (again as WorkflowUpdateFailedError).cause as { type?: string; message: string } | undefined;
       expect(failure?.type).toBe('ArchiveInvalid');
       expect(failure?.message).toMatch(reason);
       expect((await handle.describe()).status.name).toBe('RUNNING');
