@@ -80,15 +80,16 @@ it('past the deadline with a signature, the refused withdraw leaves the transact
   expect(o.model.transactions.get(result(o)!.transactionId!)?.trail.map((t) => t.status)).toEqual(['esign_pending', 'completed']);
 });
 
-it('a completion while the withdraw is on its way: the cancel fails with TransactionFinished and the documents are archived', async () => {
-  // The provider completes the transaction in the instant the cancel is sent; its webhooks are lost, so the
-  // workflow learns of the completion from the withdraw's refusal.
+it('a completion the workflow has not heard of when it withdraws: the cancel fails with TransactionFinished and the documents are archived', async () => {
+  // The provider completes the transaction a second before the cancel; its webhooks are lost and no poll is due,
+  // so the workflow learns of the completion from the withdraw's refusal. (Both at the same instant would race
+  // the withdraw against the signature: either ending is right, and the explorer's seeds cover that race.)
   const steps: TimedStep[] = [
-    { at: 10 * MINUTE, kind: 'cancel' },
     { at: 10 * MINUTE, kind: 'sign', participant: 0, webhooks: [lost, lost] },
+    { at: 10 * MINUTE + 1_000, kind: 'cancel' },
   ];
   const o = await run({ setup: setup({ participants: 1 }), steps });
-  expect(message(o, 'cancel@+600s')).toMatchObject({ outcome: 'failed', type: FailureType.TransactionFinished });
+  expect(message(o, 'cancel@+601s')).toMatchObject({ outcome: 'failed', type: FailureType.TransactionFinished });
   expect(result(o)).toMatchObject({ status: 'completed' });
   expect(o.model.archives).toEqual([expect.objectContaining({ transactionId: result(o)!.transactionId })]);
 });

@@ -13,6 +13,8 @@ import { createEsignWorker } from '../src/worker/create-worker.js';
 import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../src/definitions/transaction.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { eventually } from './support/eventually.js';
+import { gate } from './support/gate.js';
+import { waitInHandOver } from './support/hand-over.js';
 import { waitForPhase, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 import { createCertificateAuthority, parseCertificates } from '../src/evidence/pki.js';
 import { sandboxEvidencePolicy } from './support/sandbox.js';
@@ -27,16 +29,6 @@ afterEach(async () => {
   env = receiver = undefined;
 });
 
-/** A gate an activity waits at until the test opens it. */
-function gate(): { wait: Promise<void>; open: () => void; reached: Promise<void>; arrive: () => void } {
-  let open!: () => void;
-  let arrive!: () => void;
-  const wait = new Promise<void>((r) => (open = r));
-  const reached = new Promise<void>((r) => (arrive = r));
-  release.push(open);
-  return { wait, open, reached, arrive };
-}
-
 const updateFailure = async (p: Promise<unknown>) => {
   const err = await p.then(
     () => undefined,
@@ -49,7 +41,7 @@ const updateFailure = async (p: Promise<unknown>) => {
 it('defect 1: a cancel during the continue-as-new hand-over is answered, and the transaction goes on', async () => {
   // Integrator events are held, so the run reaches its history bound while one is outstanding:
   // the hand-over waits for it, and the cancel arrives in that window.
-  const events = gate();
+  const events = gate(release);
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   receiver = await EventReceiver.start(secret);
   env = await startEsignTestEnv({
@@ -76,19 +68,7 @@ it('defect 1: a cancel during the continue-as-new hand-over is answered, and the
   await env.sandbox.control.signAs(status.transactionId!, ada!.id);
   await events.reached; // participant.signed is outstanding
   const firstRun = (await handle.describe()).runId;
-  // The run stops growing once it waits in the hand-over.
-  let last = -1;
-  await eventually(
-    'the run to wait in its hand-over',
-    async () => {
-      const d = await handle.describe();
-      const stable = d.runId === firstRun && d.historyLength >= 100 && d.historyLength === last;
-      last = d.historyLength;
-      return stable;
-    },
-    60_000,
-    1_500,
-  );
+  await waitInHandOver(handle, firstRun, 100);
   const pending = handle.executeUpdate(cancelUpdate, { args: [{ reason: 'changed our mind' }] });
   const refusal = await updateFailure(pending);
   expect(refusal.type).toBe(FailureType.WithdrawRefused);
@@ -102,7 +82,7 @@ it('defect 1: a cancel during the continue-as-new hand-over is answered, and the
 }, 120_000);
 
 it('defect 3: a replace in flight when a cancel comes cannot make the cancelled transaction signable again', async () => {
-  const replace = gate();
+  const replace = gate(release);
   env = await startEsignTestEnv({
     wrapActivities: (a) => ({
       ...a,

@@ -12,6 +12,9 @@ import { createCertificateAuthority, parseCertificates } from '../../src/evidenc
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
+import { eventually } from '../../test/support/eventually.js';
+import { gate } from '../../test/support/gate.js';
+import { waitInHandOver } from '../../test/support/hand-over.js';
 
 export interface ScenarioContext {
   temporal: Client;
@@ -25,24 +28,6 @@ export interface ScenarioContext {
 }
 
 type Recorded = Pick<WorkflowHandle, 'fetchHistory'>;
-
-/** Polls until `probe` holds (the scenarios' one wait). */
-async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`never happened: ${what}`);
-}
-
-/** A gate an activity waits at until the scenario opens it. */
-function gate() {
-  let open!: () => void;
-  let arrive!: () => void;
-  const wait = new Promise<void>((r) => (open = r));
-  const reached = new Promise<void>((r) => (arrive = r));
-  return { wait, open, reached, arrive };
-}
 
 export function stateMachineScenarios(ctx: ScenarioContext): Record<string, () => Promise<Recorded | Record<string, Recorded>>> {
   const { temporal, sandbox } = ctx;
@@ -77,10 +62,10 @@ export function stateMachineScenarios(ctx: ScenarioContext): Record<string, () =
       const wrong = await createEsignWorker({ connection: ctx.connection, taskQueue, deps: { ...ctx.deps, evidence: untrusted } });
       const handle = await wrong.runUntil(async () => {
         const { handle } = await startEsignTransaction(temporal, ctx.input({ reconcileInterval: '1 second' }), { taskQueue });
-        await until('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
+        await eventually('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
         const s = await handle.query(statusQuery);
         for (const p of s.participants) await sandbox.controls.signAs(s.transactionId!, p.id);
-        await until('archive refused', () => phaseOf(handle, 'archive_invalid'));
+        await eventually('archive refused', () => phaseOf(handle, 'archive_invalid'));
         await handle.executeUpdate(retryArchiveUpdate).catch(() => undefined); // refused again, same cause
         return handle;
       });
@@ -129,22 +114,15 @@ export function stateMachineScenarios(ctx: ScenarioContext): Record<string, () =
             }),
             { taskQueue },
           );
-          await until('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
+          await eventually('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
           const s = await handle.query(statusQuery);
           await sandbox.controls.signAs(s.transactionId!, s.participants[0]!.id);
           await events.reached;
           const firstRun = (await handle.describe()).runId;
-          let last = -1;
-          await until('the hand-over', async () => {
-            const d = await handle.describe();
-            const stable = d.runId === firstRun && d.historyLength >= 100 && d.historyLength === last;
-            last = d.historyLength;
-            if (!stable) await new Promise((r) => setTimeout(r, 1_000));
-            return stable;
-          });
+          await waitInHandOver(handle, firstRun, 100);
           await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] }).catch(() => undefined);
           events.open();
-          await until('the next run', async () => (await handle.describe()).runId !== firstRun);
+          await eventually('the next run', async () => (await handle.describe()).runId !== firstRun);
           await sandbox.controls.signAs(s.transactionId!, s.participants[1]!.id);
           await handle.result();
           const next = (await handle.describe()).runId;
@@ -174,7 +152,7 @@ export function stateMachineScenarios(ctx: ScenarioContext): Record<string, () =
           const { handle } = await startEsignTransaction(temporal, ctx.input({ status: 'draft', referenceId: `replay-${randomUUID()}` }), {
             taskQueue,
           });
-          await until('a draft', () => phaseOf(handle, 'draft'));
+          await eventually('a draft', () => phaseOf(handle, 'draft'));
           const sent = handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'esign_pending' }] });
           await replace.reached;
           const cancelled = handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] });

@@ -4,7 +4,7 @@
  * UI's line) and reminders with fresh signing URLs. Events go out beside the
  * transaction, without holding it up; `settled()` says when they all have.
  */
-import { log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ParticipantState } from '../../activities/transactions.js';
 import { durationToMs } from '../../src/util/duration.js';
 import { REPORT, step } from '../activity-options.js';
@@ -18,7 +18,6 @@ import type { Steps } from './steps.js';
 type EventDraft = Omit<IntegratorEvent, 'occurredAt'> & { occurredAt?: string };
 
 export class Integrator {
-  readonly #outstanding: Promise<void>[] = [];
   #pending = 0;
 
   constructor(
@@ -34,22 +33,20 @@ export class Integrator {
     if (!this.versions.eventsOn || !callbackUrl) return;
     const full: IntegratorEvent = { ...event, occurredAt: event.occurredAt ?? this.clock.iso() };
     this.#pending++;
-    this.#outstanding.push(
-      step(REPORT, `Tell the integrator: ${event.type}`)
-        .notifyIntegrator({ callbackUrl, event: full })
-        .then(
-          () => void this.#pending--,
-          (err: unknown) => {
-            this.#pending--;
-            log.error('an event could not be delivered to the callback', { type: event.type, error: (err as Error).message });
-          },
-        ),
-    );
+    void step(REPORT, `Tell the integrator: ${event.type}`)
+      .notifyIntegrator({ callbackUrl, event: full })
+      .then(
+        () => void this.#pending--,
+        (err: unknown) => {
+          this.#pending--;
+          log.error('an event could not be delivered to the callback', { type: event.type, error: (err as Error).message });
+        },
+      );
   }
 
   /** Waits until every event sent so far was delivered or given up. */
   async flush(): Promise<void> {
-    await Promise.all(this.#outstanding.splice(0));
+    await condition(() => this.settled);
   }
 
   /** Whether every event sent so far was delivered or given up (for a wait that must also notice other work). */
