@@ -20,7 +20,7 @@
  */
 import proto from '@temporalio/proto';
 import { FailureType } from '../src/failures.js';
-import type { Observation } from './driver.js';
+import type { Observation } from './observation.js';
 import type { Replayer } from './lane.js';
 import { QUERY_LOST_IN_RESTART } from './sticky-queues.js';
 

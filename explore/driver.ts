@@ -19,20 +19,10 @@
  * finding, reported with where it stalled.
  */
 import { WorkflowNotFoundError } from '@temporalio/common';
-import {
-  WorkflowFailedError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateStage,
-  type WorkflowHandle,
-  type WorkflowUpdateHandle,
-} from '@temporalio/client';
-import proto from '@temporalio/proto';
-import { defineUpdate } from '@temporalio/workflow';
+import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle, type WorkflowUpdateHandle } from '@temporalio/client';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import type { EsignWebhook } from '../src/esign/schemas.js';
-import { EsignTransactionInput as InputSchema, type EsignTransactionInput } from '../src/transaction/input.js';
-import * as definitions from '../src/definitions/transaction.js';
 import {
   cancelUpdate,
   esignCompletedSignal,
@@ -41,99 +31,21 @@ import {
   replaceTransactionUpdate,
   statusQuery,
   workflowIdFor,
-  type EsignTransactionResult,
 } from '../src/definitions/transaction.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
-import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
-import { CALLBACK_URL, createExplorerActivities } from './activities.js';
+import { createExplorerActivities } from './activities.js';
+import { Aftermath, errorText } from './aftermath.js';
+import { retryArchiveUpdate, type WorkflowFeatures } from './features.js';
+import { transactionInput } from './input.js';
 import type { Lane } from './lane.js';
-import { ENDED, ProviderModel, uuidFactory, type ModelStatus } from './provider-model.js';
+import type { MessageOutcome, Observation, RecordedHistory, WorkflowEnd } from './observation.js';
+import { ENDED, ProviderModel, uuidFactory } from './provider-model.js';
 import type { Delivery, Schedule, Step, TimedStep } from './schedule.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-
-/** `retryArchive`, the operator's update once the workflow waits for a repaired archive (absent from older workflow code). */
-export const RETRY_ARCHIVE = 'retryArchive';
-const retryArchiveUpdate = defineUpdate<unknown, []>(RETRY_ARCHIVE);
-
-export interface WorkflowFeatures {
-  /** The workflow waits in `archive_invalid` for `retryArchive` instead of failing on a refused ZIP. */
-  retryArchive: boolean;
-  /** The input takes `maxHistoryEvents`, the bound on one run's history. */
-  maxHistoryEvents: boolean;
-}
-
-/**
- * What the workflow code offers, so the explorer widens as it gains it: this checkout's, or that of another
- * checkout whose `workflows/index.ts` is given (its definitions and input schema are read from it).
- */
-export async function workflowFeatures(workflowsIndex?: string): Promise<WorkflowFeatures> {
-  const from = async (...candidates: string[]): Promise<Record<string, unknown>> => {
-    for (const candidate of candidates) {
-      const loaded = (await import(new URL(candidate, `file://${workflowsIndex}`).href).catch(() => undefined)) as
-        Record<string, unknown> | undefined;
-      if (loaded) return loaded;
-    }
-    throw new Error(`none of ${candidates.join(', ')} next to ${workflowsIndex}`);
-  };
-  // The names moved over time: workflows/definitions.ts, then src/definitions/transaction.ts.
-  const defs = workflowsIndex
-    ? await from('../src/definitions/transaction.ts', 'definitions.ts')
-    : (definitions as Record<string, unknown>);
-  const input = (workflowsIndex ? await from('../src/transaction/input.ts') : { EsignTransactionInput: InputSchema }) as {
-    EsignTransactionInput: { shape: Record<string, unknown> };
-  };
-  return {
-    retryArchive: Object.values(defs).some((d) => typeof d === 'object' && d !== null && (d as { name?: unknown }).name === RETRY_ARCHIVE),
-    maxHistoryEvents: 'maxHistoryEvents' in input.EsignTransactionInput.shape,
-  };
-}
-
-export type WorkflowEnd =
-  | { kind: 'result'; result: EsignTransactionResult }
-  | { kind: 'failed'; type: string | undefined; message: string }
-  | { kind: 'stalled'; where: string }
-  | { kind: 'not-started'; message: string };
-
-export interface MessageOutcome {
-  /** The step that sent it ("cancel@+5400s"). */
-  step: string;
-  kind: 'signingUrl' | 'replace' | 'cancel' | 'retryArchive' | 'query';
-  outcome: 'pending' | 'ok' | 'failed' | 'error';
-  type?: string;
-  message?: string;
-  value?: unknown;
-}
-
-export interface RecordedHistory {
-  workflowId: string;
-  runId: string;
-  history: proto.temporal.api.history.v1.IHistory;
-}
-
-export interface Observation {
-  schedule: Schedule;
-  referenceId: string;
-  workflowId: string;
-  end: WorkflowEnd;
-  /** The provider's transactions of this referenceId when the end was observed, before any late move. */
-  atEnd: { id: string; status: ModelStatus; everSigned: boolean }[];
-  model: ProviderModel;
-  messages: MessageOutcome[];
-  histories: RecordedHistory[];
-  /** Workflows (inbox, late completion) still open when the run was over. */
-  stillOpen: string[];
-  /** Webhooks a direct signal could not deliver because the workflow had ended (harmless: the inbox path is the durable one). */
-  directAfterEnd: number;
-  /** Worker restarts, and the workflow tasks the dead workers' sticky queues held that were handed back. */
-  restarts: { count: number; tasksHandedBack: number };
-  /** The server's clock when the workflow started (epoch ms): steps are at `startedAt + at`. */
-  startedAt: number;
-  simulatedMs: number;
-}
 
 export interface DriverOptions {
   lane: Lane;
@@ -145,8 +57,6 @@ export interface DriverOptions {
   /** Told where the run is (a step, a phase), so a run that hangs in real time can say where. */
   onPhase?: (phase: string) => void;
 }
-
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export async function runSchedule(schedule: Schedule, options: DriverOptions): Promise<Observation> {
   const { lane, run } = options;
@@ -162,6 +72,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   const activities = createExplorerActivities({ model, faults: schedule.faults });
   const participantIds = Array.from({ length: schedule.setup.participants }, () => uuid());
   const messages: MessageOutcome[] = [];
+  const after = new Aftermath(client, workflowId, referenceId, model, messages);
   const inFlight: Promise<void>[] = [];
   let directAfterEnd = 0;
   let restarts = 0;
@@ -389,9 +300,9 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     options.onPhase?.('collecting histories');
     // Updates still waiting are answered (or refused) by now, or never will be: the workflow has ended.
     await Promise.race([Promise.allSettled(inFlight), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    if (end?.kind !== 'not-started') histories.push(...(await collectHistories().catch(() => [])));
+    if (end?.kind !== 'not-started') histories.push(...(await after.collectHistories().catch(() => [])));
     // Whatever is still running (a stalled run) stops here: its timers would otherwise fire in the next run's time.
-    await terminateLeftovers();
+    await after.terminateLeftovers();
     handedBack = await lane.forget(run);
   }
   return {
@@ -423,7 +334,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     let repaired = false;
     let expired = false;
     for (;;) {
-      const closed = await closedEnd();
+      const closed = await after.closedEnd();
       if (closed) return closed;
       const current = await now();
       if (current >= providerExpiresAt) {
@@ -442,7 +353,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
           fates = [];
         }
       }
-      if (current >= giveUpAt) return { kind: 'stalled', where: await whereItStalled() };
+      if (current >= giveUpAt) return { kind: 'stalled', where: await after.whereItStalled() };
       // Checked every so often (each check costs a round trip; the workflow's own timers run in between).
       const every = Math.min(Math.max(reconcileMaxIntervalMs, 30 * MINUTE), 6 * HOUR);
       const next = Math.min(queue[0]?.at ?? Infinity, current + every, current >= providerExpiresAt ? giveUpAt : providerExpiresAt);
@@ -465,144 +376,10 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     const last = Math.max(from, await now());
     for (const until of [last + 3 * DAY + HOUR, last + 8 * DAY]) {
       await advanceTo(until);
-      if ((await openAfterEnd()).length === 0) return;
+      if ((await after.openAfterEnd()).length === 0) return;
     }
-    stillOpen.push(...(await openAfterEnd()));
+    stillOpen.push(...(await after.openAfterEnd()));
   }
-
-  /** The inbox and late-completion workflows of this referenceId's transactions that are still running. */
-  async function openAfterEnd(): Promise<string[]> {
-    const ids = model.byReference(referenceId).flatMap((t) => [inboxIdFor(t.id), lateCompletionIdFor(t.id)]);
-    const open: string[] = [];
-    for (const id of ids) {
-      const status = await client.workflow
-        .getHandle(id)
-        .describe()
-        .then(
-          (d) => d.status.name,
-          () => 'NOT_FOUND',
-        );
-      if (status === 'RUNNING') open.push(id);
-    }
-    return open;
-  }
-
-  /** The transaction's end, once its last run has closed. */
-  async function closedEnd(): Promise<WorkflowEnd | undefined> {
-    const status = (await handle().describe()).status.name;
-    if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return undefined;
-    try {
-      // Closed: the result is at hand, so waiting on it skips no time.
-      return { kind: 'result', result: await handle().result() };
-    } catch (err) {
-      const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-      return { kind: 'failed', type: (cause as { type?: string } | undefined)?.type, message: errorText(cause ?? err) };
-    }
-  }
-
-  async function whereItStalled(): Promise<string> {
-    const described = await handle()
-      .describe()
-      .catch(() => undefined);
-    const raw = described?.raw;
-    const history = await handle()
-      .fetchHistory()
-      .catch(() => undefined);
-    const events = (history?.events ?? []).slice(-15).map((e) => eventName(e.eventType));
-    const phase = await handle()
-      .query(statusQuery)
-      .then(
-        (s) => s.phase,
-        (err: unknown) => `unknown (${errorText(err)})`,
-      );
-    return `phase ${phase}; pending activities ${JSON.stringify(
-      raw?.pendingActivities?.map((a) => ({ type: a.activityType?.name, attempt: a.attempt })) ?? [],
-    )}; pending updates ${
-      messages
-        .filter((m) => m.outcome === 'pending')
-        .map((m) => m.step)
-        .join(', ') || 'none'
-    }; last events ${events.join(' ')}`;
-  }
-
-  async function terminateLeftovers(): Promise<void> {
-    const ids = [workflowId, ...model.byReference(referenceId).flatMap((t) => [inboxIdFor(t.id), lateCompletionIdFor(t.id)])];
-    for (const id of ids) {
-      const h = client.workflow.getHandle(id);
-      const status = await h.describe().then(
-        (d) => d.status.name,
-        () => 'NOT_FOUND',
-      );
-      if (status === 'RUNNING') await h.terminate('the explorer ended this run').catch(() => undefined);
-    }
-  }
-
-  /** Every run of the transaction (following continue-as-new back from the last), its inbox and any late completion. */
-  async function collectHistories(): Promise<RecordedHistory[]> {
-    const out: RecordedHistory[] = [];
-    let runId: string | undefined = (await handle().describe()).runId;
-    const runs: RecordedHistory[] = [];
-    while (runId) {
-      const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-      runs.unshift({ workflowId, runId, history });
-      runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
-    }
-    out.push(...runs);
-    for (const t of model.byReference(referenceId)) {
-      for (const id of [inboxIdFor(t.id), lateCompletionIdFor(t.id)]) {
-        const h = client.workflow.getHandle(id);
-        const described = await h.describe().catch(() => undefined);
-        if (!described) continue;
-        out.push({ workflowId: id, runId: described.runId, history: await h.fetchHistory() });
-      }
-    }
-    return out;
-  }
-}
-
-/** The transaction's input for a schedule: two small documents, the schedule's participants, timings and options. */
-export function transactionInput(schedule: Schedule, referenceId: string, participantIds: readonly string[]): EsignTransactionInput {
-  const { setup } = schedule;
-  const people = ['Ada Lovelace', 'Alan Turing', 'Grace Hopper'];
-  return {
-    referenceId,
-    documents: [
-      {
-        title: 'Contract',
-        source: { storagePath: `caller-uploaded/${referenceId}.pdf` },
-        tags: participantIds.map((_, i) => ({
-          type: 'SIGNATURETEMPLATE' as const,
-          x: 72,
-          y: 120 + 40 * i,
-          width: 200,
-          height: 30,
-          page: 0,
-          signerIndex: i,
-        })),
-      },
-    ],
-    participants: participantIds.map((id, i) => {
-      const [firstName, lastName] = people[i]!.split(' ') as [string, string];
-      return {
-        id,
-        email: `${firstName.toLowerCase()}@example.com`,
-        firstName,
-        lastName,
-        authenticationType: 'none',
-        twoFactorContact: 'email',
-      };
-    }),
-    status: setup.status,
-    signingDeadline: setup.signingDeadlineMs,
-    reconcileInterval: setup.reconcileIntervalMs,
-    reconcileMaxInterval: setup.reconcileMaxIntervalMs,
-    ...(setup.callback ? { callbackUrl: CALLBACK_URL } : {}),
-    ...(setup.reminders
-      ? { reminders: { firstAfter: setup.reminders.firstAfterMs, every: setup.reminders.everyMs, maxCount: setup.reminders.maxCount } }
-      : {}),
-    ...(setup.archivePrefix ? { archivePrefix: setup.archivePrefix } : {}),
-    ...(setup.maxHistoryEvents ? ({ maxHistoryEvents: setup.maxHistoryEvents } as Record<string, unknown>) : {}),
-  };
 }
 
 function stepLabel(step: TimedStep): string {
@@ -621,15 +398,4 @@ async function waitUntilStarted(handle: WorkflowHandle): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error('the workflow did not start within 2 s');
-}
-
-let eventNames: Record<number, string> | undefined;
-/** `WORKFLOW_TASK_FAILED` for the proto's number, as the Web UI names events. */
-export function eventName(type: number | null | undefined): string {
-  eventNames ??= Object.fromEntries(
-    Object.entries(proto.temporal.api.enums.v1.EventType)
-      .filter(([, v]) => typeof v === 'number')
-      .map(([k, v]) => [v as number, k.replace('EVENT_TYPE_', '')]),
-  );
-  return eventNames[type ?? -1] ?? String(type);
 }

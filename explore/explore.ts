@@ -6,7 +6,9 @@
  */
 import proto from '@temporalio/proto';
 import { check, type CheckName, type Finding } from './checks.js';
-import { eventName, runSchedule, workflowFeatures, type Observation, type WorkflowFeatures } from './driver.js';
+import { runSchedule } from './driver.js';
+import { workflowFeatures, type WorkflowFeatures } from './features.js';
+import { eventName, type Observation } from './observation.js';
 import { bundleWorkflows, Lane, Replayer, type WorkflowBundle } from './lane.js';
 import { generateSchedule, type GeneratorFeatures, type Schedule } from './schedule.js';
 import { shrink } from './shrink.js';
