@@ -1,6 +1,5 @@
 import { Context, log } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { WORKFLOW_TYPE, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import {
@@ -157,11 +156,10 @@ async function startInput(
   });
   const payloads = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
   if (!payloads) return undefined;
-  const first = await decodeFromPayloadsAtIndex<Partial<EsignTransactionInput> | null>(loadedDataConverter, 0, payloads, {
-    type: 'workflow',
-    namespace,
-    workflowId,
-  });
+  // Through the public codec and converter interfaces: codecs decode in the reverse of their encoding order.
+  let decoded = payloads.slice(0, 1);
+  for (const codec of [...loadedDataConverter.payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+  const first = decoded[0] ? loadedDataConverter.payloadConverter.fromPayload<Partial<EsignTransactionInput> | null>(decoded[0]) : null;
   return {
     ...(typeof first?.archivePrefix === 'string' ? { archivePrefix: first.archivePrefix } : {}),
     ...(typeof first?.callbackUrl === 'string' ? { callbackUrl: first.callbackUrl } : {}),
