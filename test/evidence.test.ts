@@ -19,7 +19,7 @@ import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { forgeCompletedZip, opensslTimestamp, opensslVerify, pdfsig, run, sha256, type ForgedDocument } from './support/evidence.js';
+import { forgeCompletedZip, opensslTimestamp, opensslVerify, pdfsig, pyhanko, run, sha256, type ForgedDocument } from './support/evidence.js';
 import { pdfPageTexts, readZipEntries } from './support/zip.js';
 
 let env: EsignTestEnv;
@@ -56,6 +56,21 @@ describe('the evidence of a completed transaction', () => {
       expect(report).toContain('Signer full Distinguished Name: CN=esign sandbox document seal,O=esign sandbox');
       expect(await opensslVerify(pdf, caPem)).toMatchObject({ ok: true });
     }
+  });
+
+  it('is found intact and trusted by pyHanko, with the sandbox CA as its only trust root: every seal and its time-stamp', async () => {
+    const pdfs = [...(await archivedEntries())].filter(([name]) => name.endsWith('.pdf'));
+    for (const [name, pdf] of pdfs) {
+      const { code, out } = await pyhanko('validate', pdf, caPem);
+      expect({ name, code }).toEqual({ name, code: 0 });
+      expect(out).toMatch(/:INTACT:TRUSTED,TIMESTAMP_TOKEN<INTACT:TRUSTED>,UNTOUCHED/);
+    }
+    // One byte changed: pyHanko refuses it too.
+    const tampered = Buffer.from(pdfs[0]![1]);
+    tampered.writeUInt8(tampered.readUInt8(400) ^ 0x01, 400);
+    const refused = await pyhanko('validate', tampered, caPem);
+    expect(refused.code).not.toBe(0);
+    expect(refused.out).not.toMatch(/:INTACT:TRUSTED/);
   });
 
   it('is refused by pdfsig, OpenSSL and our check alike once one byte changes, or under another CA', async () => {

@@ -76,6 +76,9 @@ export async function signCms(
     ],
     certificates: [...certificates],
   });
+  // pkijs splits an embedded OctetString into a constructed (BER) one; RFC 3161 tokens are DER, and strict
+  // validators (pyHanko) refuse the constructed form, so the content goes back in as one primitive string.
+  if (content.eContent) signedData.encapContentInfo.eContent = new asn1js.OctetString({ valueHex: content.eContent });
   await signedData.sign(identity.privateKey, 0, 'SHA-256');
   return signedData;
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { AUDIT_TRAIL_ENTRY, AUDIT_TRAIL_FORMAT, COMPLETION_CERTIFICATE_ENTRY, type AuditTrail } from '../../src/esign/evidence.js';
 import { renderCompletionCertificate } from '../../src/sandbox/certificate.js';
@@ -69,6 +70,38 @@ export async function forgeCompletedZip(options: {
   entries.push({ name: AUDIT_TRAIL_ENTRY, data: Buffer.from(JSON.stringify(trail)) });
   const dir = await mkdtemp(join(tmpdir(), 'esign-forged-'));
   return (await import('node:fs/promises')).readFile(await writeZip(join(dir, 'completed.zip'), entries));
+}
+
+let pyhankoCli: Promise<string> | undefined;
+
+/**
+ * pyHanko (PyPI; installed into .tools/ by scripts/ensure-pyhanko.sh), a PAdES validator that shares no code
+ * with us, run on `pdf` with `caPem` as its only trust root. `validate` is its plain check (signature, chain,
+ * time-stamp, modifications); `adesverify` is its AdES-style one, which also wants revocation data for every
+ * certificate it trusts. Resolves with the exit code and what it printed; never rejects on a verdict.
+ */
+export async function pyhanko(
+  mode: 'validate' | 'adesverify',
+  pdf: Buffer,
+  caPem: string,
+  extra: string[] = [],
+): Promise<{ code: number; out: string }> {
+  pyhankoCli ??= run('bash', [fileURLToPath(new URL('../../scripts/ensure-pyhanko.sh', import.meta.url))], { timeout: 300_000 }).then(
+    ({ stdout }) => stdout.trim(),
+  );
+  const cli = await pyhankoCli;
+  const dir = await mkdtemp(join(tmpdir(), 'esign-pyhanko-'));
+  const file = join(dir, 'document.pdf');
+  const ca = join(dir, 'ca.pem');
+  await writeFile(file, pdf);
+  await writeFile(ca, caPem);
+  return run(cli, ['sign', mode, '--trust', ca, '--trust-replace', ...extra, file], { timeout: 120_000 }).then(
+    ({ stdout, stderr }) => ({ code: 0, out: `${stdout}${stderr}` }),
+    (err: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: typeof err.code === 'number' ? err.code : -1,
+      out: `${err.stdout ?? ''}${err.stderr ?? ''}`,
+    }),
+  );
 }
 
 /** `pdfsig -nocert` (poppler): the signature's own verdict, without certificate-store lookups. */
