@@ -40,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
       urlPolicy,
       minReconcileMs: durationToMs(deps.minReconcileInterval ?? '1 minute'),
       canSignCallbacks: callbackSigner !== undefined,
+      requireUploadHashes: deps.evidence?.signatures === 'require',
     }),
     ...createDocumentActivities({
       client: deps.client,

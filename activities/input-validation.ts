@@ -13,6 +13,11 @@ export interface InputValidationDeps {
   minReconcileMs: number;
   /** Whether the worker has secrets to sign callbacks with (ESIGN_CALLBACK_SECRETS). */
   canSignCallbacks: boolean;
+  /**
+   * The worker archives only what it verifies (evidence policy `require`): a document the caller uploaded itself
+   * must come with its hash, or nothing could show the provider signed exactly that upload.
+   */
+  requireUploadHashes: boolean;
 }
 
 /**
@@ -35,6 +40,16 @@ export function createInputValidationActivities(deps: InputValidationDeps) {
         if (!deps.canSignCallbacks) {
           throw ApplicationFailure.nonRetryable(
             'invalid input: callbackUrl: this worker has no ESIGN_CALLBACK_SECRETS to sign events with; configure them or leave callbackUrl out',
+            FailureType.InvalidInput,
+          );
+        }
+      }
+      if (deps.requireUploadHashes) {
+        const unhashed = parsed.data.documents.findIndex((d) => 'storagePath' in d.source && !d.source.sha256);
+        if (unhashed !== -1) {
+          throw ApplicationFailure.nonRetryable(
+            `invalid input: documents.${unhashed}.source: give sha256 with storagePath (the SHA-256 of the PDF you uploaded); ` +
+              'this worker archives only documents it can show the provider signed as uploaded',
             FailureType.InvalidInput,
           );
         }

@@ -19,7 +19,12 @@ const { code } = await bundleWorkflowCode({
 const connection = await NativeConnection.connect({ address: env.address });
 // The transaction's steps before it waits, doing nothing: the scenario weighs the workflow, not its activities.
 const activities = {
-  ...createInputValidationActivities({ urlPolicy: new UrlPolicy([]), minReconcileMs: 1000, canSignCallbacks: false }),
+  ...createInputValidationActivities({
+    urlPolicy: new UrlPolicy([]),
+    minReconcileMs: 1000,
+    canSignCallbacks: false,
+    requireUploadHashes: false,
+  }),
   async upload() {},
   async create() {},
   async register() {},

@@ -96,6 +96,8 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
       urlPolicy: new UrlPolicy([new URL(CALLBACK_URL).origin]),
       minReconcileMs: 1_000,
       canSignCallbacks: true,
+      // The model's documents are the caller's uploads without hashes; the archive is the model's, not the evidence check.
+      requireUploadHashes: false,
     }),
     ...createTransactionActivities({ client: modelClient(model) }),
     ...createInboxActivities(options.inboxOrphanAfter ? { orphanAfter: options.inboxOrphanAfter } : {}),

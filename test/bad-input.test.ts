@@ -128,4 +128,17 @@ describe('documents that are not acceptable PDFs', () => {
     expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
     expect(await providerState()).toEqual(before);
   });
+
+  it('refuses a document the caller uploaded without its hash when the worker archives only what it verifies', async () => {
+    const before = await providerState();
+    const base = env.input();
+    const { handle } = await env.start({
+      ...base,
+      documents: [{ ...base.documents[0]!, source: { storagePath: 'uploaded/by-the-caller.pdf' } }],
+    });
+    const err = await handle.result().catch((e: unknown) => e);
+    expect((err as WorkflowFailedError).cause).toMatchObject({ type: 'InvalidInput' });
+    expect(failureMessage(err)).toMatch(/documents\.0\.source: give sha256 with storagePath/);
+    expect(await providerState()).toEqual(before);
+  });
 });

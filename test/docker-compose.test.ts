@@ -12,6 +12,7 @@ const secrets = {
   ESIGN_WEBHOOK_SECRET: 'whsec_AAAA',
   SANDBOX_JWT_SECRET: 'x'.repeat(40),
   SANDBOX_ADMIN_TOKEN: 'a'.repeat(40),
+  ESIGN_CODEC_AUTH_TOKEN: 'c'.repeat(40),
 };
 
 function compose(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -63,6 +64,49 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   expect(resolved).toMatch(/host_ip: 127\.0\.0\.1\s+target: 4010|127\.0\.0\.1:4010:4010/);
   expect(resolved).toContain('SANDBOX_ADMIN_TOKEN');
   expect(await readFile(`${root}/Dockerfile`, 'utf8')).toContain('bundle-workflows');
+});
+
+/** The rendered config's services, each as its block of text (docker-compose 1.x renders YAML only). */
+function servicesOf(rendered: string): Map<string, string> {
+  const body = rendered.slice(rendered.indexOf('\nservices:\n') + 11).split(/\n(?=\S)/)[0]!;
+  return new Map(body.split(/\n(?= {2}[\w-]+:\n)/).map((block) => [/^\s*([\w-]+):/.exec(block)![1]!, block]));
+}
+
+/** A service's published ports as host address and container port (the short and long syntax alike). */
+function publishedPorts(block: string): { host: string; target: number }[] {
+  const ports = /\n {4}ports:\n((?: {4}[- ] .*\n?)+)/.exec(block)?.[1] ?? '';
+  return ports
+    .split(/\n {4}- /)
+    .filter((p) => p.trim())
+    .map((p) => {
+      const short = /(?:(\d+\.\d+\.\d+\.\d+):)?\d+:(\d+)/.exec(p.replace(/^\s*- /, ''));
+      if (!/published:/.test(p) && short) return { host: short[1] ?? '0.0.0.0', target: Number(short[2]) };
+      return { host: /host_ip: (\S+)/.exec(p)?.[1] ?? '0.0.0.0', target: Number(/target: (\d+)/.exec(p)![1]) };
+    });
+}
+
+it('is secure by default: the worker verifies seals, the codec needs a token, and only the webhook bridge is published beyond loopback', async () => {
+  const services = servicesOf((await compose(['config'], secrets)).stdout);
+  const worker = services.get('worker')!;
+  // The worker archives only what it verifies, against the CA the sandbox-token service fetched from the sandbox.
+  expect(worker).toContain('ESIGN_SIGNATURE_VERIFICATION: require');
+  expect(worker).toContain('ESIGN_TRUST_ANCHORS: /secrets/sandbox-ca.pem');
+  expect(worker).toMatch(/ESIGN_REQUIRE_COMPLETION_CERTIFICATE: ["']true["']/);
+  expect(services.get('sandbox-token')).toMatch(/sandbox:4010\/sandbox\/ca\.pem[\s\S]*\/secrets\/sandbox-ca\.pem/);
+  // The codec decrypts payloads: a token on every request.
+  expect(services.get('codec')).toContain(`ESIGN_CODEC_AUTH_TOKEN: ${secrets.ESIGN_CODEC_AUTH_TOKEN}`);
+  // Every published port is on the host's loopback, but the bridge's (the provider must reach its webhooks).
+  const published = [...services].flatMap(([name, block]) => publishedPorts(block).map((p) => ({ name, ...p })));
+  expect(published.filter((p) => p.host !== '127.0.0.1')).toEqual([{ name: 'bridge', host: '0.0.0.0', target: 4020 }]);
+  for (const name of ['temporal-frontend', 'codec', 'temporal-ui', 'worker', 'sandbox']) {
+    expect(published.filter((p) => p.name === name).map((p) => p.host)).toEqual(['127.0.0.1']);
+  }
+  // Without the codec's token, it does not render.
+  const withoutToken: Record<string, string> = { ...secrets };
+  delete withoutToken.ESIGN_CODEC_AUTH_TOKEN;
+  const refused = await compose(['config', '-q'], withoutToken);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toContain('set ESIGN_CODEC_AUTH_TOKEN');
 });
 
 it('refuses to render without the secrets it needs', async () => {

@@ -19,7 +19,16 @@ import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { forgeCompletedZip, opensslTimestamp, opensslVerify, pdfsig, pyhanko, run, sha256, type ForgedDocument } from './support/evidence.js';
+import {
+  forgeCompletedZip,
+  opensslTimestamp,
+  opensslVerify,
+  pdfsig,
+  pyhanko,
+  run,
+  sha256,
+  type ForgedDocument,
+} from './support/evidence.js';
 import { pdfPageTexts, readZipEntries } from './support/zip.js';
 
 let env: EsignTestEnv;
@@ -248,6 +257,19 @@ describe('the archive refuses evidence that does not hold up', () => {
         return forgeCompletedZip({ seal: await sandboxSeal(), transaction: tx, documents: docs });
       },
       /document 2 \("Annex A"\): the provider signed an original with SHA-256 [0-9a-f]{64}, but we uploaded [0-9a-f]{64}/,
+    ],
+    [
+      'an unsealed document in an entry without .pdf (the ZIP that once passed as not checked)',
+      async (tx) => {
+        const docs: ForgedDocument[] = (await originals()).map((original, i) => ({
+          title: titles[i]!,
+          StoragePath: tx.storagePaths[i]!,
+          original,
+        }));
+        Object.assign(docs[0]!, { entry: 'Employment contract', sealed: false });
+        return forgeCompletedZip({ seal: await sandboxSeal(), transaction: tx, documents: docs });
+      },
+      /"Employment contract": the PDF is not signed/,
     ],
     [
       'no certificate of completion',

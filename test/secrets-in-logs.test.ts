@@ -3,7 +3,8 @@
 // no secret may appear in anything they print.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { dirname } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
@@ -59,6 +60,8 @@ it('prints no bearer token, webhook secret, codec key or signer password in any 
     { ...common, BRIDGE_PORT: bridgePort, ESIGN_WEBHOOK_SECRETS: webhookSecret, BRIDGE_LOG: 'true' },
     /listening/,
   );
+  const trustAnchors = join(dirname(pdf!), 'sandbox-ca.pem');
+  await writeFile(trustAnchors, sandbox.running.caCertificate);
   await start(
     'src/worker/main.ts',
     {
@@ -67,6 +70,7 @@ it('prints no bearer token, webhook secret, codec key or signer password in any 
       ESIGN_PROVIDER_TOKEN: sandbox.token,
       ESIGN_DOCUMENT_ROOTS: dirname(pdf!),
       ESIGN_ARCHIVE_DIR: `${dirname(pdf!)}/archive`,
+      ESIGN_TRUST_ANCHORS: trustAnchors,
     },
     /worker polling/,
   );

@@ -47,6 +47,8 @@ export interface ArchiveEvidence {
   documents: DocumentEvidence[];
   certificateOfCompletion: { entry: string; bytes: number; sha256: string; signature: SignatureEvidence } | null;
   auditTrail: { entry: string; bytes: number; sha256: string; events: number } | null;
+  /** Entries that are neither a document we uploaded nor the provider's evidence (refused under `require`). */
+  unaccounted?: string[];
 }
 
 /** Why a completed ZIP cannot be archived; the archive activity turns it into a non-retryable ArchiveInvalid. */
@@ -62,9 +64,21 @@ export interface ExpectedDocument {
 
 /**
  * Checks the evidence of a completed ZIP while it is read (one entry at a
- * time): every PDF's seal, the audit trail, and that each signed document is
- * the one we uploaded. `inspector` goes to verifyZip; `conclude` runs after
- * the pass and returns what the manifest records, or throws EvidenceRejected.
+ * time): every entry's seal, the audit trail, and that each signed document
+ * is the one we uploaded. `inspector` goes to verifyZip; `conclude` runs
+ * after the pass and returns what the manifest records, or throws
+ * EvidenceRejected.
+ *
+ * Under `require` it fails closed: every entry is read whatever its name,
+ * each document we uploaded is found by the audit trail's list and its hash
+ * and must carry a valid, trusted seal over the whole file, the provider's
+ * record of its original must equal our upload's hash, and an entry that is
+ * neither one of our documents nor the provider's evidence is refused. What
+ * cannot be established (no audit trail) is refused with its reason, never
+ * passed as not checked. A document without a hash of ours (`originalSha256:
+ * null`) is one we have no record of uploading: the transaction workflow
+ * refuses such input under `require`, so only a completion no workflow owns
+ * gets here, and the manifest says so.
  */
 export function evidenceCheck(
   expected: readonly ExpectedDocument[],
@@ -87,6 +101,11 @@ export function evidenceCheck(
       trail = parsed.data;
       return;
     }
+    if (!content.subarray(0, 5).equals(PDF_MAGIC)) {
+      // Another JSON entry than the audit trail: nothing to seal-check, and no document can be it.
+      signatures.set(entry.name, { ...notChecked(), result: 'invalid', problems: ['not a PDF'] });
+      return;
+    }
     const check = await checkPdfSignature(content, policy.trustAnchors, now());
     const evidence = toEvidence(check);
     if (evidence.result === 'invalid' && policy.signatures === 'require') {
@@ -94,11 +113,13 @@ export function evidenceCheck(
     }
     signatures.set(entry.name, evidence);
   };
-  // With signatures off, only the audit trail is read into memory; PDFs stream past as before.
+  // With signatures off, only the audit trail is read into memory; the rest streams past. Otherwise every entry
+  // is read, whatever its name: a document renamed "Contract" is a document all the same.
   const inspector: EntryInspector = {
-    wants: (name) => name === AUDIT_TRAIL_ENTRY || (policy.signatures !== 'off' && name.toLowerCase().endsWith('.pdf')),
+    wants: (name) => name === AUDIT_TRAIL_ENTRY || policy.signatures !== 'off',
     inspect,
   };
+  const require = policy.signatures === 'require';
 
   const conclude = (entries: readonly VerifiedEntry[]): ArchiveEvidence => {
     const byName = new Map(entries.map((e) => [e.name, e]));
@@ -109,7 +130,36 @@ export function evidenceCheck(
         `the ZIP has no ${!certificate ? COMPLETION_CERTIFICATE_ENTRY : AUDIT_TRAIL_ENTRY}, which the evidence policy requires`,
       );
     }
+    if (require && !trail) {
+      throw new EvidenceRejected(
+        `the ZIP has no ${AUDIT_TRAIL_ENTRY}: under the require policy each document must be tied to our upload by the provider's record`,
+      );
+    }
     const documents = trail ? fromTrail(trail, expected, byName) : fromEntries(expected, entries);
+    const accounted = new Set([...documents.map((d) => d.entry.name), COMPLETION_CERTIFICATE_ENTRY, AUDIT_TRAIL_ENTRY]);
+    const unaccounted = entries.map((e) => e.name).filter((name) => !accounted.has(name));
+    if (require) {
+      if (unaccounted.length > 0) {
+        throw new EvidenceRejected(
+          `the ZIP holds ${unaccounted.map((n) => `"${n}"`).join(', ')}, which is neither one of our documents nor evidence`,
+        );
+      }
+      const sealOf = certificate && signatures.get(certificate.name);
+      if (certificate && (sealOf?.result !== 'valid' || sealOf.trusted !== true)) {
+        throw new EvidenceRejected(
+          `${COMPLETION_CERTIFICATE_ENTRY} is not validly sealed: ${sealOf?.problems.join('; ') ?? 'not checked'}`,
+        );
+      }
+      for (const [i, { e, entry }] of documents.entries()) {
+        const label = `document ${i + 1} ("${e.title}")`;
+        const seal = signatures.get(entry.name);
+        if (seal?.result !== 'valid' || seal.trusted !== true) {
+          throw new EvidenceRejected(
+            `${label}: "${entry.name}" ${seal ? `is not validly sealed: ${seal.problems.join('; ')}` : 'was not checked'}`,
+          );
+        }
+      }
+    }
     return {
       policy: {
         signatures: policy.signatures,
@@ -137,10 +187,13 @@ export function evidenceCheck(
         trailEntry && trail
           ? { entry: trailEntry.name, bytes: trailEntry.bytes, sha256: trailEntry.sha256, events: trail.events.length }
           : null,
+      ...(unaccounted.length > 0 ? { unaccounted } : {}),
     };
   };
   return { inspector, conclude };
 }
+
+const PDF_MAGIC = Buffer.from('%PDF-');
 
 type Matched = { e: ExpectedDocument; entry: VerifiedEntry; providerOriginalSha256: string | null };
 
@@ -149,12 +202,17 @@ function fromTrail(trail: AuditTrail, expected: readonly ExpectedDocument[], byN
   if (trail.documents.length !== expected.length) {
     throw new EvidenceRejected(`the audit trail lists ${trail.documents.length} document(s) for ${expected.length} uploaded`);
   }
+  const claimed = new Set<string>();
   return expected.map((e, i) => {
     const d = trail.documents.find((x) => x.index === i);
     const label = `document ${i + 1} ("${e.title}")`;
     if (!d) throw new EvidenceRejected(`the audit trail does not list ${label}`);
     const entry = byName.get(d.entry);
     if (!entry) throw new EvidenceRejected(`the audit trail names "${d.entry}" for ${label}, which the ZIP does not hold`);
+    if (entry.name === COMPLETION_CERTIFICATE_ENTRY || entry.name === AUDIT_TRAIL_ENTRY || claimed.has(entry.name)) {
+      throw new EvidenceRejected(`the audit trail names "${d.entry}" for ${label}, which is already another entry's`);
+    }
+    claimed.add(entry.name);
     if (d.original.storagePath !== e.StoragePath) {
       throw new EvidenceRejected(`${label} was signed from ${d.original.storagePath}, not from our upload ${e.StoragePath}`);
     }

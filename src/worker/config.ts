@@ -38,10 +38,10 @@ export const WorkerEnv = z.object({
   ESIGN_MIN_RECONCILE_INTERVAL: z.string().regex(DURATION_PATTERN, 'must be a duration such as "1 minute"').default('1 minute'),
   /** PEM file(s) of the CA certificates the provider's seals must chain to (the sandbox's: GET /sandbox/ca.pem). */
   ESIGN_TRUST_ANCHORS: envList,
-  /** off, warn or require; default require when trust anchors are set, else warn. */
+  /** off, warn or require (the default, which needs ESIGN_TRUST_ANCHORS). */
   ESIGN_SIGNATURE_VERIFICATION: z.enum(['off', 'warn', 'require']).optional(),
-  /** Refuse a completed ZIP without the provider's certificate of completion and audit trail. */
-  ESIGN_REQUIRE_COMPLETION_CERTIFICATE: envBool.default(false),
+  /** Refuse a completed ZIP without the provider's certificate of completion and audit trail; default: under require. */
+  ESIGN_REQUIRE_COMPLETION_CERTIFICATE: envBool.optional(),
   /** A prebuilt workflow bundle (npm run build:workflows); bundled from source when unset. */
   ESIGN_WORKFLOW_BUNDLE: z.string().optional(),
 });
@@ -77,11 +77,19 @@ function evidencePolicy(e: z.infer<typeof WorkerEnv>): EvidencePolicy {
     if (certs.length === 0) throw new Error(`invalid worker configuration: ESIGN_TRUST_ANCHORS file ${file} holds no PEM certificate`);
     return certs;
   });
-  const signatures = e.ESIGN_SIGNATURE_VERIFICATION ?? (trustAnchors.length > 0 ? 'require' : 'warn');
+  // Fail closed: unless told otherwise, a completed PDF is archived only with a seal that chains to a trust anchor,
+  // so a worker without anchors does not start rather than archive what it cannot verify.
+  const signatures = e.ESIGN_SIGNATURE_VERIFICATION ?? 'require';
   if (signatures === 'require' && trustAnchors.length === 0) {
-    throw new Error('invalid worker configuration: ESIGN_SIGNATURE_VERIFICATION=require needs ESIGN_TRUST_ANCHORS (the provider CA)');
+    throw new Error(
+      e.ESIGN_SIGNATURE_VERIFICATION
+        ? 'invalid worker configuration: ESIGN_SIGNATURE_VERIFICATION=require needs ESIGN_TRUST_ANCHORS (the provider CA)'
+        : 'invalid worker configuration: set ESIGN_TRUST_ANCHORS to the provider CA (PEM files) so seals can be verified, ' +
+            'or ESIGN_SIGNATURE_VERIFICATION=warn (or off) to archive what is not verified',
+    );
   }
-  return { signatures, trustAnchors, requireCompletionCertificate: e.ESIGN_REQUIRE_COMPLETION_CERTIFICATE };
+  // The sealed certificate of completion is what vouches for the audit trail, so `require` wants it unless told otherwise.
+  return { signatures, trustAnchors, requireCompletionCertificate: e.ESIGN_REQUIRE_COMPLETION_CERTIFICATE ?? signatures === 'require' };
 }
 
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackToken?: () => string | Promise<string>): WorkerConfig {

@@ -23,6 +23,14 @@ export interface ForgedDocument {
   original: Buffer;
   /** Changes the sealed PDF (after sealing, so the seal no longer covers it). */
   tamper?: (sealed: Buffer) => Buffer;
+  /** The entry's name in the ZIP and the audit trail (default: the title and `.pdf`). */
+  entry?: string;
+  /** false: the final PDF is the original, with no seal. */
+  sealed?: false;
+  /** false: listed in the audit trail, left out of the ZIP. */
+  inZip?: false;
+  /** The entry the audit trail names for it, when it lies (default: `entry`). */
+  listedAs?: string;
 }
 
 /** A completed ZIP sealed by `seal`: documents, then the certificate of completion (unless left out) and the audit trail. */
@@ -30,20 +38,25 @@ export async function forgeCompletedZip(options: {
   seal: SandboxSeal;
   transaction: { id: string; esignId: string };
   documents: ForgedDocument[];
-  certificate?: boolean;
+  /** false: no certificate of completion; 'unsealed': one without a seal. */
+  certificate?: boolean | 'unsealed';
+  /** false: no audit trail. */
+  trail?: false;
+  /** Entries added after the evidence. */
+  extra?: ZipEntrySpec[];
 }): Promise<Buffer> {
   const at = new Date();
   const entries: ZipEntrySpec[] = [];
   const documents: AuditTrail['documents'] = [];
   for (const [index, d] of options.documents.entries()) {
-    let sealed = await options.seal.seal(d.original, 'Signed by every participant', at);
+    let sealed = d.sealed === false ? d.original : await options.seal.seal(d.original, 'Signed by every participant', at);
     if (d.tamper) sealed = d.tamper(sealed);
-    const entry = `${d.title}.pdf`;
-    entries.push({ name: entry, data: sealed });
+    const entry = d.entry ?? `${d.title}.pdf`;
+    if (d.inZip !== false) entries.push({ name: entry, data: sealed });
     documents.push({
       index,
       title: d.title,
-      entry,
+      entry: d.listedAs ?? entry,
       original: { storagePath: d.StoragePath, bytes: d.original.length, sha256: sha256(d.original) },
       final: { bytes: sealed.length, sha256: sha256(sealed) },
     });
@@ -62,12 +75,14 @@ export async function forgeCompletedZip(options: {
     seal: { subject: options.seal.certificate.subject, issuer: options.seal.certificate.issuer, sha256: options.seal.certificate.sha256 },
   };
   if (options.certificate !== false) {
+    const rendered = await renderCompletionCertificate(trail);
     entries.push({
       name: COMPLETION_CERTIFICATE_ENTRY,
-      data: await options.seal.seal(await renderCompletionCertificate(trail), 'Certificate', at),
+      data: options.certificate === 'unsealed' ? Buffer.from(rendered) : await options.seal.seal(rendered, 'Certificate', at),
     });
   }
-  entries.push({ name: AUDIT_TRAIL_ENTRY, data: Buffer.from(JSON.stringify(trail)) });
+  if (options.trail !== false) entries.push({ name: AUDIT_TRAIL_ENTRY, data: Buffer.from(JSON.stringify(trail)) });
+  entries.push(...(options.extra ?? []));
   const dir = await mkdtemp(join(tmpdir(), 'esign-forged-'));
   return (await import('node:fs/promises')).readFile(await writeZip(join(dir, 'completed.zip'), entries));
 }

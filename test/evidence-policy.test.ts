@@ -1,0 +1,193 @@
+// What each evidence policy does with a completed ZIP, and the defaults a worker takes from its environment.
+// Real ZIPs sealed by a sandbox CA, read by the archive's own verifier (verifyZip with the evidence check as its
+// inspector, as the archive activity's second pass does); the end-to-end refusal through the workflow is in
+// test/evidence.test.ts. Under `require` nothing passes unverified: every entry is accounted for, whatever its name.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { evidenceCheck, type ArchiveEvidence, type EvidencePolicy, type ExpectedDocument } from '../src/archive/evidence.js';
+import { verifyZip } from '../src/archive/zip-verify.js';
+import { parseCertificates } from '../src/evidence/pki.js';
+import { samplePdf } from '../src/sandbox/pdf.js';
+import { SandboxSeal } from '../src/sandbox/seal.js';
+import { workerConfigFromEnv } from '../src/worker/config.js';
+import { forgeCompletedZip, sha256, type ForgedDocument } from './support/evidence.js';
+
+let seal: SandboxSeal;
+let originals: Buffer[];
+const tx = { id: 'tx-1', esignId: 'es-1' };
+const titles = ['Contract', 'Annex'];
+const paths = ['uploads/contract.pdf', 'uploads/annex.pdf'];
+
+beforeAll(async () => {
+  seal = await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-policy-seal-')));
+  originals = await Promise.all(titles.map(async (t) => Buffer.from(await samplePdf(t))));
+});
+
+const policy = (signatures: EvidencePolicy['signatures'], requireCompletionCertificate = signatures === 'require'): EvidencePolicy => ({
+  signatures,
+  trustAnchors: signatures === 'off' ? [] : parseCertificates(seal.caCertificate),
+  requireCompletionCertificate,
+});
+const expected = (withHashes = true): ExpectedDocument[] =>
+  titles.map((title, i) => ({ title, StoragePath: paths[i]!, ...(withHashes ? { sha256: sha256(originals[i]!) } : {}) }));
+const docs = (change: (d: ForgedDocument[]) => void = () => undefined): ForgedDocument[] => {
+  const d = titles.map((title, i) => ({ title, StoragePath: paths[i]!, original: originals[i]! }));
+  change(d);
+  return d;
+};
+
+/** The archive's verdict on a ZIP: what the manifest would record, or why it is refused. */
+async function judge(zip: Buffer, p: EvidencePolicy, expect_ = expected()): Promise<{ evidence: ArchiveEvidence } | { refused: string }> {
+  const file = join(await mkdtemp(join(tmpdir(), 'esign-policy-')), 'completed.zip');
+  await writeFile(file, zip);
+  const check = evidenceCheck(expect_, p);
+  try {
+    return { evidence: check.conclude(await verifyZip(file, undefined, check.inspector)) };
+  } catch (err) {
+    return { refused: (err as Error).message };
+  }
+}
+const refusal = (v: Awaited<ReturnType<typeof judge>>) => ('refused' in v ? v.refused : 'accepted');
+const accepted = (v: Awaited<ReturnType<typeof judge>>) => {
+  if ('refused' in v) throw new Error(`refused: ${v.refused}`);
+  return v.evidence;
+};
+
+describe('a sound ZIP', () => {
+  it('is accepted under every policy; require and warn record each seal as valid and trusted, off as not checked', async () => {
+    const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs() });
+    for (const p of ['require', 'warn'] as const) {
+      const evidence = accepted(await judge(zip, policy(p)));
+      expect(evidence.documents.map((d) => [d.entry, d.signature.result, d.signature.trusted])).toEqual([
+        ['Contract.pdf', 'valid', true],
+        ['Annex.pdf', 'valid', true],
+      ]);
+      expect(evidence.certificateOfCompletion?.signature.result).toBe('valid');
+      expect(evidence.unaccounted).toBeUndefined();
+    }
+    const off = accepted(await judge(zip, policy('off')));
+    expect(off.documents.map((d) => d.signature.result)).toEqual(['not-checked', 'not-checked']);
+  });
+
+  it('is matched by the audit trail and the hashes, not by file name: a sealed document named "Contract" is accepted', async () => {
+    const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs((d) => (d[0]!.entry = 'Contract')) });
+    const evidence = accepted(await judge(zip, policy('require')));
+    expect(evidence.documents[0]).toMatchObject({ entry: 'Contract', signature: { result: 'valid', trusted: true } });
+  });
+});
+
+describe('the ZIP that passed unverified before (an unsealed document entry named "Contract")', () => {
+  const failOpen = () =>
+    forgeCompletedZip({
+      seal,
+      transaction: tx,
+      documents: docs((d) => Object.assign(d[0]!, { entry: 'Contract', sealed: false as const })),
+    });
+
+  it('is refused under require, with its reason', async () => {
+    expect(refusal(await judge(await failOpen(), policy('require')))).toMatch(/^"Contract": the PDF is not signed$/);
+  });
+
+  it('is archived under warn, recorded as invalid; under off, as not checked', async () => {
+    const warn = accepted(await judge(await failOpen(), policy('warn')));
+    expect(warn.documents[0]!.signature).toMatchObject({ result: 'invalid', problems: ['the PDF is not signed'] });
+    const off = accepted(await judge(await failOpen(), policy('off')));
+    expect(off.documents[0]!.signature.result).toBe('not-checked');
+  });
+});
+
+describe('hostile ZIPs under require', () => {
+  const cases: [string, () => Promise<Buffer>, RegExp][] = [
+    [
+      'an extra sealed PDF no document accounts for',
+      async () =>
+        forgeCompletedZip({
+          seal,
+          transaction: tx,
+          documents: docs(),
+          extra: [{ name: 'Side letter.pdf', data: await seal.seal(await samplePdf('Side letter'), 'x', new Date()) }],
+        }),
+      /the ZIP holds "Side letter\.pdf", which is neither one of our documents nor evidence/,
+    ],
+    [
+      'an extra unsealed PDF without an extension',
+      async () => forgeCompletedZip({ seal, transaction: tx, documents: docs(), extra: [{ name: 'notes', data: originals[0]! }] }),
+      /"notes": the PDF is not signed/,
+    ],
+    [
+      'a document the audit trail lists but the ZIP does not hold',
+      () => forgeCompletedZip({ seal, transaction: tx, documents: docs((d) => (d[1]!.inZip = false)) }),
+      /the audit trail names "Annex\.pdf" for document 2 \("Annex"\), which the ZIP does not hold/,
+    ],
+    [
+      'an unsealed certificate of completion',
+      () => forgeCompletedZip({ seal, transaction: tx, documents: docs(), certificate: 'unsealed' }),
+      /"certificate-of-completion\.pdf": the PDF is not signed/,
+    ],
+    [
+      'no certificate of completion',
+      () => forgeCompletedZip({ seal, transaction: tx, documents: docs(), certificate: false }),
+      /no certificate-of-completion\.pdf, which the evidence policy requires/,
+    ],
+    ['no audit trail', () => forgeCompletedZip({ seal, transaction: tx, documents: docs(), trail: false }), /no audit-trail\.json/],
+    [
+      'an audit trail that names one entry for both documents',
+      () => forgeCompletedZip({ seal, transaction: tx, documents: docs((d) => (d[1]!.listedAs = 'Contract.pdf')) }),
+      /which is already another entry's/,
+    ],
+    [
+      'a sealed document changed after sealing',
+      () =>
+        forgeCompletedZip({
+          seal,
+          transaction: tx,
+          documents: docs((d) => (d[0]!.tamper = (b) => Buffer.concat([b, Buffer.from('\n%%EOF\n')]))),
+        }),
+      /"Contract\.pdf": .*added after signing/,
+    ],
+  ];
+  it.each(cases)('refuses %s', async (_name, forge, reason) => {
+    expect(refusal(await judge(await forge(), policy('require')))).toMatch(reason);
+  });
+
+  it('under warn, archives them with what does not hold recorded (an extra entry as unaccounted)', async () => {
+    const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs(), extra: [{ name: 'notes', data: originals[0]! }] });
+    expect(accepted(await judge(zip, policy('warn'))).unaccounted).toEqual(['notes']);
+  });
+
+  it('archives a document we have no record of uploading (a completion no workflow owns) with its seal checked and no hash of ours', async () => {
+    // The transaction workflow refuses such input under require (test/bad-input.test.ts); only a late completion gets here.
+    const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs() });
+    const evidence = accepted(await judge(zip, policy('require'), expected(false)));
+    expect(evidence.documents[0]).toMatchObject({ originalSha256: null, signature: { result: 'valid', trusted: true } });
+    const unsealed = await forgeCompletedZip({ seal, transaction: tx, documents: docs((d) => (d[0]!.sealed = false)) });
+    expect(refusal(await judge(unsealed, policy('require'), expected(false)))).toMatch(/"Contract\.pdf": the PDF is not signed/);
+  });
+});
+
+describe('the worker’s policy from its environment', () => {
+  const base = { ESIGN_PROVIDER_URL: 'http://127.0.0.1:1', ESIGN_PROVIDER_TOKEN: 't' };
+  const anchors = async () => {
+    const file = join(await mkdtemp(join(tmpdir(), 'esign-anchors-')), 'ca.pem');
+    await writeFile(file, seal.caCertificate);
+    return file;
+  };
+
+  it('defaults to require, with the certificate of completion, when trust anchors are set', async () => {
+    const { evidence } = workerConfigFromEnv({ ...base, ESIGN_TRUST_ANCHORS: await anchors() });
+    expect(evidence).toMatchObject({ signatures: 'require', requireCompletionCertificate: true });
+    expect(evidence.trustAnchors).toHaveLength(1);
+  });
+
+  it('does not start without trust anchors unless told to archive what it cannot verify', () => {
+    expect(() => workerConfigFromEnv(base)).toThrow(/set ESIGN_TRUST_ANCHORS to the provider CA .* or ESIGN_SIGNATURE_VERIFICATION=warn/);
+    expect(() => workerConfigFromEnv({ ...base, ESIGN_SIGNATURE_VERIFICATION: 'require' })).toThrow(/require needs ESIGN_TRUST_ANCHORS/);
+    expect(workerConfigFromEnv({ ...base, ESIGN_SIGNATURE_VERIFICATION: 'warn' }).evidence).toMatchObject({
+      signatures: 'warn',
+      requireCompletionCertificate: false,
+    });
+    expect(workerConfigFromEnv({ ...base, ESIGN_SIGNATURE_VERIFICATION: 'off' }).evidence.signatures).toBe('off');
+  });
+});
