@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { evidenceCheck, type ArchiveEvidence, type EvidencePolicy, type ExpectedDocument } from '../src/archive/evidence.js';
 import { verifyZip } from '../src/archive/zip-verify.js';
-import { parseCertificates } from '../src/evidence/pki.js';
+import { checkPdfSignature } from '../src/evidence/pades-verify.js';
+import { sealPdf } from '../src/evidence/pades-sign.js';
+import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../src/evidence/pki.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { workerConfigFromEnv } from '../src/worker/config.js';
@@ -189,5 +191,39 @@ describe('the worker’s policy from its environment', () => {
       requireCompletionCertificate: false,
     });
     expect(workerConfigFromEnv({ ...base, ESIGN_SIGNATURE_VERIFICATION: 'off' }).evidence.signatures).toBe('off');
+  });
+});
+
+describe('checked in 2040, long after the seal’s certificate (3 years) expired', () => {
+  const in2040 = new Date('2040-06-01T00:00:00Z');
+
+  it('a time-stamped seal (B-T) still verifies: its certificate is judged at the time the time-stamp vouches for', async () => {
+    const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs() });
+    const file = join(await mkdtemp(join(tmpdir(), 'esign-2040-')), 'completed.zip');
+    await writeFile(file, zip);
+    const check = evidenceCheck(expected(), policy('require'), () => in2040);
+    const evidence = check.conclude(await verifyZip(file, undefined, check.inspector));
+    for (const d of evidence.documents) {
+      expect(d.signature).toMatchObject({ result: 'valid', trusted: true });
+      expect(d.signature.validatedAt).toBe(d.signature.timestamp!.time);
+      expect(Date.parse(d.signature.validatedAt!)).toBeLessThan(Date.now() + 60_000);
+    }
+  });
+
+  it('a seal without a time-stamp (B-B) does not: nothing vouches it was made while its certificate was valid', async () => {
+    const ca = await createCertificateAuthority({ CN: 'B-B test CA' });
+    const identity = await loadSigningIdentity(await issueSigningCertificate(ca, { CN: 'B-B seal' }), [ca.certificate]);
+    const sealed = await sealPdf(originals[0]!, identity, { reason: 'x', location: 'x', contactInfo: 'x', signingTime: new Date() });
+    const anchors = parseCertificates(ca.certificate);
+    expect((await checkPdfSignature(sealed, anchors, new Date())).problems).toEqual([]);
+    const later = await checkPdfSignature(sealed, anchors, in2040);
+    expect(later.validatedAt).toBe(in2040.toISOString());
+    expect(later.problems.join()).toMatch(/does not chain to a trust anchor/);
+  });
+
+  it('a time-stamp that claims a time after the check is refused', async () => {
+    const sealed = await seal.seal(originals[0]!, 'x', new Date());
+    const before = await checkPdfSignature(sealed, parseCertificates(seal.caCertificate), new Date(Date.now() - 3_600_000));
+    expect(before.problems.join()).toMatch(/the signature time-stamp claims .* after the time of checking/);
   });
 });

@@ -28,6 +28,8 @@ export interface SignatureEvidence {
   timestamp: { time: string; authority: CertificateRef } | null;
   subFilter: string | null;
   trusted: boolean | null;
+  /** When the signer's certificate was judged: the time-stamp's time when it holds, else the time of archiving. */
+  validatedAt?: string | null;
 }
 
 export interface DocumentEvidence {
@@ -250,6 +252,7 @@ function toEvidence(check: PdfSignatureCheck): SignatureEvidence {
     timestamp: check.timestamp ? { time: check.timestamp.time, authority: certificate(check.timestamp.authority) } : null,
     subFilter: check.subFilter,
     trusted: check.trusted,
+    validatedAt: check.validatedAt,
   };
 }
 

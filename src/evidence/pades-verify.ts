@@ -20,6 +20,8 @@ export interface PdfSignatureCheck {
   /** The signature's time-stamp (PAdES B-T), valid unless `problems` say otherwise; null for a B-B signature or an unreadable token. */
   timestamp: TimestampSummary | null;
   signer: CertificateSummary | null;
+  /** The time the signer's chain was judged at: the time-stamp's when it holds, else the time of checking. */
+  validatedAt: string | null;
   problems: string[];
 }
 
@@ -29,7 +31,8 @@ const BYTE_RANGE = /\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g;
  * Checks a PDF's last signature as a PAdES validator does: the CMS signature
  * verifies over the signed byte ranges (message digest and signer's key),
  * the ranges cover the whole file, and the signer's certificate chains to
- * one of `trustAnchors` at `at`. Never throws on a hostile file: every
+ * one of `trustAnchors` at the time its time-stamp vouches for (at `at`, the
+ * time of checking, when it has none that holds). Never throws on a hostile file: every
  * failure is a problem in the result.
  */
 export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkijs.Certificate[], at: Date): Promise<PdfSignatureCheck> {
@@ -42,6 +45,7 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     signingTime: null,
     timestamp: null,
     signer: null,
+    validatedAt: null,
     problems: [],
   };
   // Only the neighbourhood of the last /ByteRange is decoded as text: a large PDF is never copied into a string.
@@ -92,7 +96,21 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     return result;
   }
 
-  const verified = await verifyCms(signedData, signedBytes, trustAnchors, at);
+  // A valid time-stamp fixes when the signature existed: the signer's certificate is judged at that time, so a
+  // seal still verifies after its certificate expired (validation at the time vouched for, ETSI EN 319 102-1).
+  const signer = signedData.signerInfos[0];
+  const stamp = signer ? await checkSignatureTimestamp(signer, trustAnchors) : null;
+  let validatedAt = at;
+  if (stamp) {
+    result.timestamp = stamp.timestamp;
+    if (stamp.timestamp && new Date(stamp.timestamp.time).getTime() > at.getTime() + 60_000) {
+      stamp.problems.push(`the signature time-stamp claims ${stamp.timestamp.time}, after the time of checking`);
+    }
+    if (stamp.timestamp && stamp.problems.length === 0) validatedAt = new Date(stamp.timestamp.time);
+  }
+  result.validatedAt = validatedAt.toISOString();
+
+  const verified = await verifyCms(signedData, signedBytes, trustAnchors, validatedAt);
   result.signatureValid = verified.signatureValid;
   if (verified.signer) result.signer = summarize(verified.signer);
   if (!verified.signatureValid) {
@@ -101,21 +119,8 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
   }
   result.trusted = verified.trusted;
   if (verified.trusted === false) result.problems.push(`the signer's certificate does not chain to a trust anchor: ${verified.message}`);
-  return withTimestamp(result, signedData, trustAnchors);
-}
-
-/** A valid signature's time-stamp, when it has one: a broken or untrusted time-stamp is a problem like a broken seal. */
-async function withTimestamp(
-  result: PdfSignatureCheck,
-  signedData: pkijs.SignedData,
-  trustAnchors: readonly pkijs.Certificate[],
-): Promise<PdfSignatureCheck> {
-  const signer = signedData.signerInfos[0];
-  const check = signer ? await checkSignatureTimestamp(signer, trustAnchors) : null;
-  if (check) {
-    result.timestamp = check.timestamp;
-    result.problems.push(...check.problems);
-  }
+  // A broken or untrusted time-stamp is a problem like a broken seal.
+  if (stamp) result.problems.push(...stamp.problems);
   return result;
 }
 
