@@ -14,6 +14,8 @@ import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentit
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { workerConfigFromEnv } from '../src/worker/config.js';
+import { chainEvents } from '../src/esign/audit-chain.js';
+import { AUDIT_TRAIL_FORMAT_V1, type AuditTrail } from '../src/esign/evidence.js';
 import { forgeCompletedZip, sha256, type ForgedDocument } from './support/evidence.js';
 
 let seal: SandboxSeal;
@@ -191,6 +193,58 @@ describe('the worker’s policy from its environment', () => {
       requireCompletionCertificate: false,
     });
     expect(workerConfigFromEnv({ ...base, ESIGN_SIGNATURE_VERIFICATION: 'off' }).evidence.signatures).toBe('off');
+  });
+});
+
+describe('the audit trail: hash-chained, and the copy sealed in the certificate of completion', () => {
+  const alter = (change: (t: AuditTrail) => AuditTrail) =>
+    forgeCompletedZip({ seal, transaction: tx, documents: docs(), alterTrail: change });
+
+  it('a sound trail: its chain and sealed copy hold, and the manifest records its head', async () => {
+    const evidence = accepted(await judge(await forgeCompletedZip({ seal, transaction: tx, documents: docs() }), policy('require')));
+    expect(evidence.auditTrail).toMatchObject({ problems: [], head: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+
+  const cases: [string, (t: AuditTrail) => AuditTrail, RegExp][] = [
+    [
+      'an event changed (its hash left as it was)',
+      (t) => ({ ...t, events: t.events.map((e) => ({ ...e, ip: '10.6.6.6' })) }),
+      /audit-trail\.json: audit event 1 has been altered/,
+    ],
+    [
+      'an event changed and the chain computed again (the sealed copy still tells)',
+      (t) => {
+        const chain = chainEvents(
+          t.transaction.id,
+          t.events.map(({ seq: _s, prev: _p, hash: _h, ...e }) => ({ ...e, ip: '10.6.6.6' })),
+        );
+        return { ...t, events: chain.events, chain: { ...t.chain!, head: chain.head } };
+      },
+      /audit-trail\.json is not the copy sealed in certificate-of-completion\.pdf/,
+    ],
+    [
+      'an original’s hash rewritten (outside the chain, inside the sealed copy)',
+      (t) => ({ ...t, documents: t.documents.map((d) => ({ ...d, original: { ...d.original, sha256: 'f'.repeat(64) } })) }),
+      /is not the copy sealed in certificate-of-completion\.pdf|the provider signed an original with SHA-256 f{64}/,
+    ],
+    ['an event dropped', (t) => ({ ...t, events: [], chain: t.chain }), /the audit trail's head [0-9a-f]{64} is not its last event's hash/],
+    [
+      'an unchained (v1) trail',
+      (t) => ({ ...t, format: AUDIT_TRAIL_FORMAT_V1, chain: undefined, events: t.events.map(({ prev: _p, hash: _h, ...e }) => e) }),
+      /audit-trail\.json is not hash-chained \(esign-audit-trail\/v1\)/,
+    ],
+  ];
+  it.each(cases)('refuses %s under require; warn archives it with the problem recorded', async (_name, change, reason) => {
+    const zip = await alter(change);
+    expect(refusal(await judge(zip, policy('require')))).toMatch(reason);
+    const warn = await judge(zip, policy('warn'));
+    if ('evidence' in warn) expect(warn.evidence.auditTrail!.problems!.join('; ')).toMatch(reason);
+    else expect(warn.refused).toMatch(/the provider signed an original/); // the uploads' check refuses under every policy
+  });
+
+  it('refuses a certificate of completion that embeds no trail', async () => {
+    const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs(), certificate: 'without-trail' });
+    expect(refusal(await judge(zip, policy('require')))).toMatch(/certificate-of-completion\.pdf does not embed the audit trail/);
   });
 });
 

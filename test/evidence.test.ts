@@ -20,6 +20,7 @@ import { SandboxSeal } from '../src/sandbox/seal.js';
 import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import {
+  auditTrailRecipes,
   forgeCompletedZip,
   opensslTimestamp,
   opensslVerify,
@@ -80,6 +81,21 @@ describe('the evidence of a completed transaction', () => {
     const refused = await pyhanko('validate', tampered, caPem);
     expect(refused.code).not.toBe(0);
     expect(refused.out).not.toMatch(/:INTACT:TRUSTED/);
+  });
+
+  it('seals its audit trail: pdfdetach finds it in the certificate, and the hash chain holds (docs/evidence.md, step 6)', async () => {
+    const entries = await archivedEntries();
+    const trail = AuditTrail.parse(JSON.parse(entries.get('audit-trail.json')!.toString('utf8')));
+    expect(trail).toMatchObject({ format: 'esign-audit-trail/v2', chain: { algorithm: 'SHA-256/JCS' } });
+    expect(completed.archive!.evidence!.auditTrail).toMatchObject({ head: trail.chain!.head, problems: [] });
+    const recipes = await auditTrailRecipes(entries);
+    expect(recipes, recipes.output).toMatchObject({ sealedCopy: true, chain: true });
+    // One event changed: the copy no longer matches the sealed one, and the chain breaks at that event.
+    const changed = { ...trail, events: trail.events.map((e, i) => (i === 1 ? { ...e, at: '2020-01-01T00:00:00.000Z' } : e)) };
+    const tampered = new Map(entries).set('audit-trail.json', Buffer.from(JSON.stringify(changed, null, 2) + '\n'));
+    const refused = await auditTrailRecipes(tampered);
+    expect(refused).toMatchObject({ sealedCopy: false, chain: false });
+    expect(refused.output).toContain('event 2 has been altered');
   });
 
   it('is refused by pdfsig, OpenSSL and our check alike once one byte changes, or under another CA', async () => {

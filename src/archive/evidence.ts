@@ -1,4 +1,7 @@
-import { AUDIT_TRAIL_ENTRY, AuditTrail, COMPLETION_CERTIFICATE_ENTRY, type CertificateRef } from '../esign/evidence.js';
+import { createHash } from 'node:crypto';
+import { chainProblem } from '../esign/audit-chain.js';
+import { AUDIT_TRAIL_ENTRY, AUDIT_TRAIL_FORMAT, AuditTrail, COMPLETION_CERTIFICATE_ENTRY, type CertificateRef } from '../esign/evidence.js';
+import { embeddedFile } from '../evidence/embedded-files.js';
 import { checkPdfSignature, type PdfSignatureCheck } from '../evidence/pades-verify.js';
 import { summarize, type CertificateSummary } from '../evidence/pki.js';
 import type { Certificate } from 'pkijs';
@@ -48,7 +51,16 @@ export interface ArchiveEvidence {
   policy: { signatures: SignaturePolicy; trustAnchors: string[]; requireCompletionCertificate: boolean };
   documents: DocumentEvidence[];
   certificateOfCompletion: { entry: string; bytes: number; sha256: string; signature: SignatureEvidence } | null;
-  auditTrail: { entry: string; bytes: number; sha256: string; events: number } | null;
+  auditTrail: {
+    entry: string;
+    bytes: number;
+    sha256: string;
+    events: number;
+    /** The hash chain's last hash (v2); null for an unchained (v1) trail. */
+    head?: string | null;
+    /** Why the chain, or the copy sealed in the certificate of completion, does not hold (refused under `require`). */
+    problems?: string[];
+  } | null;
   /** Entries that are neither a document we uploaded nor the provider's evidence (refused under `require`). */
   unaccounted?: string[];
 }
@@ -89,6 +101,8 @@ export function evidenceCheck(
 ): { inspector: EntryInspector; conclude(entries: readonly VerifiedEntry[]): ArchiveEvidence } {
   const signatures = new Map<string, SignatureEvidence>();
   let trail: AuditTrail | undefined;
+  /** SHA-256 of the audit trail embedded in the certificate of completion: null when it embeds none. */
+  let sealedTrail: string | null | undefined;
 
   const inspect = async (entry: VerifiedEntry, content: Buffer): Promise<void> => {
     if (entry.name === AUDIT_TRAIL_ENTRY) {
@@ -114,6 +128,10 @@ export function evidenceCheck(
       throw new EvidenceRejected(`"${entry.name}": ${check.problems.join('; ')}`);
     }
     signatures.set(entry.name, evidence);
+    if (entry.name === COMPLETION_CERTIFICATE_ENTRY) {
+      const embedded = await embeddedFile(content, AUDIT_TRAIL_ENTRY).catch(() => null);
+      sealedTrail = embedded ? createHash('sha256').update(embedded).digest('hex') : null;
+    }
   };
   // With signatures off, only the audit trail is read into memory; the rest streams past. Otherwise every entry
   // is read, whatever its name: a document renamed "Contract" is a document all the same.
@@ -138,6 +156,11 @@ export function evidenceCheck(
       );
     }
     const documents = trail ? fromTrail(trail, expected, byName) : fromEntries(expected, entries);
+    const trailProblems =
+      trail && trailEntry
+        ? trailIntegrity(trail, trailEntry, policy.signatures === 'off' ? 'not-read' : certificate ? sealedTrail : undefined)
+        : [];
+    if (require && trailProblems.length > 0) throw new EvidenceRejected(trailProblems.join('; '));
     const accounted = new Set([...documents.map((d) => d.entry.name), COMPLETION_CERTIFICATE_ENTRY, AUDIT_TRAIL_ENTRY]);
     const unaccounted = entries.map((e) => e.name).filter((name) => !accounted.has(name));
     if (require) {
@@ -187,7 +210,14 @@ export function evidenceCheck(
         : null,
       auditTrail:
         trailEntry && trail
-          ? { entry: trailEntry.name, bytes: trailEntry.bytes, sha256: trailEntry.sha256, events: trail.events.length }
+          ? {
+              entry: trailEntry.name,
+              bytes: trailEntry.bytes,
+              sha256: trailEntry.sha256,
+              events: trail.events.length,
+              head: trail.chain?.head ?? null,
+              problems: trailProblems,
+            }
           : null,
       ...(unaccounted.length > 0 ? { unaccounted } : {}),
     };
@@ -196,6 +226,29 @@ export function evidenceCheck(
 }
 
 const PDF_MAGIC = Buffer.from('%PDF-');
+
+/**
+ * Why the audit trail cannot be trusted as the provider's record: its hash chain breaks, or it is not the copy
+ * sealed in the certificate of completion (`sealed`: that copy's SHA-256, null when the certificate embeds none,
+ * undefined when there is no certificate, 'not-read' when signatures are off).
+ */
+function trailIntegrity(trail: AuditTrail, entry: VerifiedEntry, sealed: string | null | undefined | 'not-read'): string[] {
+  const problems: string[] = [];
+  if (trail.format !== AUDIT_TRAIL_FORMAT || !trail.chain) problems.push(`${AUDIT_TRAIL_ENTRY} is not hash-chained (${trail.format})`);
+  else {
+    const broken = chainProblem(trail.transaction.id, trail.events, trail.chain.head);
+    if (broken) problems.push(`${AUDIT_TRAIL_ENTRY}: ${broken}`);
+  }
+  if (sealed === 'not-read') return problems; // signatures off: the certificate is not read
+  if (sealed === null) problems.push(`${COMPLETION_CERTIFICATE_ENTRY} does not embed the audit trail, so nothing seals it`);
+  else if (sealed === undefined) problems.push(`no sealed copy of ${AUDIT_TRAIL_ENTRY} was read (no certificate of completion)`);
+  else if (sealed !== entry.sha256) {
+    problems.push(
+      `${AUDIT_TRAIL_ENTRY} is not the copy sealed in ${COMPLETION_CERTIFICATE_ENTRY} (SHA-256 ${entry.sha256}, sealed ${sealed})`,
+    );
+  }
+  return problems;
+}
 
 type Matched = { e: ExpectedDocument; entry: VerifiedEntry; providerOriginalSha256: string | null };
 

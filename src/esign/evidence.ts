@@ -11,7 +11,10 @@ export const COMPLETION_CERTIFICATE_ENTRY = 'certificate-of-completion.pdf';
 export const AUDIT_TRAIL_ENTRY = 'audit-trail.json';
 export const EVIDENCE_ENTRIES: readonly string[] = [COMPLETION_CERTIFICATE_ENTRY, AUDIT_TRAIL_ENTRY];
 
-export const AUDIT_TRAIL_FORMAT = 'esign-audit-trail/v1';
+/** v2: events hash-chained (src/esign/audit-chain.ts), the trail embedded in the sealed certificate. v1 is read, never written. */
+export const AUDIT_TRAIL_FORMAT = 'esign-audit-trail/v2';
+export const AUDIT_TRAIL_FORMAT_V1 = 'esign-audit-trail/v1';
+export const CHAIN_ALGORITHM = 'SHA-256/JCS';
 
 export const AUDIT_EVENT_TYPES = [
   'created',
@@ -49,11 +52,15 @@ export const AuditEvent = z.object({
   userAgent: z.string().optional(),
   /** Event specifics: the authentication step, the tag, the message's channel. Never a secret. */
   detail: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  /** v2: the previous event's hash (the chain's genesis for the first). */
+  prev: sha256.optional(),
+  /** v2: SHA-256 of this event without `hash`, canonicalized (RFC 8785). */
+  hash: sha256.optional(),
 });
 export type AuditEvent = z.infer<typeof AuditEvent>;
 
 export const AuditTrail = z.object({
-  format: z.literal(AUDIT_TRAIL_FORMAT),
+  format: z.enum([AUDIT_TRAIL_FORMAT, AUDIT_TRAIL_FORMAT_V1]),
   transaction: z.object({
     id: z.string(),
     esignId: z.string(),
@@ -80,6 +87,8 @@ export const AuditTrail = z.object({
     }),
   ),
   events: z.array(AuditEvent),
+  /** v2: how the events are chained, and the last event's hash (printed on the sealed certificate of completion). */
+  chain: z.object({ algorithm: z.literal(CHAIN_ALGORITHM), head: sha256 }).optional(),
   /** The certificate the documents and the certificate of completion are sealed with. */
   seal: CertificateRef,
   /** The RFC 3161 authority that time-stamps each seal (PAdES B-T); absent when the seals are not time-stamped. */

@@ -1,5 +1,5 @@
-import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
-import type { AuditTrail } from '../esign/evidence.js';
+import { AFRelationship, PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
+import { AUDIT_TRAIL_ENTRY, type AuditTrail } from '../esign/evidence.js';
 
 const PAGE: [number, number] = [595.28, 841.89]; // A4
 const MARGIN = 48;
@@ -11,10 +11,12 @@ function printable(s: string): string {
 
 /**
  * The certificate of completion: a human-readable rendering of the audit
- * trail (participants, documents with their hashes, every event), which the
- * completion pipeline then seals like the documents.
+ * trail (participants, documents with their hashes, every event, the chain's
+ * head) with the trail itself, `trailBytes` exactly, as an embedded file
+ * (`audit-trail.json`, AFRelationship Source); the completion pipeline then
+ * seals it like the documents, which seals the trail too.
  */
-export async function renderCompletionCertificate(trail: AuditTrail): Promise<Uint8Array> {
+export async function renderCompletionCertificate(trail: AuditTrail, trailBytes: Uint8Array): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   doc.setTitle('Certificate of completion');
   doc.setProducer('esign provider sandbox');
@@ -81,7 +83,19 @@ export async function renderCompletionCertificate(trail: AuditTrail): Promise<Ui
     line(`Each seal is time-stamped (RFC 3161) by ${trail.timestampAuthority.subject}, issued by ${trail.timestampAuthority.issuer}.`);
     line(`Certificate SHA-256 ${trail.timestampAuthority.sha256}`, { f: mono, size: 7.5 });
   }
-  line(`The same record, machine-readable: audit-trail.json in the same ZIP.`);
+  if (trail.chain) {
+    line('Audit trail', { f: bold, size: 12, gap: 2 });
+    line(`Every event above names the hash of the one before it (${trail.chain.algorithm}); the last hash is`);
+    line(trail.chain.head, { f: mono, size: 7.5 });
+  }
+  line(`The same record, machine-readable: audit-trail.json, embedded in this sealed file and in the same ZIP.`);
+  await doc.attach(trailBytes, AUDIT_TRAIL_ENTRY, {
+    mimeType: 'application/json',
+    description: 'The audit trail this certificate renders (esign-audit-trail/v2)',
+    creationDate: new Date(trail.transaction.completedAt),
+    modificationDate: new Date(trail.transaction.completedAt),
+    afRelationship: AFRelationship.Source,
+  });
   return doc.save({ useObjectStreams: false });
 }
 

@@ -5,10 +5,12 @@ import { ESIGN_COMPLETED_EVENT } from '../esign/events.js';
 import {
   AUDIT_TRAIL_ENTRY,
   AUDIT_TRAIL_FORMAT,
+  CHAIN_ALGORITHM,
   COMPLETION_CERTIFICATE_ENTRY,
   EVIDENCE_ENTRIES,
   type AuditTrail,
 } from '../esign/evidence.js';
+import { chainEvents } from '../esign/audit-chain.js';
 import { renderCompletionCertificate } from './certificate.js';
 import type { EventOutbox } from './outbox.js';
 import { stampPdf } from './pdf.js';
@@ -106,7 +108,9 @@ export class CompletionPipeline {
         final: { bytes: sealed.length, sha256: sha256(sealed) },
       });
     }
-    const recorded = this.#store.evidence.auditTrail(id);
+    const recorded = this.#store.evidence.auditTrail(id).map(({ seq: _seq, ...e }) => e);
+    // The completion event is recorded with the change below; the trail shows it already, with the same time.
+    const chain = chainEvents(t.id, [...recorded, { at: completedAt.toISOString(), type: 'completed' }]);
     const trail: AuditTrail = {
       format: AUDIT_TRAIL_FORMAT,
       transaction: { id: t.id, esignId: t.esignId, createdAt: t.createdAt, completedAt: completedAt.toISOString() },
@@ -117,8 +121,8 @@ export class CompletionPipeline {
         authentication: authenticationSteps(p),
       })),
       documents,
-      // The completion event is recorded with the change below; the trail shows it already, with the same time.
-      events: [...recorded, { seq: (recorded.at(-1)?.seq ?? 0) + 1, at: completedAt.toISOString(), type: 'completed' }],
+      events: chain.events,
+      chain: { algorithm: CHAIN_ALGORITHM, head: chain.head },
       seal: { subject: seal.certificate.subject, issuer: seal.certificate.issuer, sha256: seal.certificate.sha256 },
       timestampAuthority: {
         subject: seal.timestampAuthority.subject,
@@ -127,9 +131,12 @@ export class CompletionPipeline {
       },
     };
     const trailPath = join(dir, AUDIT_TRAIL_ENTRY);
-    await writeFile(trailPath, `${JSON.stringify(trail, null, 2)}\n`);
+    const trailBytes = Buffer.from(`${JSON.stringify(trail, null, 2)}\n`);
+    await writeFile(trailPath, trailBytes);
+    // The certificate carries the trail as an embedded file: sealing it seals the trail, byte for byte.
     const certificatePath = join(dir, COMPLETION_CERTIFICATE_ENTRY);
-    await writeFile(certificatePath, await seal.seal(await renderCompletionCertificate(trail), 'Certificate of completion', completedAt));
+    const certificate = await renderCompletionCertificate(trail, trailBytes);
+    await writeFile(certificatePath, await seal.seal(certificate, 'Certificate of completion', completedAt));
     entries.push({ name: COMPLETION_CERTIFICATE_ENTRY, path: certificatePath }, { name: AUDIT_TRAIL_ENTRY, path: trailPath });
     this.#markCompleted(t, await writeZip(entries, this.#store.completedZipPath(id)), completedAt);
   }

@@ -3,12 +3,20 @@
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { AUDIT_TRAIL_ENTRY, AUDIT_TRAIL_FORMAT, COMPLETION_CERTIFICATE_ENTRY, type AuditTrail } from '../../src/esign/evidence.js';
+import { PDFDocument, PDFName } from 'pdf-lib';
+import { chainEvents } from '../../src/esign/audit-chain.js';
+import {
+  AUDIT_TRAIL_ENTRY,
+  AUDIT_TRAIL_FORMAT,
+  CHAIN_ALGORITHM,
+  COMPLETION_CERTIFICATE_ENTRY,
+  type AuditTrail,
+} from '../../src/esign/evidence.js';
 import { renderCompletionCertificate } from '../../src/sandbox/certificate.js';
 import type { SandboxSeal } from '../../src/sandbox/seal.js';
 import { writeZip, type ZipEntrySpec } from './zip.js';
@@ -38,10 +46,12 @@ export async function forgeCompletedZip(options: {
   seal: SandboxSeal;
   transaction: { id: string; esignId: string };
   documents: ForgedDocument[];
-  /** false: no certificate of completion; 'unsealed': one without a seal. */
-  certificate?: boolean | 'unsealed';
+  /** false: no certificate of completion; 'unsealed': one without a seal; 'without-trail': sealed, the trail not embedded. */
+  certificate?: boolean | 'unsealed' | 'without-trail';
   /** false: no audit trail. */
   trail?: false;
+  /** Changes the ZIP's audit trail after the certificate embedded (and sealed) the true one. */
+  alterTrail?: (trail: AuditTrail) => AuditTrail;
   /** Entries added after the evidence. */
   extra?: ZipEntrySpec[];
 }): Promise<Buffer> {
@@ -71,17 +81,26 @@ export async function forgeCompletedZip(options: {
     },
     participants: [],
     documents,
-    events: [{ seq: 1, at: at.toISOString(), type: 'completed' }],
+    ...(() => {
+      const chain = chainEvents(options.transaction.id, [{ at: at.toISOString(), type: 'completed' }]);
+      return { events: chain.events, chain: { algorithm: CHAIN_ALGORITHM, head: chain.head } };
+    })(),
     seal: { subject: options.seal.certificate.subject, issuer: options.seal.certificate.issuer, sha256: options.seal.certificate.sha256 },
   };
+  const trailBytes = Buffer.from(JSON.stringify(options.alterTrail ? options.alterTrail(trail) : trail));
   if (options.certificate !== false) {
-    const rendered = await renderCompletionCertificate(trail);
+    let rendered = await renderCompletionCertificate(trail, Buffer.from(JSON.stringify(trail)));
+    if (options.certificate === 'without-trail') {
+      const doc = await PDFDocument.load(rendered);
+      doc.catalog.delete(PDFName.of('Names'));
+      rendered = await doc.save({ useObjectStreams: false });
+    }
     entries.push({
       name: COMPLETION_CERTIFICATE_ENTRY,
       data: options.certificate === 'unsealed' ? Buffer.from(rendered) : await options.seal.seal(rendered, 'Certificate', at),
     });
   }
-  if (options.trail !== false) entries.push({ name: AUDIT_TRAIL_ENTRY, data: Buffer.from(JSON.stringify(trail)) });
+  if (options.trail !== false) entries.push({ name: AUDIT_TRAIL_ENTRY, data: trailBytes });
   entries.push(...(options.extra ?? []));
   const dir = await mkdtemp(join(tmpdir(), 'esign-forged-'));
   return (await import('node:fs/promises')).readFile(await writeZip(join(dir, 'completed.zip'), entries));
@@ -180,6 +199,40 @@ function docRecipe(start: RegExp, name: string): string[] {
     .map((l) => l.trim())
     .filter(Boolean);
 }
+/** A recipe of docs/evidence.md in another language's fenced block, as written. */
+function docBlock(language: string, start: RegExp, name: string): string {
+  const doc = readFileSync(new URL('../../docs/evidence.md', import.meta.url), 'utf8');
+  const block = new RegExp(`\`\`\`${language}\\n((?:\\s*)${start.source}[\\s\\S]*?)\`\`\``).exec(doc);
+  if (!block) throw new Error(`docs/evidence.md has no ${name} recipe`);
+  const lines = block[1]!.split('\n');
+  const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)![0].length));
+  return lines.map((l) => l.slice(indent)).join('\n');
+}
+
+/**
+ * docs/evidence.md's step 6, as an auditor runs it in a directory `out/` holding the ZIP's entries: poppler's
+ * pdfdetach takes the sealed copy of the audit trail out of the certificate and `cmp` holds it to the entry, then
+ * the doc's Python checks the hash chain. Resolves with what each said.
+ */
+export async function auditTrailRecipes(entries: Map<string, Buffer>): Promise<{ sealedCopy: boolean; chain: boolean; output: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'esign-trail-'));
+  await mkdir(join(dir, 'out'));
+  for (const [name, data] of entries) await writeFile(join(dir, 'out', name), data);
+  await writeFile(join(dir, 'chain.py'), docBlock('python', /import hashlib/, 'audit trail chain'));
+  const attempt = (file: string, args: string[]) =>
+    run(file, args, { cwd: dir }).then(
+      ({ stdout }) => ({ ok: true, out: stdout }),
+      (err: { stdout?: string; stderr?: string }) => ({ ok: false, out: `${err.stdout ?? ''}${err.stderr ?? ''}` }),
+    );
+  const sealed = await attempt('bash', ['-c', ['set -euo pipefail', ...docRecipe(/pdfdetach/, 'sealed audit trail')].join('\n')]);
+  const chain = await attempt('python3', ['chain.py', 'out/audit-trail.json']);
+  return {
+    sealedCopy: sealed.ok && sealed.out.includes('the audit trail is the sealed copy'),
+    chain: chain.ok && chain.out.includes('audit trail chain OK'),
+    output: sealed.out + chain.out,
+  };
+}
+
 /** The seal's lines after `f=…` (the caller sets `f`). */
 const SEAL_RECIPE = docRecipe(/f='[^\n]*'\n/, 'OpenSSL seal').slice(1);
 const TIMESTAMP_RECIPE = docRecipe(/openssl asn1parse/, 'OpenSSL time-stamp');
