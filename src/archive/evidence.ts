@@ -102,7 +102,7 @@ export function evidenceCheck(
   const signatures = new Map<string, SignatureEvidence>();
   let trail: AuditTrail | undefined;
   /** SHA-256 of the audit trail embedded in the certificate of completion: null when it embeds none. */
-  let sealedTrail: string | null | undefined;
+  let sealedTrail: { sha256: string } | null | undefined;
 
   const inspect = async (entry: VerifiedEntry, content: Buffer): Promise<void> => {
     if (entry.name === AUDIT_TRAIL_ENTRY) {
@@ -130,7 +130,7 @@ export function evidenceCheck(
     signatures.set(entry.name, evidence);
     if (entry.name === COMPLETION_CERTIFICATE_ENTRY) {
       const embedded = await embeddedFile(content, AUDIT_TRAIL_ENTRY).catch(() => null);
-      sealedTrail = embedded ? createHash('sha256').update(embedded).digest('hex') : null;
+      sealedTrail = embedded ? { sha256: createHash('sha256').update(embedded).digest('hex') } : null;
     }
   };
   // With signatures off, only the audit trail is read into memory; the rest streams past. Otherwise every entry
@@ -227,12 +227,15 @@ export function evidenceCheck(
 
 const PDF_MAGIC = Buffer.from('%PDF-');
 
+/** The SHA-256 of the trail sealed in the certificate; null: it embeds none; undefined: no certificate; not-read: signatures off. */
+type SealedCopy = { sha256: string } | null | undefined | 'not-read';
+
 /**
  * Why the audit trail cannot be trusted as the provider's record: its hash chain breaks, or it is not the copy
  * sealed in the certificate of completion (`sealed`: that copy's SHA-256, null when the certificate embeds none,
  * undefined when there is no certificate, 'not-read' when signatures are off).
  */
-function trailIntegrity(trail: AuditTrail, entry: VerifiedEntry, sealed: string | null | undefined | 'not-read'): string[] {
+function trailIntegrity(trail: AuditTrail, entry: VerifiedEntry, sealed: SealedCopy): string[] {
   const problems: string[] = [];
   if (trail.format !== AUDIT_TRAIL_FORMAT || !trail.chain) problems.push(`${AUDIT_TRAIL_ENTRY} is not hash-chained (${trail.format})`);
   else {

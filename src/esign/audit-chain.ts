@@ -52,7 +52,8 @@ export function chainProblem(transactionId: string, events: readonly AuditEvent[
     if (e.prev !== prev) return `audit event ${e.seq} does not follow the one before it (prev ${e.prev ?? 'missing'})`;
     const { hash, ...rest } = e;
     const expected = eventHash(rest);
-    if (hash !== expected) return `audit event ${e.seq} has been altered (its hash is ${hash ?? 'missing'}, its content hashes to ${expected})`;
+    if (hash !== expected)
+      return `audit event ${e.seq} has been altered (its hash is ${hash ?? 'missing'}, its content hashes to ${expected})`;
     prev = expected;
   }
   if (head !== prev) return `the audit trail's head ${head} is not its last event's hash ${prev}`;
