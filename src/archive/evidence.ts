@@ -245,9 +245,9 @@ function trailIntegrity(trail: AuditTrail, entry: VerifiedEntry, sealed: SealedC
   if (sealed === 'not-read') return problems; // signatures off: the certificate is not read
   if (sealed === null) problems.push(`${COMPLETION_CERTIFICATE_ENTRY} does not embed the audit trail, so nothing seals it`);
   else if (sealed === undefined) problems.push(`no sealed copy of ${AUDIT_TRAIL_ENTRY} was read (no certificate of completion)`);
-  else if (sealed !== entry.sha256) {
+  else if (sealed.sha256 !== entry.sha256) {
     problems.push(
-      `${AUDIT_TRAIL_ENTRY} is not the copy sealed in ${COMPLETION_CERTIFICATE_ENTRY} (SHA-256 ${entry.sha256}, sealed ${sealed})`,
+      `${AUDIT_TRAIL_ENTRY} is not the copy sealed in ${COMPLETION_CERTIFICATE_ENTRY} (SHA-256 ${entry.sha256}, sealed ${sealed.sha256})`,
     );
   }
   return problems;
