@@ -1,13 +1,9 @@
-import { AFRelationship, PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
+import { AFRelationship, PDFDocument, rgb, type PDFPage } from 'pdf-lib';
 import { AUDIT_TRAIL_ENTRY, type AuditTrail } from '../esign/evidence.js';
+import { drawText, textWidth, UnicodeFonts, type Face } from './unicode-text.js';
 
 const PAGE: [number, number] = [595.28, 841.89]; // A4
 const MARGIN = 48;
-
-/** The standard fonts encode WinAnsi only: anything else is shown as '?' (the JSON beside it keeps the exact text). */
-function printable(s: string): string {
-  return s.replace(/[^\x20-\x7e\u00a0-\u00ff]/g, '?');
-}
 
 /**
  * The certificate of completion: a human-readable rendering of the audit
@@ -22,23 +18,23 @@ export async function renderCompletionCertificate(trail: AuditTrail, trailBytes:
   doc.setProducer('esign provider sandbox');
   doc.setCreationDate(new Date(trail.transaction.completedAt));
   doc.setModificationDate(new Date(trail.transaction.completedAt));
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
-  const mono = await doc.embedFont(StandardFonts.Courier);
+  // Every name as written, in any script: the fonts are chosen per character (./unicode-text.ts).
+  const fonts = await UnicodeFonts.embed(doc, textsOf(trail));
+  const { regular: font, bold, mono } = fonts;
   let page: PDFPage = doc.addPage(PAGE);
   let y = PAGE[1] - MARGIN;
   const names = new Map(trail.participants.map((p) => [p.id, p.name]));
 
-  const line = (text: string, options: { f?: PDFFont; size?: number; indent?: number; gap?: number } = {}) => {
+  const line = (text: string, options: { f?: Face; size?: number; indent?: number; gap?: number } = {}) => {
     const size = options.size ?? 9;
     const f = options.f ?? font;
     const width = PAGE[0] - 2 * MARGIN - (options.indent ?? 0);
-    for (const chunk of wrap(printable(text), f, size, width)) {
+    for (const chunk of wrap(text, f, size, width)) {
       if (y < MARGIN + size) {
         page = doc.addPage(PAGE);
         y = PAGE[1] - MARGIN;
       }
-      page.drawText(chunk, { x: MARGIN + (options.indent ?? 0), y, size, font: f, color: rgb(0.1, 0.1, 0.1) });
+      drawText(page, chunk, { x: MARGIN + (options.indent ?? 0), y, size, face: f, color: rgb(0.1, 0.1, 0.1) });
       y -= size + 3;
     }
     y -= options.gap ?? 0;
@@ -99,12 +95,23 @@ export async function renderCompletionCertificate(trail: AuditTrail, trailBytes:
   return doc.save({ useObjectStreams: false });
 }
 
-function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
+/** Every string the certificate prints from the trail, so the fonts they need are embedded. */
+function textsOf(trail: AuditTrail): string[] {
+  return [
+    ...trail.participants.flatMap((p) => [p.name, p.email]),
+    ...trail.documents.flatMap((d) => [d.title, d.entry]),
+    ...trail.events.flatMap((e) => [e.userAgent ?? '', ...Object.values(e.detail ?? {}).map(String)]),
+    trail.seal.subject,
+    trail.seal.issuer,
+  ];
+}
+
+function wrap(text: string, font: Face, size: number, width: number): string[] {
   const lines: string[] = [];
   let current = '';
   for (const word of text.split(' ')) {
     const candidate = current ? `${current} ${word}` : word;
-    if (font.widthOfTextAtSize(candidate, size) <= width || !current) current = candidate;
+    if (textWidth(candidate, font, size) <= width || !current) current = candidate;
     else {
       lines.push(current);
       current = word;
