@@ -55,18 +55,30 @@ describe('esign CLI', () => {
     // For people: the seal of each document, its signer, the claimed and the time-stamped signing times, and hashes.
     const statusText = await esign('status', referenceId);
     expect(statusText.stdout).toMatch(
-      /Service agreement\.pdf\s+valid\s+CN=esign sandbox document seal, O=esign sandbox\s+[0-9a-f]{16}…\s+20\d\d-[\d-]+T[\d:.]+Z\s+20\d\d-[\d-]+T[\d:.]+Z/,
+      /Service agreement\.pdf\s+valid\s+TOTAL_PASSED\s+B-T\s+CN=esign sandbox document seal, O=esign sandbox\s+[0-9a-f]{16}…\s+20\d\d-[\d-]+T[\d:.]+Z\s+20\d\d-[\d-]+T[\d:.]+Z/,
     );
-    expect(statusText.stdout).toMatch(/certificate-of-completion\.pdf\s+valid/);
+    expect(statusText.stdout).toMatch(/certificate-of-completion\.pdf\s+valid\s+TOTAL_PASSED\s+B-T/);
+    expect(statusText.stdout).toMatch(/audit trail: audit-trail\.json, \d+ events, sha256 [0-9a-f]{64}, chain head [0-9a-f]{64}\n/);
 
     const downloaded = await esign('--json', 'download', referenceId, join(dataDir, 'out'));
     expect(downloaded.code).toBe(0);
     const got = JSON.parse(downloaded.stdout) as {
       files: string[];
-      evidence: { documents: { signature: { result: string }; originalSha256: string | null; providerOriginalSha256: string | null }[] };
+      evidence: {
+        documents: {
+          signature: { result: string; validation?: { level: string; indication: string; subIndication: string | null; time: string } };
+          originalSha256: string | null;
+          providerOriginalSha256: string | null;
+        }[];
+      };
     };
     expect(got.files).toEqual(['Service agreement.pdf', 'Data processing annex.pdf', 'certificate-of-completion.pdf', 'audit-trail.json']);
     expect(got.evidence.documents.map((d) => d.signature.result)).toEqual(['valid', 'valid']);
+    // The validation report, per document: the level, ETSI EN 319 102-1's indication, and the time vouched for.
+    for (const d of got.evidence.documents) {
+      expect(d.signature.validation).toMatchObject({ level: 'B-T', indication: 'TOTAL_PASSED', subIndication: null });
+      expect(d.signature.validation!.time).toMatch(/^20\d\d-/);
+    }
     // The demo uploads the PDFs itself and gives their hashes: the provider signed exactly those.
     for (const d of got.evidence.documents) expect(d.originalSha256).toMatch(/^[0-9a-f]{64}$/);
     for (const d of got.evidence.documents) expect(d.providerOriginalSha256).toBe(d.originalSha256);

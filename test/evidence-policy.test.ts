@@ -282,3 +282,39 @@ describe('checked in 2040, long after the seal’s certificate (3 years) expired
     expect(before.problems.join()).toMatch(/the signature time-stamp claims .* after the time of checking/);
   });
 });
+
+describe('the validation report, in ETSI EN 319 102-1’s terms', () => {
+  const verdict = async (change: (d: ForgedDocument[]) => void, p = policy('warn')) => {
+    const evidence = accepted(await judge(await forgeCompletedZip({ seal, transaction: tx, documents: docs(change) }), p));
+    return evidence.documents[0]!.signature.validation;
+  };
+
+  it('TOTAL_PASSED at B-T with the time vouched for; each failure with its indication and sub-indication', async () => {
+    expect(await verdict(() => undefined)).toMatchObject({ level: 'B-T', indication: 'TOTAL_PASSED', subIndication: null });
+    expect(await verdict((d) => (d[0]!.sealed = false))).toMatchObject({
+      level: null,
+      indication: 'TOTAL_FAILED',
+      subIndication: 'FORMAT_FAILURE',
+    });
+    expect(await verdict((d) => (d[0]!.tamper = (b) => Buffer.concat([b, Buffer.from('\n%%EOF\n')])))).toMatchObject({
+      indication: 'TOTAL_FAILED',
+      subIndication: 'FORMAT_FAILURE',
+    });
+    const flipped = await verdict(
+      (d) =>
+        (d[0]!.tamper = (b) => {
+          const c = Buffer.from(b);
+          c.writeUInt8(c.readUInt8(400) ^ 0x01, 400);
+          return c;
+        }),
+    );
+    expect(flipped).toMatchObject({ indication: 'TOTAL_FAILED' });
+    expect(['HASH_FAILURE', 'SIG_CRYPTO_FAILURE']).toContain(flipped!.subIndication);
+    const stranger = await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-stranger-')));
+    const untrusted = { ...policy('warn'), trustAnchors: parseCertificates(stranger.caCertificate) };
+    expect(await verdict(() => undefined, untrusted)).toMatchObject({
+      indication: 'INDETERMINATE',
+      subIndication: 'NO_CERTIFICATE_CHAIN_FOUND',
+    });
+  });
+});

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { chainProblem } from '../esign/audit-chain.js';
 import { AUDIT_TRAIL_ENTRY, AUDIT_TRAIL_FORMAT, AuditTrail, COMPLETION_CERTIFICATE_ENTRY, type CertificateRef } from '../esign/evidence.js';
 import { embeddedFile } from '../evidence/embedded-files.js';
-import { checkPdfSignature, type PdfSignatureCheck } from '../evidence/pades-verify.js';
+import { checkPdfSignature, type Indication, type PdfSignatureCheck, type SubIndication } from '../evidence/pades-verify.js';
 import { summarize, type CertificateSummary } from '../evidence/pki.js';
 import type { Certificate } from 'pkijs';
 import type { EntryInspector, VerifiedEntry } from './zip-verify.js';
@@ -33,6 +33,18 @@ export interface SignatureEvidence {
   trusted: boolean | null;
   /** When the signer's certificate was judged: the time-stamp's time when it holds, else the time of archiving. */
   validatedAt?: string | null;
+  /** The validation report an auditor reads (ETSI EN 319 102-1's vocabulary); absent when not checked. */
+  validation?: ValidationReport;
+}
+
+/** One signature's validation, in the terms of ETSI EN 319 102-1 and the PAdES baseline levels (EN 319 142-1). */
+export interface ValidationReport {
+  /** B-B: signed; B-T: with a signature time-stamp; B-LT and B-LTA: with validation data and archive time-stamps. */
+  level: 'B-B' | 'B-T' | 'B-LT' | 'B-LTA' | null;
+  indication: Indication;
+  subIndication: SubIndication | null;
+  /** The time a third party vouches the signature existed at (the time-stamp's), null when none does. */
+  time: string | null;
 }
 
 export interface DocumentEvidence {
@@ -309,6 +321,12 @@ function toEvidence(check: PdfSignatureCheck): SignatureEvidence {
     subFilter: check.subFilter,
     trusted: check.trusted,
     validatedAt: check.validatedAt,
+    validation: {
+      level: !check.signed ? null : check.timestamp ? 'B-T' : 'B-B',
+      indication: check.indication,
+      subIndication: check.subIndication,
+      time: check.timestamp?.time ?? null,
+    },
   };
 }
 

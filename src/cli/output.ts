@@ -52,6 +52,11 @@ export function evidenceTable(evidence: ArchiveEvidence | undefined): string {
   ].map((r) => ({
     file: r.file,
     seal: r.signature.result === 'valid' && r.signature.trusted === null ? 'valid (no trust anchor)' : r.signature.result,
+    // ETSI EN 319 102-1's verdict and the PAdES level (older manifests have neither).
+    indication: r.signature.validation
+      ? [r.signature.validation.indication, r.signature.validation.subIndication].filter(Boolean).join(' / ')
+      : null,
+    level: r.signature.validation?.level ?? null,
     signer: r.signature.signer?.subject ?? null,
     signer_sha256: short(r.signature.signer?.sha256 ?? null),
     signed_at: r.signature.signingTime,
@@ -60,8 +65,9 @@ export function evidenceTable(evidence: ArchiveEvidence | undefined): string {
     original_sha256: short(r.original),
     final_sha256: short(r.final),
   }));
-  const trail = evidence.auditTrail
-    ? `audit trail: ${evidence.auditTrail.entry}, ${evidence.auditTrail.events} events, sha256 ${evidence.auditTrail.sha256}`
-    : 'audit trail: none';
+  const t = evidence.auditTrail;
+  const chain = !t ? '' : t.head ? `, chain head ${t.head}` : t.head === null ? ', not hash-chained' : '';
+  const held = t?.problems?.length ? `; does not hold: ${t.problems.join('; ')}` : '';
+  const trail = t ? `audit trail: ${t.entry}, ${t.events} events, sha256 ${t.sha256}${chain}${held}` : 'audit trail: none';
   return `${table(rows)}\n${trail}\npolicy: signatures ${evidence.policy.signatures}, certificate of completion ${evidence.policy.requireCompletionCertificate ? 'required' : 'optional'}`;
 }

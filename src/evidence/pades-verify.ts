@@ -23,6 +23,22 @@ export interface PdfSignatureCheck {
   /** The time the signer's chain was judged at: the time-stamp's when it holds, else the time of checking. */
   validatedAt: string | null;
   problems: string[];
+  /** The verdict in ETSI EN 319 102-1's terms (clause 5.1.3): TOTAL_PASSED when `problems` is empty and the chain reached a trust anchor. */
+  indication: Indication;
+  /** Why it is not TOTAL_PASSED, as the standard's sub-indications name it. */
+  subIndication: SubIndication | null;
+}
+
+export type Indication = 'TOTAL_PASSED' | 'TOTAL_FAILED' | 'INDETERMINATE';
+export type SubIndication = 'FORMAT_FAILURE' | 'HASH_FAILURE' | 'SIG_CRYPTO_FAILURE' | 'NO_CERTIFICATE_CHAIN_FOUND' | 'NO_POE';
+
+/** Records a problem and, for the first one (or the first total failure), the verdict it gives. */
+function fail(result: PdfSignatureCheck, problem: string, indication: Exclude<Indication, 'TOTAL_PASSED'>, sub: SubIndication): void {
+  result.problems.push(problem);
+  if (result.indication === 'TOTAL_PASSED' || (indication === 'TOTAL_FAILED' && result.indication !== 'TOTAL_FAILED')) {
+    result.indication = indication;
+    result.subIndication = sub;
+  }
 }
 
 const BYTE_RANGE = /\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g;
@@ -47,23 +63,26 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     signer: null,
     validatedAt: null,
     problems: [],
+    indication: 'TOTAL_PASSED',
+    subIndication: null,
   };
   // Only the neighbourhood of the last /ByteRange is decoded as text: a large PDF is never copied into a string.
   const rangeAt = pdf.lastIndexOf('/ByteRange');
   const last = rangeAt === -1 ? null : new RegExp(BYTE_RANGE.source).exec(pdf.subarray(rangeAt, rangeAt + 200).toString('latin1'));
   if (!last) {
-    result.problems.push('the PDF is not signed');
+    fail(result, 'the PDF is not signed', 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
   result.signed = true;
   const [a, b, c, d] = last.slice(1, 5).map(Number) as [number, number, number, number];
   if (a !== 0 || b <= 0 || c <= b || d < 0 || c + d > pdf.length || pdf[b] !== 0x3c || pdf[c - 1] !== 0x3e) {
-    result.problems.push(`the signature's /ByteRange [${a} ${b} ${c} ${d}] does not frame its /Contents`);
+    fail(result, `the signature's /ByteRange [${a} ${b} ${c} ${d}] does not frame its /Contents`, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
   result.coversWholeFile = c + d === pdf.length;
   if (!result.coversWholeFile) {
-    result.problems.push(`${pdf.length - (c + d)} byte(s) were added after signing (the signature covers bytes up to ${c + d})`);
+    const added = `${pdf.length - (c + d)} byte(s) were added after signing (the signature covers bytes up to ${c + d})`;
+    fail(result, added, 'TOTAL_FAILED', 'FORMAT_FAILURE');
   }
   // The signature dictionary surrounds /ByteRange and /Contents: its other keys are read from just around them.
   const before = pdf.subarray(Math.max(0, Math.min(rangeAt, b) - 4096), Math.min(rangeAt, b)).toString('latin1');
@@ -77,7 +96,7 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     .toString('latin1')
     .replace(/\s+/g, '');
   if (!/^[0-9a-fA-F]*$/.test(hex)) {
-    result.problems.push('the signature value is not a hexadecimal string');
+    fail(result, 'the signature value is not a hexadecimal string', 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
   // One copy of the signed ranges, handed to pkijs as the ArrayBuffer it wants.
@@ -92,7 +111,7 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     if (contentInfo.contentType !== pkijs.ContentInfo.SIGNED_DATA) throw new Error('not CMS SignedData');
     signedData = new pkijs.SignedData({ schema: contentInfo.content });
   } catch (err) {
-    result.problems.push(`the signature value is not a readable CMS signature: ${(err as Error).message}`);
+    fail(result, `the signature value is not a readable CMS signature: ${(err as Error).message}`, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
 
@@ -114,13 +133,26 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
   result.signatureValid = verified.signatureValid;
   if (verified.signer) result.signer = summarize(verified.signer);
   if (!verified.signatureValid) {
-    result.problems.push(`the signature does not verify: ${verified.message}`);
+    const sub = /digest/i.test(verified.message) ? 'HASH_FAILURE' : 'SIG_CRYPTO_FAILURE';
+    fail(result, `the signature does not verify: ${verified.message}`, 'TOTAL_FAILED', sub);
     return result;
   }
   result.trusted = verified.trusted;
-  if (verified.trusted === false) result.problems.push(`the signer's certificate does not chain to a trust anchor: ${verified.message}`);
-  // A broken or untrusted time-stamp is a problem like a broken seal.
-  if (stamp) result.problems.push(...stamp.problems);
+  if (verified.trusted === false) {
+    fail(
+      result,
+      `the signer's certificate does not chain to a trust anchor: ${verified.message}`,
+      'INDETERMINATE',
+      'NO_CERTIFICATE_CHAIN_FOUND',
+    );
+  }
+  // A broken or untrusted time-stamp is a problem like a broken seal: nothing proves when the signature existed.
+  for (const problem of stamp?.problems ?? []) fail(result, problem, 'INDETERMINATE', 'NO_POE');
+  // Without trust anchors nothing establishes the chain: not a problem under `warn`, but not a pass either.
+  if (result.indication === 'TOTAL_PASSED' && result.trusted === null) {
+    result.indication = 'INDETERMINATE';
+    result.subIndication = 'NO_CERTIFICATE_CHAIN_FOUND';
+  }
   return result;
 }
 
