@@ -55,9 +55,9 @@ describe('esign CLI', () => {
     // For people: the seal of each document, its signer, the claimed and the time-stamped signing times, and hashes.
     const statusText = await esign('status', referenceId);
     expect(statusText.stdout).toMatch(
-      /Service agreement\.pdf\s+valid\s+TOTAL_PASSED\s+B-T\s+CN=esign sandbox document seal, O=esign sandbox\s+[0-9a-f]{16}…\s+20\d\d-[\d-]+T[\d:.]+Z\s+20\d\d-[\d-]+T[\d:.]+Z/,
+      /Service agreement\.pdf\s+valid\s+TOTAL_PASSED\s+B-LTA\s+CN=esign sandbox document seal, O=esign sandbox\s+[0-9a-f]{16}…\s+20\d\d-[\d-]+T[\d:.]+Z\s+20\d\d-[\d-]+T[\d:.]+Z/,
     );
-    expect(statusText.stdout).toMatch(/certificate-of-completion\.pdf\s+valid\s+TOTAL_PASSED\s+B-T/);
+    expect(statusText.stdout).toMatch(/certificate-of-completion\.pdf\s+valid\s+TOTAL_PASSED\s+B-LTA/);
     expect(statusText.stdout).toMatch(/audit trail: audit-trail\.json, \d+ events, sha256 [0-9a-f]{64}, chain head [0-9a-f]{64}\n/);
 
     const downloaded = await esign('--json', 'download', referenceId, join(dataDir, 'out'));
@@ -76,7 +76,7 @@ describe('esign CLI', () => {
     expect(got.evidence.documents.map((d) => d.signature.result)).toEqual(['valid', 'valid']);
     // The validation report, per document: the level, ETSI EN 319 102-1's indication, and the time vouched for.
     for (const d of got.evidence.documents) {
-      expect(d.signature.validation).toMatchObject({ level: 'B-T', indication: 'TOTAL_PASSED', subIndication: null });
+      expect(d.signature.validation).toMatchObject({ level: 'B-LTA', indication: 'TOTAL_PASSED', subIndication: null });
       expect(d.signature.validation!.time).toMatch(/^20\d\d-/);
     }
     // The demo uploads the PDFs itself and gives their hashes: the provider signed exactly those.

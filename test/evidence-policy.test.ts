@@ -5,6 +5,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PDFDocument } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { evidenceCheck, type ArchiveEvidence, type EvidencePolicy, type ExpectedDocument } from '../src/archive/evidence.js';
 import { verifyZip } from '../src/archive/zip-verify.js';
@@ -289,8 +290,8 @@ describe('the validation report, in ETSI EN 319 102-1’s terms', () => {
     return evidence.documents[0]!.signature.validation;
   };
 
-  it('TOTAL_PASSED at B-T with the time vouched for; each failure with its indication and sub-indication', async () => {
-    expect(await verdict(() => undefined)).toMatchObject({ level: 'B-T', indication: 'TOTAL_PASSED', subIndication: null });
+  it('TOTAL_PASSED at B-LTA with the time vouched for; each failure with its indication and sub-indication', async () => {
+    expect(await verdict(() => undefined)).toMatchObject({ level: 'B-LTA', indication: 'TOTAL_PASSED', subIndication: null });
     expect(await verdict((d) => (d[0]!.sealed = false))).toMatchObject({
       level: null,
       indication: 'TOTAL_FAILED',
@@ -316,5 +317,38 @@ describe('the validation report, in ETSI EN 319 102-1’s terms', () => {
       indication: 'INDETERMINATE',
       subIndication: 'NO_CERTIFICATE_CHAIN_FOUND',
     });
+  });
+});
+
+describe('a B-LTA seal: only validation data and document time-stamps may follow it', () => {
+  const anchors = () => parseCertificates(seal.caCertificate);
+  const sealEnd = (pdf: Buffer) => pdf.indexOf('%%EOF') + 5;
+
+  it('reaches B-LTA: the /DSS holds revocation data signed by the CA, and the document time-stamp holds', async () => {
+    const sealed = await seal.seal(originals[0]!, 'x', new Date());
+    const check = await checkPdfSignature(sealed, anchors(), new Date());
+    expect(check).toMatchObject({ problems: [], level: 'B-LTA', indication: 'TOTAL_PASSED', coversWholeFile: true });
+    expect(check.archiveTimestamps).toHaveLength(1);
+  });
+
+  it('refuses an update after the seal that changes a page, however well-formed', async () => {
+    const sealed = await seal.seal(originals[0]!, 'x', new Date());
+    const page = (await PDFDocument.load(sealed)).getPage(0).ref.objectNumber;
+    const update = Buffer.from(
+      `\n${page} 0 obj\n<< /Type /Page /Parent 1 0 R /MediaBox [0 0 10 10] >>\nendobj\nxref\n${page} 1\n0000000000 00000 n \ntrailer\n<< /Size 40 /Root 2 0 R >>\nstartxref\n0\n%%EOF\n`,
+    );
+    const check = await checkPdfSignature(Buffer.concat([sealed, update]), anchors(), new Date());
+    expect(check.problems.join()).toMatch(new RegExp(`an update after the seal changes object ${page}, which the seal covers`));
+    expect(check).toMatchObject({ indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
+  });
+
+  it('refuses validation data changed under the document time-stamp', async () => {
+    const sealed = Buffer.from(await seal.seal(originals[0]!, 'x', new Date()));
+    // A hex digit of the first /DSS's VRI key, after the seal and before the document time-stamp: still well-formed.
+    const at = sealed.indexOf('/VRI', sealEnd(sealed)) + '/VRI << /'.length;
+    sealed.write(sealed.toString('latin1', at, at + 1) === 'A' ? 'B' : 'A', at, 'latin1');
+    const check = await checkPdfSignature(sealed, anchors(), new Date());
+    expect(check.problems.join()).toMatch(/document time-stamp 1 is for other bytes than the ones its \/ByteRange names/);
+    expect(check.level).not.toBe('B-LTA');
   });
 });

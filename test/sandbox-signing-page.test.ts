@@ -83,7 +83,7 @@ describe('signing page', () => {
       'esign:participant-signed',
       'esign:completed',
     ]);
-    await expect.poll(() => frame.locator('#status').textContent()).toContain('Thank you');
+    await expect.poll(() => frame.locator('#status').textContent(), { timeout: 30_000 }).toContain('Thank you');
     await page.screenshot({ path: `${ARTIFACTS}/signing-page-completed.png`, fullPage: true });
     expect((await sb.client.getTransaction(created.id!)).status).toBe('completed');
 

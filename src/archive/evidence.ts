@@ -322,7 +322,7 @@ function toEvidence(check: PdfSignatureCheck): SignatureEvidence {
     trusted: check.trusted,
     validatedAt: check.validatedAt,
     validation: {
-      level: !check.signed ? null : check.timestamp ? 'B-T' : 'B-B',
+      level: check.level,
       indication: check.indication,
       subIndication: check.subIndication,
       time: check.timestamp?.time ?? null,

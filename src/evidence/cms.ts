@@ -114,7 +114,8 @@ export async function verifyCms(
   at: Date,
 ): Promise<CmsVerification> {
   // pkijs wants an ArrayBuffer holding exactly the data: a view into a larger buffer is copied out.
-  const buffer = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data.buffer : data.slice().buffer;
+  // (A copy through the Uint8Array constructor: Buffer#slice is a view, whose .buffer is the whole pool.)
+  const buffer = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data.buffer : new Uint8Array(data).buffer;
   const attempt = async (anchors: readonly pkijs.Certificate[]): Promise<Partial<pkijs.SignedDataVerifyResult>> => {
     try {
       return await signedData.verify({

@@ -2,6 +2,8 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { verifyCms } from './cms.js';
 import { summarize, type CertificateSummary } from './pki.js';
+import { checkLongTerm } from './archive-timestamps.js';
+import { readLongTermData, type LongTermData } from './long-term.js';
 import { checkSignatureTimestamp, type TimestampSummary } from './timestamp.js';
 
 /** What checking one PDF's signature found; `problems` is empty exactly when the signature is valid, whole and trusted. */
@@ -22,6 +24,10 @@ export interface PdfSignatureCheck {
   signer: CertificateSummary | null;
   /** The time the signer's chain was judged at: the time-stamp's when it holds, else the time of checking. */
   validatedAt: string | null;
+  /** The PAdES baseline level its parts that hold reach (EN 319 142-1); null when it is not signed. */
+  level: 'B-B' | 'B-T' | 'B-LT' | 'B-LTA' | null;
+  /** The times of the document time-stamps (B-LTA) that hold, oldest first. */
+  archiveTimestamps: string[];
   problems: string[];
   /** The verdict in ETSI EN 319 102-1's terms (clause 5.1.3): TOTAL_PASSED when `problems` is empty and the chain reached a trust anchor. */
   indication: Indication;
@@ -62,12 +68,14 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     timestamp: null,
     signer: null,
     validatedAt: null,
+    level: null,
+    archiveTimestamps: [],
     problems: [],
     indication: 'TOTAL_PASSED',
     subIndication: null,
   };
-  // Only the neighbourhood of the last /ByteRange is decoded as text: a large PDF is never copied into a string.
-  const rangeAt = pdf.lastIndexOf('/ByteRange');
+  // Only the neighbourhood of the seal's /ByteRange is decoded as text: a large PDF is never copied into a string.
+  const rangeAt = sealRangeAt(pdf);
   const last = rangeAt === -1 ? null : new RegExp(BYTE_RANGE.source).exec(pdf.subarray(rangeAt, rangeAt + 200).toString('latin1'));
   if (!last) {
     fail(result, 'the PDF is not signed', 'TOTAL_FAILED', 'FORMAT_FAILURE');
@@ -79,10 +87,17 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     fail(result, `the signature's /ByteRange [${a} ${b} ${c} ${d}] does not frame its /Contents`, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
+  // After the seal, revisions may add validation data and document time-stamps (B-LT, B-LTA), and nothing else.
+  let longTerm: LongTermData | undefined;
   result.coversWholeFile = c + d === pdf.length;
   if (!result.coversWholeFile) {
-    const added = `${pdf.length - (c + d)} byte(s) were added after signing (the signature covers bytes up to ${c + d})`;
-    fail(result, added, 'TOTAL_FAILED', 'FORMAT_FAILURE');
+    try {
+      longTerm = await readLongTermData(pdf, c + d);
+      result.coversWholeFile = true;
+    } catch (err) {
+      const added = `${pdf.length - (c + d)} byte(s) were added after signing (the signature covers bytes up to ${c + d}): ${(err as Error).message}`;
+      fail(result, added, 'TOTAL_FAILED', 'FORMAT_FAILURE');
+    }
   }
   // The signature dictionary surrounds /ByteRange and /Contents: its other keys are read from just around them.
   const before = pdf.subarray(Math.max(0, Math.min(rangeAt, b) - 4096), Math.min(rangeAt, b)).toString('latin1');
@@ -148,12 +163,31 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
   }
   // A broken or untrusted time-stamp is a problem like a broken seal: nothing proves when the signature existed.
   for (const problem of stamp?.problems ?? []) fail(result, problem, 'INDETERMINATE', 'NO_POE');
+  result.level = result.timestamp && stamp?.problems.length === 0 ? 'B-T' : 'B-B';
+  if (longTerm) {
+    const lt = await checkLongTerm(pdf, longTerm, c + d, trustAnchors);
+    for (const problem of lt.problems) fail(result, problem, 'INDETERMINATE', 'NO_POE');
+    result.archiveTimestamps = lt.archiveTimes;
+    if (result.level === 'B-T' && lt.validationData) result.level = lt.archiveTimes.length > 0 ? 'B-LTA' : 'B-LT';
+  }
   // Without trust anchors nothing establishes the chain: not a problem under `warn`, but not a pass either.
   if (result.indication === 'TOTAL_PASSED' && result.trusted === null) {
     result.indication = 'INDETERMINATE';
     result.subIndication = 'NO_CERTIFICATE_CHAIN_FOUND';
   }
   return result;
+}
+
+/** Where the seal's /ByteRange is: the last signature's that is not a document time-stamp. */
+function sealRangeAt(pdf: Buffer): number {
+  let from = pdf.length;
+  for (;;) {
+    const at = pdf.lastIndexOf('/ByteRange', from);
+    if (at <= 0) return at;
+    const head = pdf.subarray(Math.max(0, pdf.lastIndexOf('<<', at)), at).toString('latin1');
+    if (!/\/DocTimeStamp|\/ETSI\.RFC3161/.test(head)) return at;
+    from = at - 1;
+  }
 }
 
 /** `D:YYYYMMDDHHmmSS+HH'mm'` (PDF 32000 7.9.4) → ISO 8601, or null when it cannot be read. */

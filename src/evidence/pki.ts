@@ -23,6 +23,16 @@ const RSA: webcrypto.RsaHashedKeyGenParams = {
   hash: 'SHA-256',
 };
 
+/**
+ * A random positive INTEGER (a serial number, a CRL number) in minimal DER: the first byte in 0x40..0x7f, so it
+ * is neither negative nor led by a zero byte (which DER forbids and OpenSSL refuses as "illegal padding").
+ */
+export function randomSerial(bytes = 16): asn1js.Integer {
+  const serial = randomBytes(bytes);
+  serial[0] = (serial[0]! & 0x3f) | 0x40;
+  return new asn1js.Integer({ valueHex: serial });
+}
+
 /** A certificate with its private key, as PEM (PKCS#8 for the key). */
 export interface PemKeyPair {
   certificate: string;
@@ -135,9 +145,7 @@ async function build(options: {
   const ca = options.purpose === undefined;
   const cert = new pkijs.Certificate();
   cert.version = 2;
-  const serial = randomBytes(16);
-  serial[0]! &= 0x7f; // positive INTEGER
-  cert.serialNumber = new asn1js.Integer({ valueHex: serial });
+  cert.serialNumber = randomSerial();
   cert.subject = rdn(options.subject);
   cert.issuer = options.issuer ?? rdn(options.subject);
   cert.notBefore.value = new Date(options.now.getTime() - 60_000);

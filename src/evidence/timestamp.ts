@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { contentInfoDer, OID, signCms, verifyCms } from './cms.js';
-import { EKU_TIME_STAMPING, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
+import { EKU_TIME_STAMPING, randomSerial, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
 
 /**
  * A time-stamping authority (RFC 3161) that issues tokens in-process: the
@@ -22,8 +22,6 @@ export class TimestampAuthority {
 
   /** A TimeStampToken (a ContentInfo, DER) over `digest`, the SHA-256 of the stamped data. */
   async stamp(digest: Uint8Array, at = new Date()): Promise<Buffer> {
-    const serial = randomBytes(16);
-    serial[0]! &= 0x7f; // positive INTEGER
     const tstInfo = new pkijs.TSTInfo({
       version: 1,
       policy: this.#policy,
@@ -31,7 +29,7 @@ export class TimestampAuthority {
         hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID.sha256 }),
         hashedMessage: new asn1js.OctetString({ valueHex: digest }),
       }),
-      serialNumber: new asn1js.Integer({ valueHex: serial }),
+      serialNumber: randomSerial(),
       // Whole seconds: GeneralizedTime without fractions, which every validator reads.
       genTime: new Date(Math.floor(at.getTime() / 1000) * 1000),
       accuracy: new pkijs.Accuracy({ seconds: 1 }),

@@ -1,6 +1,9 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PDF } from '@libpdf/core';
+import * as pkijs from 'pkijs';
 import { sealPdf } from '../evidence/pades-sign.js';
+import { RevocationAuthority } from '../evidence/revocation.js';
 import { TimestampAuthority } from '../evidence/timestamp.js';
 import {
   createCertificateAuthority,
@@ -32,10 +35,12 @@ export class SandboxSeal {
   readonly timestampAuthority: CertificateSummary;
   readonly #identity: SigningIdentity;
   readonly #tsa: TimestampAuthority;
+  readonly #revocation: RevocationAuthority;
 
-  private constructor(caCertificate: string, identity: SigningIdentity, tsa: SigningIdentity) {
+  private constructor(caCertificate: string, identity: SigningIdentity, tsa: SigningIdentity, ca: SigningIdentity) {
     this.caCertificate = caCertificate;
     this.#identity = identity;
+    this.#revocation = new RevocationAuthority(ca);
     this.certificate = summarize(identity.certificate);
     this.#tsa = new TimestampAuthority(tsa, TSA_POLICY);
     this.timestampAuthority = summarize(tsa.certificate);
@@ -55,18 +60,47 @@ export class SandboxSeal {
       ca.certificate,
       await loadSigningIdentity(signer, [ca.certificate]),
       await loadSigningIdentity(tsa, [ca.certificate]),
+      await loadSigningIdentity(ca, []),
     );
   }
 
-  /** Seals a finished PDF (PAdES B-T, invisible signature over the whole file, time-stamped by the sandbox's TSA). */
-  seal(pdf: Uint8Array, reason: string, signingTime: Date): Promise<Buffer> {
-    return sealPdf(pdf, this.#identity, {
+  /**
+   * Seals a finished PDF at PAdES B-LTA: an invisible signature over the whole file, time-stamped by the
+   * sandbox's TSA (B-T), then the validation data for every certificate involved (B-LT) and a document
+   * time-stamp over all of it (B-LTA), as incremental updates.
+   */
+  async seal(pdf: Uint8Array, reason: string, signingTime: Date): Promise<Buffer> {
+    const sealed = await sealPdf(pdf, this.#identity, {
       reason,
       location: 'esign provider sandbox',
       contactInfo: 'sandbox',
       signingTime,
       timestampAuthority: this.#tsa,
     });
+    return this.archiveTimestamp(sealed);
+  }
+
+  /**
+   * Adds fresh validation data and a document time-stamp to a sealed PDF (@libpdf/core's incremental DSS and
+   * DocTimeStamp updates; our TSA and our CA's OCSP responses and CRL): what makes B-LTA, and what renews it.
+   */
+  async archiveTimestamp(pdf: Uint8Array): Promise<Buffer> {
+    const doc = await PDF.load(pdf);
+    const ours = async (der: Uint8Array) => {
+      const cert = pkijs.Certificate.fromBER(der);
+      return (await this.#revocation.issued(cert)) ? cert : undefined;
+    };
+    const { bytes } = await doc.addArchivalData({
+      timestampAuthority: { timestamp: async (digest) => new Uint8Array(await this.#tsa.stamp(digest)) },
+      revocationProvider: {
+        getOCSP: async (der) => {
+          const cert = await ours(der);
+          return cert ? new Uint8Array(await this.#revocation.ocsp(cert)) : null;
+        },
+        getCRL: async (der) => ((await ours(der)) ? new Uint8Array(await this.#revocation.crl()) : null),
+      },
+    });
+    return Buffer.from(bytes);
   }
 }
 

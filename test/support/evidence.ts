@@ -148,14 +148,14 @@ export async function pdfsig(pdf: Buffer): Promise<string> {
 }
 
 /**
- * Verifies a PDF's last signature with OpenSSL against `caPem`, with no code
+ * Verifies a PDF's seal (its first signature) with OpenSSL against `caPem`, with no code
  * of ours: the shell recipe of docs/evidence.md ("How an auditor checks an
  * archive"), run as written, cuts out the signed bytes and the CMS, checks
- * whole-file coverage, and `openssl cms -verify` checks signature and chain.
+ * that it covers a whole revision, and `openssl cms -verify` checks signature and chain.
  */
 export async function opensslVerify(pdf: Buffer, caPem: string): Promise<{ ok: boolean; output: string }> {
   const { ok, stdout, output } = await auditorRecipe(pdf, caPem, SEAL_RECIPE);
-  return { ok: ok && stdout.includes('covers the whole file'), output };
+  return { ok: ok && stdout.includes('covers the sealed revision'), output };
 }
 
 /**

@@ -1,0 +1,214 @@
+/**
+ * The incremental updates appended to a sealed PDF, read strictly enough to
+ * tell what they change (PDF 32000 7.5.6). A PAdES seal stays valid when later
+ * revisions add only validation data (a /DSS) and document time-stamps
+ * (ETSI EN 319 142-1, B-LT and B-LTA); anything else appended after a seal
+ * (a changed page, a new annotation that shows) is a change to what was
+ * signed. The reader is conservative: a construct it does not expect (an
+ * object stream, an indirect /Length, an unknown key) is reported as a
+ * change, never passed.
+ */
+
+/** A PDF value as written: kept as its source text, with the parsed shape where the checks need it. */
+export type PdfValue =
+  | { kind: 'dict'; entries: Map<string, PdfValue>; text: string }
+  | { kind: 'array'; items: PdfValue[]; text: string }
+  | { kind: 'ref'; num: number; gen: number; text: string }
+  | { kind: 'name' | 'number' | 'string' | 'keyword'; text: string };
+
+/** One object defined in an increment. */
+export interface IncrementObject {
+  num: number;
+  gen: number;
+  value: PdfValue;
+  /** A stream's bytes (still encoded), when the object is a stream. */
+  stream?: Buffer;
+}
+
+export interface Increment {
+  objects: IncrementObject[];
+  trailer: Map<string, PdfValue>;
+}
+
+class Reader {
+  pos: number;
+  constructor(
+    readonly buf: Buffer,
+    start: number,
+  ) {
+    this.pos = start;
+  }
+
+  skipSpace(): void {
+    for (;;) {
+      while (this.pos < this.buf.length && isSpace(this.buf[this.pos]!)) this.pos++;
+      if (this.buf[this.pos] !== 0x25 /* % */) return;
+      while (this.pos < this.buf.length && this.buf[this.pos] !== 0x0a && this.buf[this.pos] !== 0x0d) this.pos++;
+    }
+  }
+
+  peek(text: string): boolean {
+    return this.buf.subarray(this.pos, this.pos + text.length).toString('latin1') === text;
+  }
+
+  expect(text: string): void {
+    if (text.startsWith('%')) while (this.pos < this.buf.length && isSpace(this.buf[this.pos]!)) this.pos++;
+    else this.skipSpace();
+    if (!this.peek(text)) throw new Error(`expected "${text}" at byte ${this.pos}`);
+    this.pos += text.length;
+  }
+
+  token(): string {
+    this.skipSpace();
+    const start = this.pos;
+    while (this.pos < this.buf.length && !isSpace(this.buf[this.pos]!) && !isDelimiter(this.buf[this.pos]!)) this.pos++;
+    if (this.pos === start) throw new Error(`unexpected byte at ${this.pos}`);
+    return this.buf.subarray(start, this.pos).toString('latin1');
+  }
+
+  value(depth = 0): PdfValue {
+    if (depth > 32) throw new Error('values nested too deep');
+    this.skipSpace();
+    const start = this.pos;
+    const text = () => this.buf.subarray(start, this.pos).toString('latin1');
+    if (this.peek('<<')) {
+      this.pos += 2;
+      const entries = new Map<string, PdfValue>();
+      for (;;) {
+        this.skipSpace();
+        if (this.peek('>>')) {
+          this.pos += 2;
+          return { kind: 'dict', entries, text: text() };
+        }
+        const key = this.value(depth + 1);
+        if (key.kind !== 'name') throw new Error(`a dictionary key is not a name at byte ${this.pos}`);
+        if (entries.has(key.text)) throw new Error(`duplicate key ${key.text}`);
+        entries.set(key.text, this.value(depth + 1));
+      }
+    }
+    const c = this.buf[this.pos];
+    if (c === 0x5b /* [ */) {
+      this.pos++;
+      const items: PdfValue[] = [];
+      for (;;) {
+        this.skipSpace();
+        if (this.buf[this.pos] === 0x5d) {
+          this.pos++;
+          return { kind: 'array', items, text: text() };
+        }
+        if (this.pos >= this.buf.length) throw new Error('unterminated array');
+        items.push(this.value(depth + 1));
+      }
+    }
+    if (c === 0x2f /* / */) {
+      this.pos++;
+      while (this.pos < this.buf.length && !isSpace(this.buf[this.pos]!) && !isDelimiter(this.buf[this.pos]!)) this.pos++;
+      return { kind: 'name', text: text() };
+    }
+    if (c === 0x28 /* ( */) {
+      let level = 0;
+      for (; this.pos < this.buf.length; this.pos++) {
+        const b = this.buf[this.pos]!;
+        if (b === 0x5c) this.pos++;
+        else if (b === 0x28) level++;
+        else if (b === 0x29 && --level === 0) {
+          this.pos++;
+          return { kind: 'string', text: text() };
+        }
+      }
+      throw new Error('unterminated string');
+    }
+    if (c === 0x3c /* < */) {
+      const end = this.buf.indexOf(0x3e, this.pos);
+      if (end === -1) throw new Error('unterminated hex string');
+      this.pos = end + 1;
+      return { kind: 'string', text: text() };
+    }
+    const word = this.token();
+    if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(word)) {
+      // "n g R" is a reference.
+      const save = this.pos;
+      if (/^\d+$/.test(word)) {
+        try {
+          const gen = this.token();
+          const r = this.token();
+          if (/^\d+$/.test(gen) && r === 'R') return { kind: 'ref', num: Number(word), gen: Number(gen), text: text() };
+        } catch {
+          // not a reference
+        }
+        this.pos = save;
+      }
+      return { kind: 'number', text: word };
+    }
+    if (word === 'true' || word === 'false' || word === 'null') return { kind: 'keyword', text: word };
+    throw new Error(`unexpected "${word.slice(0, 20)}" at byte ${start}`);
+  }
+}
+
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x00;
+const isDelimiter = (b: number) => '()<>[]{}/%'.includes(String.fromCharCode(b));
+
+/**
+ * Reads the incremental updates in `pdf` from byte `from` (where the sealed
+ * revision ends) to its end: each a set of objects, an `xref` table and a
+ * trailer, ending in `%%EOF`. Throws with the reason on anything else.
+ */
+export function readIncrements(pdf: Buffer, from: number): Increment[] {
+  const r = new Reader(pdf, from);
+  const increments: Increment[] = [];
+  r.skipSpace();
+  while (r.pos < pdf.length) {
+    const objects: IncrementObject[] = [];
+    for (;;) {
+      r.skipSpace();
+      if (r.peek('xref')) break;
+      const num = r.token();
+      const gen = r.token();
+      if (!/^\d+$/.test(num) || !/^\d+$/.test(gen)) throw new Error(`expected an object or an xref table at byte ${r.pos}`);
+      r.expect('obj');
+      const value = r.value();
+      let stream: Buffer | undefined;
+      r.skipSpace();
+      if (r.peek('stream')) {
+        if (value.kind !== 'dict') throw new Error(`object ${num} has a stream without a dictionary`);
+        const length = value.entries.get('/Length');
+        if (length?.kind !== 'number' || !/^\d+$/.test(length.text))
+          throw new Error(`object ${num}: its stream /Length is not a direct integer`);
+        r.pos += 'stream'.length;
+        if (pdf[r.pos] === 0x0d) r.pos++;
+        if (pdf[r.pos] !== 0x0a) throw new Error(`object ${num}: no end of line after "stream"`);
+        r.pos++;
+        stream = pdf.subarray(r.pos, r.pos + Number(length.text));
+        r.pos += Number(length.text);
+        r.expect('endstream');
+      }
+      r.expect('endobj');
+      objects.push({ num: Number(num), gen: Number(gen), value, ...(stream ? { stream } : {}) });
+    }
+    r.expect('xref');
+    // Subsections: "first count" then count 20-byte entries.
+    for (;;) {
+      r.skipSpace();
+      if (r.peek('trailer')) break;
+      const first = r.token();
+      const count = r.token();
+      if (!/^\d+$/.test(first) || !/^\d+$/.test(count)) throw new Error(`a malformed xref subsection at byte ${r.pos}`);
+      for (let i = 0; i < Number(count); i++) {
+        r.skipSpace();
+        const entry = pdf.subarray(r.pos, r.pos + 18).toString('latin1');
+        if (!/^\d{10} \d{5} [nf]$/.test(entry)) throw new Error(`a malformed xref entry at byte ${r.pos}`);
+        r.pos += 18;
+      }
+    }
+    r.expect('trailer');
+    const trailer = r.value();
+    if (trailer.kind !== 'dict') throw new Error('the trailer is not a dictionary');
+    r.expect('startxref');
+    r.token();
+    r.expect('%%EOF');
+    increments.push({ objects, trailer: trailer.entries });
+    // After %%EOF: an end of line, then the next increment or the end of the file.
+    while (r.pos < pdf.length && (pdf[r.pos] === 0x0d || pdf[r.pos] === 0x0a)) r.pos++;
+  }
+  return increments;
+}
