@@ -103,6 +103,37 @@ describe('the evidence of a completed transaction', () => {
     expect(refused.output).toContain('event 2 has been altered');
   });
 
+  it("publishes its CA's CRL and answers OCSP for the seal's certificate, as OpenSSL checks them online", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'esign-ocsp-'));
+    await writeFile(join(dir, 'ca.pem'), caPem);
+    await cp(join(env.sandbox.dataDir, 'pki', 'seal.pem'), join(dir, 'seal.pem'));
+    const url = env.sandbox.running.url;
+    await writeFile(join(dir, 'ca.crl'), Buffer.from(await (await fetch(`${url}/sandbox/ca.crl`)).arrayBuffer()));
+    const crl = await run('openssl', ['crl', '-inform', 'DER', '-in', 'ca.crl', '-CAfile', 'ca.pem', '-noout', '-text'], { cwd: dir });
+    expect(crl.stderr).toContain('verify OK');
+    expect(crl.stdout).toContain('No Revoked Certificates');
+    const ocsp = await run(
+      'openssl',
+      ['ocsp', '-issuer', 'ca.pem', '-cert', 'seal.pem', '-url', `${url}/sandbox/ocsp`, '-CAfile', 'ca.pem'],
+      {
+        cwd: dir,
+      },
+    );
+    expect(ocsp.stdout).toContain('seal.pem: good');
+    expect(ocsp.stderr).toContain('Response verify OK');
+    // A certificate it did not issue is unknown to it.
+    const other = (await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-ocsp-other-')))).caCertificate;
+    await writeFile(join(dir, 'other.pem'), other);
+    const unknown = await run(
+      'openssl',
+      ['ocsp', '-issuer', 'ca.pem', '-cert', 'other.pem', '-url', `${url}/sandbox/ocsp`, '-CAfile', 'ca.pem'],
+      {
+        cwd: dir,
+      },
+    );
+    expect(unknown.stdout).toContain('other.pem: unknown');
+  });
+
   it('is refused by pdfsig, OpenSSL and our check alike once one byte changes, or under another CA', async () => {
     const pdf = (await archivedEntries()).get('Employment contract.pdf')!;
     const tampered = Buffer.from(pdf);

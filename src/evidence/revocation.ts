@@ -32,18 +32,48 @@ export class RevocationAuthority {
     return cert.verify(this.#ca.certificate).catch(() => false);
   }
 
+  /**
+   * The answer to an OCSP request (DER, RFC 6960 over HTTP): "good" for a certificate among `issued`, "unknown"
+   * for any other; malformedRequest (status 1) for bytes that are not a request.
+   */
+  async answer(request: Uint8Array, issued: readonly pkijs.Certificate[], at = new Date()): Promise<Buffer> {
+    let certID: pkijs.CertID;
+    try {
+      const parsed = pkijs.OCSPRequest.fromBER(request);
+      const first = parsed.tbsRequest.requestList[0];
+      if (!first) throw new Error('no certificate asked about');
+      certID = first.reqCert;
+    } catch {
+      return Buffer.from(new pkijs.OCSPResponse({ responseStatus: new asn1js.Enumerated({ value: 1 }) }).toSchema().toBER(false));
+    }
+    let known = false;
+    for (const cert of issued) {
+      if (await certID.isEqual(await this.#certId(cert, certID.hashAlgorithm.algorithmId))) known = true;
+    }
+    return this.#respond(certID, known ? 'good' : 'unknown', at);
+  }
+
+  async #certId(cert: pkijs.Certificate, hashOid: string): Promise<pkijs.CertID> {
+    const id = new pkijs.CertID();
+    const hashAlgorithm = hashOid === '2.16.840.1.101.3.4.2.1' ? 'SHA-256' : 'SHA-1';
+    await id.createForCertificate(cert, { hashAlgorithm, issuerCertificate: this.#ca.certificate });
+    return id;
+  }
+
   /** A successful OCSPResponse (DER) saying `cert` is good at `at`. */
   async ocsp(cert: pkijs.Certificate, at = new Date()): Promise<Buffer> {
-    const certID = new pkijs.CertID();
-    await certID.createForCertificate(cert, { hashAlgorithm: 'SHA-1', issuerCertificate: this.#ca.certificate });
+    return this.#respond(await this.#certId(cert, ''), 'good', at);
+  }
+
+  async #respond(certID: pkijs.CertID, status: 'good' | 'unknown', at: Date): Promise<Buffer> {
     const basic = new pkijs.BasicOCSPResponse();
     basic.tbsResponseData.responderID = this.#ca.certificate.subject;
     basic.tbsResponseData.producedAt = whole(at);
     basic.tbsResponseData.responses.push(
       new pkijs.SingleResponse({
         certID,
-        // good: [0] IMPLICIT NULL
-        certStatus: new asn1js.Primitive({ idBlock: { tagClass: 3, tagNumber: 0 } }),
+        // good: [0] IMPLICIT NULL; unknown: [2] IMPLICIT NULL
+        certStatus: new asn1js.Primitive({ idBlock: { tagClass: 3, tagNumber: status === 'good' ? 0 : 2 } }),
         thisUpdate: whole(at),
         nextUpdate: whole(new Date(at.getTime() + this.#validity)),
       }),

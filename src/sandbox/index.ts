@@ -119,6 +119,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
       embedOrigins: () => embedOrigins,
       publicUrl: () => baseUrl,
       caCertificate: seal.caCertificate,
+      revocation: seal,
       controls,
       control: access,
       tokens,

@@ -36,6 +36,7 @@ export class SandboxSeal {
   readonly #identity: SigningIdentity;
   readonly #tsa: TimestampAuthority;
   readonly #revocation: RevocationAuthority;
+  readonly #tsaCertificate: pkijs.Certificate;
 
   private constructor(caCertificate: string, identity: SigningIdentity, tsa: SigningIdentity, ca: SigningIdentity) {
     this.caCertificate = caCertificate;
@@ -43,6 +44,7 @@ export class SandboxSeal {
     this.#revocation = new RevocationAuthority(ca);
     this.certificate = summarize(identity.certificate);
     this.#tsa = new TimestampAuthority(tsa, TSA_POLICY);
+    this.#tsaCertificate = tsa.certificate;
     this.timestampAuthority = summarize(tsa.certificate);
   }
 
@@ -78,6 +80,16 @@ export class SandboxSeal {
       timestampAuthority: this.#tsa,
     });
     return this.archiveTimestamp(sealed);
+  }
+
+  /** The CA's current CRL (DER), served at /sandbox/ca.crl. */
+  crl(): Promise<Buffer> {
+    return this.#revocation.crl();
+  }
+
+  /** The CA's OCSP responder (RFC 6960), served at POST /sandbox/ocsp: it knows the seal's and the TSA's certificates. */
+  ocspAnswer(request: Uint8Array): Promise<Buffer> {
+    return this.#revocation.answer(request, [this.#identity.certificate, this.#tsaCertificate]);
   }
 
   /**
