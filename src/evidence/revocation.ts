@@ -48,7 +48,7 @@ export class RevocationAuthority {
     }
     let known = false;
     for (const cert of issued) {
-      if (await certID.isEqual(await this.#certId(cert, certID.hashAlgorithm.algorithmId))) known = true;
+      if (certID.isEqual(await this.#certId(cert, certID.hashAlgorithm.algorithmId))) known = true;
     }
     return this.#respond(certID, known ? 'good' : 'unknown', at);
   }

@@ -21,15 +21,12 @@ export async function pkiRoutes(app: FastifyInstance, { revocation }: { revocati
   app.get('/sandbox/ca.crl', async (_request, reply) => reply.type('application/pkix-crl').send(await revocation.crl()));
   app.post<{ Body: Buffer }>('/sandbox/ocsp', async (request, reply) => {
     if (!Buffer.isBuffer(request.body)) {
-      return reply
-        .code(415)
-        .type('application/problem+json')
-        .send({
-          type: 'about:blank',
-          title: 'Unsupported Media Type',
-          status: 415,
-          detail: 'send an OCSP request as application/ocsp-request',
-        });
+      return reply.code(415).type('application/problem+json').send({
+        type: 'about:blank',
+        title: 'Unsupported Media Type',
+        status: 415,
+        detail: 'send an OCSP request as application/ocsp-request',
+      });
     }
     return reply.type('application/ocsp-response').send(await revocation.ocspAnswer(request.body));
   });
