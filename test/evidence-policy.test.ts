@@ -2,7 +2,7 @@
 // Real ZIPs sealed by a sandbox CA, read by the archive's own verifier (verifyZip with the evidence check as its
 // inspector, as the archive activity's second pass does); the end-to-end refusal through the workflow is in
 // test/evidence.test.ts. Under `require` nothing passes unverified: every entry is accounted for, whatever its name.
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
@@ -350,5 +350,25 @@ describe('a B-LTA seal: only validation data and document time-stamps may follow
     const check = await checkPdfSignature(sealed, anchors(), new Date());
     expect(check.problems.join()).toMatch(/document time-stamp 1 is for other bytes than the ones its \/ByteRange names/);
     expect(check.level).not.toBe('B-LTA');
+  });
+});
+
+describe('the sandbox’s certificates over the years', () => {
+  it('renews the seal’s and the TSA’s certificates before they expire, keeping the old ones, and seals stay B-LTA', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'esign-renew-'));
+    const first = await SandboxSeal.open(dir);
+    // Two years and a half later: less than a year left on both.
+    const later = new Date(Date.parse(first.certificate.notBefore) + 2.5 * 365 * 24 * 3600 * 1000);
+    const renewed = await SandboxSeal.open(dir, { now: later });
+    expect(renewed.certificate.sha256).not.toBe(first.certificate.sha256);
+    expect(renewed.timestampAuthority.sha256).not.toBe(first.timestampAuthority.sha256);
+    expect(Date.parse(renewed.certificate.notAfter)).toBeGreaterThan(later.getTime() + 2 * 365 * 24 * 3600 * 1000);
+    expect(renewed.caCertificate).toBe(first.caCertificate);
+    const retired = await readdir(join(dir, 'retired'));
+    expect(retired.sort()).toEqual(
+      [`seal-${first.certificate.serialNumber}.pem`, `tsa-${first.timestampAuthority.serialNumber}.pem`].sort(),
+    );
+    // Not due again: the next start keeps them.
+    expect((await SandboxSeal.open(dir, { now: later })).certificate.sha256).toBe(renewed.certificate.sha256);
   });
 });

@@ -9,6 +9,7 @@ import {
   createCertificateAuthority,
   issueSigningCertificate,
   loadSigningIdentity,
+  parseCertificates,
   summarize,
   type CertificateSummary,
   type PemKeyPair,
@@ -48,16 +49,25 @@ export class SandboxSeal {
     this.timestampAuthority = summarize(tsa.certificate);
   }
 
-  static async open(dir: string): Promise<SandboxSeal> {
+  /**
+   * Opens the sandbox's PKI in `dir`, creating what is missing, and renews the seal's and the TSA's certificates
+   * when they have less than `renewBefore` left (new keys; the old certificates are kept in `retired/`), so a
+   * sandbox that runs for years never seals with an expired certificate. `now` is the sandbox's clock.
+   */
+  static async open(dir: string, options: { now?: Date; renewBefore?: number } = {}): Promise<SandboxSeal> {
+    const now = options.now ?? new Date();
+    const renewBefore = options.renewBefore ?? RENEW_BEFORE_MS;
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const ca = await loadOrCreate(dir, 'ca', () => createCertificateAuthority({ O: 'esign sandbox', CN: 'esign sandbox root CA' }));
-    const signer = await loadOrCreate(dir, 'seal', () =>
-      issueSigningCertificate(ca, { O: 'esign sandbox', CN: 'esign sandbox document seal' }),
-    );
+    const ca = await loadOrCreate(dir, 'ca', () => createCertificateAuthority({ O: 'esign sandbox', CN: 'esign sandbox root CA' }, now));
+    const issue = (name: 'seal' | 'tsa') =>
+      name === 'seal'
+        ? issueSigningCertificate(ca, { O: 'esign sandbox', CN: 'esign sandbox document seal' }, now)
+        : issueSigningCertificate(ca, { O: 'esign sandbox', CN: 'esign sandbox time-stamping authority' }, now, 3, 'time-stamping');
     // Data directories from before the sandbox stamped its seals get their TSA on the next start.
-    const tsa = await loadOrCreate(dir, 'tsa', () =>
-      issueSigningCertificate(ca, { O: 'esign sandbox', CN: 'esign sandbox time-stamping authority' }, new Date(), 3, 'time-stamping'),
+    const signer = await renewIfDue(dir, 'seal', await loadOrCreate(dir, 'seal', () => issue('seal')), now, renewBefore, () =>
+      issue('seal'),
     );
+    const tsa = await renewIfDue(dir, 'tsa', await loadOrCreate(dir, 'tsa', () => issue('tsa')), now, renewBefore, () => issue('tsa'));
     return new SandboxSeal(
       ca.certificate,
       await loadSigningIdentity(signer, [ca.certificate]),
@@ -116,6 +126,33 @@ export class SandboxSeal {
   }
 }
 
+/** A year: the seal's and the TSA's certificates (three years) are renewed when less than this is left. */
+const RENEW_BEFORE_MS = 365 * 24 * 60 * 60 * 1000;
+
+async function renewIfDue(
+  dir: string,
+  name: string,
+  pair: PemKeyPair,
+  now: Date,
+  renewBefore: number,
+  issue: () => Promise<PemKeyPair>,
+): Promise<PemKeyPair> {
+  const current = summarize(parseCertificates(pair.certificate)[0]!);
+  if (Date.parse(current.notAfter) - now.getTime() > renewBefore) return pair;
+  const retired = join(dir, 'retired');
+  await mkdir(retired, { recursive: true, mode: 0o700 });
+  await writeFile(join(retired, `${name}-${current.serialNumber}.pem`), pair.certificate);
+  const fresh = await issue();
+  await writeAtomically(join(dir, `${name}.key`), fresh.privateKey, 0o600);
+  await writeAtomically(join(dir, `${name}.pem`), fresh.certificate);
+  return fresh;
+}
+
+async function writeAtomically(path: string, text: string, mode?: number): Promise<void> {
+  await writeFile(`${path}.tmp`, text, mode === undefined ? {} : { mode });
+  await rename(`${path}.tmp`, path);
+}
+
 async function loadOrCreate(dir: string, name: string, create: () => Promise<PemKeyPair>): Promise<PemKeyPair> {
   const certPath = join(dir, `${name}.pem`);
   const keyPath = join(dir, `${name}.key`);
@@ -126,9 +163,7 @@ async function loadOrCreate(dir: string, name: string, create: () => Promise<Pem
   }
   const pair = await create();
   // Key first, certificate last (each atomically): a certificate on disk always has its key.
-  await writeFile(`${keyPath}.tmp`, pair.privateKey, { mode: 0o600 });
-  await rename(`${keyPath}.tmp`, keyPath);
-  await writeFile(`${certPath}.tmp`, pair.certificate);
-  await rename(`${certPath}.tmp`, certPath);
+  await writeAtomically(keyPath, pair.privateKey, 0o600);
+  await writeAtomically(certPath, pair.certificate);
   return pair;
 }
