@@ -6,6 +6,7 @@
 // lists the worker's workflow cache sizes to run with (ESIGN_MAX_CACHED_WORKFLOWS,
 // default 1000, the worker's own default): one size that holds every waiting
 // transaction and its inbox, and one that evicts, show what the cache costs.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { WORKFLOW_TYPE } from '../src/definitions/transaction.js';
@@ -48,6 +49,10 @@ async function waitingWithCache(cache: number): Promise<{ row: Record<string, st
   try {
     // One upload shared by every transaction (a StoragePath may back several), so the run measures waiting, not uploading.
     const [uploaded] = await provider.uploadDocuments([{ path: pdf }]);
+    // The worker archives only what it can tie to our upload: a document uploaded beforehand comes with its hash.
+    const uploadedSha256 = createHash('sha256')
+      .update(await readFile(pdf))
+      .digest('hex');
     const participants: { transactionId?: string; participantId: string; referenceId: string }[] = [];
     let t0 = performance.now();
     await pool(N, CONCURRENCY, async (i) => {
@@ -61,7 +66,7 @@ async function waitingWithCache(cache: number): Promise<{ row: Record<string, st
           documents: [
             {
               title: 'Agreement',
-              source: { storagePath: uploaded!.StoragePath },
+              source: { storagePath: uploaded!.StoragePath, sha256: uploadedSha256 },
               tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
             },
           ],
@@ -71,7 +76,16 @@ async function waitingWithCache(cache: number): Promise<{ row: Record<string, st
         { taskQueue: stack.taskQueue },
       );
     });
-    await until(`${N} waiting transactions`, async () => (await count('awaiting_signatures')) >= N, 30 * 60_000);
+    // A transaction that fails (a refused input, say) never waits: stop at once rather than at the time limit.
+    const failed = async () => (await client.workflow.count(`WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Failed'`)).count;
+    await until(
+      `${N} waiting transactions`,
+      async () => {
+        if ((await failed()) > 0) throw new Error('a transaction failed instead of waiting for its signer (see the worker log)');
+        return (await count('awaiting_signatures')) >= N;
+      },
+      30 * 60_000,
+    );
     const creationSeconds = (performance.now() - t0) / 1000;
     await new Promise((r) => setTimeout(r, 2000)); // let the worker settle
     const waiting = await processUsage(stack.worker.child.pid!);

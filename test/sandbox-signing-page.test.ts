@@ -75,7 +75,10 @@ describe('signing page', () => {
     expect(await frame.locator('button.tag.applied').first().textContent()).toBe('Signer1 Tester');
 
     await finish.click();
-    await expect.poll(() => events(page)).toContainEqual(expect.objectContaining({ type: 'esign:completed', transactionId: created.id }));
+    // The last signature completes the transaction (every PDF sealed at B-LTA) before the page hears back.
+    await expect
+      .poll(() => events(page), { timeout: 30_000 })
+      .toContainEqual(expect.objectContaining({ type: 'esign:completed', transactionId: created.id }));
     expect((await events(page)).map((e) => e.type)).toEqual([
       'esign:loaded',
       'esign:tag-applied',
