@@ -196,6 +196,11 @@ export class Lane {
     await this.env.teardown();
   }
 
+  /** How many workflow task completions the test server refused with its timer race (sdk-java#2606) so far. */
+  get refusedCompletions(): number {
+    return this.#spy.refusedCompletions;
+  }
+
   /**
    * Stops the server of a lane whose run hung. Its connections stay open: the abandoned run still has calls on
    * them, which fail and retry against the stopped server, and a connection closed under a retry throws from its

@@ -30,12 +30,22 @@ const { QueryResultType, TaskQueueKind, WorkflowTaskFailedCause } = proto.tempor
 /** Why a query sent to a restarted worker's queue failed: the test server's limit, not the workflow's. */
 export const QUERY_LOST_IN_RESTART = 'explorer: the query went to the queue of a worker that was restarted';
 const POLL_PATH = '/temporal.api.workflowservice.v1.WorkflowService/PollWorkflowTaskQueue';
+const COMPLETE_PATH = '/temporal.api.workflowservice.v1.WorkflowService/RespondWorkflowTaskCompleted';
+
+/**
+ * The test server's answer to a workflow task completion that cancels a timer which fired while the task ran
+ * (temporalio/sdk-java#2606, open; fix proposed in #3060): it refuses the completion after marking the task done,
+ * so the workflow never gets another task. A real server records the cancellation.
+ */
+export const TEST_SERVER_TIMER_RACE = 'invalid history builder state for action';
 
 /** A gRPC pass-through (HTTP/2, plain text) that records the sticky queues polled through it. */
 export class StickyQueueSpy {
   readonly address: string;
   /** Every sticky queue a worker has polled through this spy. */
   readonly stickyQueues = new Set<string>();
+  /** How many workflow task completions the server refused with TEST_SERVER_TIMER_RACE. */
+  refusedCompletions = 0;
   readonly #server: http2.Http2Server;
   readonly #upstream: http2.ClientHttp2Session;
 
@@ -49,11 +59,20 @@ export class StickyQueueSpy {
     const upstream = http2.connect(`http://${upstreamAddress}`);
     upstream.on('error', () => {}); // each stream reports its own errors
     const server = http2.createServer();
-    const spy: { on?: (queue: string) => void } = {};
-    server.on('stream', (stream, headers) => forward(stream, headers, upstream, (queue) => spy.on?.(queue)));
+    const spy: { on?: (queue: string) => void; refused?: () => void } = {};
+    server.on('stream', (stream, headers) =>
+      forward(
+        stream,
+        headers,
+        upstream,
+        (queue) => spy.on?.(queue),
+        () => spy.refused?.(),
+      ),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const started = new StickyQueueSpy(server, upstream);
     spy.on = (queue) => started.stickyQueues.add(queue);
+    spy.refused = () => void started.refusedCompletions++;
     return started;
   }
 
@@ -69,6 +88,7 @@ function forward(
   headers: http2.IncomingHttpHeaders,
   upstream: http2.ClientHttp2Session,
   onSticky: (queue: string) => void,
+  onRefusedCompletion: () => void,
 ): void {
   const path = String(headers[':path']);
   const outgoing: http2.OutgoingHttpHeaders = { ':method': 'POST', ':path': path };
@@ -103,7 +123,13 @@ function forward(
   });
 
   let trailers: http2.IncomingHttpHeaders = {};
+  const noteRefusal = (h: http2.IncomingHttpHeaders) => {
+    if (path !== COMPLETE_PATH || String(h['grpc-status']) !== '3') return;
+    const message = decodeURIComponent(String(h['grpc-message'] ?? ''));
+    if (message.includes(TEST_SERVER_TIMER_RACE)) onRefusedCompletion();
+  };
   call.on('response', (response) => {
+    noteRefusal(response);
     if (stream.closed) return;
     const answer: http2.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(response)) if (value !== undefined) answer[name] = value;
@@ -118,6 +144,7 @@ function forward(
   });
   call.on('trailers', (t: http2.IncomingHttpHeaders) => {
     trailers = t;
+    noteRefusal(t);
   });
   call.on('data', (chunk: Buffer) => {
     if (!stream.closed && !stream.destroyed) stream.write(chunk);
