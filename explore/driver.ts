@@ -20,6 +20,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle, type WorkflowUpdateHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import type { EsignWebhook } from '../src/esign/schemas.js';
@@ -43,6 +44,7 @@ import type { MessageOutcome, Observation, RecordedHistory, WorkflowEnd } from '
 import { ENDED, ProviderModel, uuidFactory } from './provider-model.js';
 import type { Delivery, Schedule, Step, TimedStep } from './schedule.js';
 
+const { EventType } = proto.temporal.api.enums.v1;
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
@@ -87,9 +89,26 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     queue.sort((a, b) => a.at - b.at || a.seq - b.seq);
   };
   const now = () => env.currentTimeMs();
+  /**
+   * Waits (a little, in real time) while the transaction has a workflow task in flight: time that skips under a
+   * running task can fire a timer the task is cancelling, which the test server then refuses (sdk-java#2606).
+   */
+  const settle = async () => {
+    for (let i = 0; i < 100; i++) {
+      const history = await client.workflow
+        .getHandle(workflowId)
+        .fetchHistory()
+        .catch(() => undefined);
+      const last = history?.events?.at(-1)?.eventType;
+      if (last !== EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && last !== EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
   const advanceTo = async (target: number) => {
     const current = await now();
-    if (target > current) await env.sleep(target - current);
+    if (target <= current) return;
+    await settle();
+    await env.sleep(target - current);
   };
   const runDue = async () => {
     const current = await now();
