@@ -20,7 +20,6 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle, type WorkflowUpdateHandle } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import type { EsignWebhook } from '../src/esign/schemas.js';
@@ -43,8 +42,10 @@ import type { Lane } from './lane.js';
 import type { MessageOutcome, Observation, RecordedHistory, WorkflowEnd } from './observation.js';
 import { ENDED, ProviderModel, uuidFactory } from './provider-model.js';
 import type { Delivery, Schedule, Step, TimedStep } from './schedule.js';
+import { pendingTimerDeadlines, taskInFlight } from './timers.js';
 
-const { EventType } = proto.temporal.api.enums.v1;
+/** Real time a step or an advance may take: a timer due sooner is fired first (see `settle`). */
+const TIMER_MARGIN_MS = 2_000;
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
@@ -90,18 +91,31 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   };
   const now = () => env.currentTimeMs();
   /**
-   * Waits (a little, in real time) while the transaction has a workflow task in flight: time that skips under a
-   * running task can fire a timer the task is cancelling, which the test server then refuses (sdk-java#2606).
+   * Lets this run's workflows settle before time moves or a step acts: waits (a little, in real time) while one
+   * has a workflow task in flight, and fires at once the timers due within TIMER_MARGIN_MS. The test server's
+   * clock runs on in real time, and a timer that fires while the task cancelling it runs makes the server refuse
+   * the task (sdk-java#2606): time that skips under a running task, or a step that lands just before a timer the
+   * driver's own clock lined up with, would do that.
    */
   const settle = async () => {
     for (let i = 0; i < 100; i++) {
-      const history = await client.workflow
-        .getHandle(workflowId)
-        .fetchHistory()
-        .catch(() => undefined);
-      const last = history?.events?.at(-1)?.eventType;
-      if (last !== EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && last !== EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      const ids = [workflowId, ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))];
+      const histories = await Promise.all(
+        ids.map((id) =>
+          client.workflow
+            .getHandle(id)
+            .fetchHistory()
+            .catch(() => undefined),
+        ),
+      );
+      if (histories.some((h) => taskInFlight(h))) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        continue;
+      }
+      const current = await now();
+      const due = histories.flatMap((h) => pendingTimerDeadlines(h)).filter((at) => at <= current + TIMER_MARGIN_MS);
+      if (due.length === 0) return;
+      await env.sleep(Math.max(...due) - current + 1);
     }
   };
   const advanceTo = async (target: number) => {
@@ -109,6 +123,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     if (target <= current) return;
     await settle();
     await env.sleep(target - current);
+    await settle();
   };
   const runDue = async () => {
     const current = await now();
