@@ -3,6 +3,7 @@ import { createArchiveActivities } from './archive.js';
 import type { ArchiveStore } from '../src/archive/store.js';
 import { createCompletionActivities } from './completion.js';
 import { createDocumentActivities } from './documents.js';
+import { createEvidenceUpkeepActivities, type EvidenceUpkeepDeps } from './evidence-upkeep.js';
 import { createInboxActivities } from './inbox.js';
 import { createInputValidationActivities } from './input-validation.js';
 import { createTransactionActivities } from './transactions.js';
@@ -29,6 +30,8 @@ export interface ActivityDeps {
   minReconcileInterval?: string | number;
   /** How long an unowned webhook waits in its inbox before it is closed as orphaned. */
   inboxOrphanAfter?: string;
+  /** Where renewals of archived evidence take their time-stamps and revocation data, and when they are due. */
+  upkeep?: EvidenceUpkeepDeps['upkeep'];
 }
 
 /** All activities of the transaction workflow, bound to their dependencies. */
@@ -57,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createCompletionActivities({ urlPolicy, ...(callbackSigner ? { callbackSigner } : {}) }),
     ...createInboxActivities(deps.inboxOrphanAfter ? { orphanAfter: deps.inboxOrphanAfter } : {}),
+    ...createEvidenceUpkeepActivities({ archive: deps.archive, ...(deps.upkeep ? { upkeep: deps.upkeep } : {}) }),
   };
 }
 

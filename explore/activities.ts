@@ -18,6 +18,7 @@
  * lets the shrinker drop faults one by one.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { createEvidenceUpkeepActivities } from '../activities/evidence-upkeep.js';
 import { createInboxActivities } from '../activities/inbox.js';
 import type { EsignActivities } from '../activities/index.js';
 import { createInputValidationActivities } from '../activities/input-validation.js';
@@ -26,6 +27,7 @@ import type { ArchiveInput } from '../activities/archive.js';
 import type { UploadDocumentsInput, UploadDocumentsResult } from '../activities/documents.js';
 import type { EsignClient } from '../src/esign/client.js';
 import { FailureType } from '../src/failures.js';
+import { LocalArchiveStore } from '../src/archive/store.js';
 import { UrlPolicy } from '../activities/support/url-policy.js';
 import type { ArchiveResult, EsignTransactionResult, IntegratorEvent } from '../src/definitions/transaction.js';
 import type { ProviderModel } from './provider-model.js';
@@ -101,6 +103,8 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
     }),
     ...createTransactionActivities({ client: modelClient(model) }),
     ...createInboxActivities(options.inboxOrphanAfter ? { orphanAfter: options.inboxOrphanAfter } : {}),
+    // The transaction never calls them; the worker registers every activity (unconfigured, they refuse to run).
+    ...createEvidenceUpkeepActivities({ archive: new LocalArchiveStore('explorer-has-no-archive') }),
   };
   const activities: EsignActivities = {
     ...real,

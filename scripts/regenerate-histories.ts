@@ -16,7 +16,9 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { NativeConnection } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities/index.js';
 import type { TransactionRef } from '../activities/transactions.js';
+import { HttpTimestampAuthority } from '@libpdf/core';
 import { startDevServer } from '../src/temporal/dev-server.js';
+import { HttpRevocationProvider } from '../src/evidence/revocation-client.js';
 import { stateMachineScenarios } from './histories/state-machine.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
@@ -68,6 +70,15 @@ async function main(): Promise<void> {
     archive: new LocalArchiveStore(join(work, 'archive')),
     documentRoots: [dirname(pdf)],
     evidence: { signatures: 'require', trustAnchors: parseCertificates(sandbox.caCertificate), requireCompletionCertificate: true },
+    upkeep: {
+      sources: {
+        timestampAuthority: new HttpTimestampAuthority(`${sandbox.url}/sandbox/tsa`),
+        revocationProvider: new HttpRevocationProvider({ ocspUrl: `${sandbox.url}/sandbox/ocsp`, crlUrl: `${sandbox.url}/sandbox/ca.crl` }),
+      },
+      // Everything is due: the history records a renewal (the sandbox TSA's certificate outlasts none of its own,
+      // so the renewal is refused, reported, and the walk goes on).
+      policy: { trustAnchors: parseCertificates(sandbox.caCertificate), horizonMs: 10 * 365 * 24 * 3600 * 1000 },
+    },
   };
   const worker = await createEsignWorker({ connection: env.nativeConnection, taskQueue, deps });
 
@@ -163,6 +174,15 @@ async function main(): Promise<void> {
       await signAll(handle);
       await handle.result();
       return handle;
+    },
+    // The evidence upkeep the Schedule starts: a page of archives, each judged and (here) due for renewal.
+    async 'evidence-upkeep'() {
+      const { handle } = await start(input({ reconcileInterval: '1 second' }));
+      await signAll(handle);
+      await handle.result();
+      const upkeep = await env.client.workflow.start('evidenceUpkeep', { taskQueue, workflowId: `upkeep-${randomUUID()}`, args: [{}] });
+      await upkeep.result();
+      return upkeep;
     },
     async 'completed-by-reconciliation'() {
       const { handle } = await start(input({ reconcileInterval: '1 second' }));

@@ -180,6 +180,33 @@ describe('the worker’s policy from its environment', () => {
     return file;
   };
 
+  it('configures the evidence upkeep only with a time-stamping authority, and only with trust anchors to verify renewals', async () => {
+    expect(workerConfigFromEnv({ ...base, ESIGN_TRUST_ANCHORS: await anchors() }).upkeep).toBeUndefined();
+    const tsa = { ESIGN_EVIDENCE_TSA_URL: 'http://127.0.0.1:4010/sandbox/tsa' };
+    expect(workerConfigFromEnv({ ...base, ...tsa, ESIGN_TRUST_ANCHORS: await anchors() }).upkeep).toEqual({
+      tsaUrl: tsa.ESIGN_EVIDENCE_TSA_URL,
+      ocspUrl: undefined,
+      crlUrl: undefined,
+      renewBeforeMs: 180 * 24 * 3600 * 1000,
+      renewTimestampedBefore: undefined,
+      every: '1 day',
+    });
+    expect(() => workerConfigFromEnv({ ...base, ...tsa, ESIGN_SIGNATURE_VERIFICATION: 'warn' })).toThrow(
+      /ESIGN_EVIDENCE_TSA_URL needs ESIGN_TRUST_ANCHORS/,
+    );
+    const sweep = workerConfigFromEnv({
+      ...base,
+      ...tsa,
+      ESIGN_TRUST_ANCHORS: await anchors(),
+      ESIGN_EVIDENCE_RENEW_BEFORE: '90 days',
+      ESIGN_EVIDENCE_RENEW_TIMESTAMPED_BEFORE: '2027-01-01',
+    }).upkeep;
+    expect(sweep).toMatchObject({ renewBeforeMs: 90 * 24 * 3600 * 1000, renewTimestampedBefore: new Date('2027-01-01') });
+    expect(() => workerConfigFromEnv({ ...base, ...tsa, ESIGN_TRUST_ANCHORS: 'x', ESIGN_EVIDENCE_RENEW_BEFORE: 'soon' })).toThrow(
+      /ESIGN_EVIDENCE_RENEW_BEFORE/,
+    );
+  });
+
   it('defaults to require, with the certificate of completion, when trust anchors are set', async () => {
     const { evidence } = workerConfigFromEnv({ ...base, ESIGN_TRUST_ANCHORS: await anchors() });
     expect(evidence).toMatchObject({ signatures: 'require', requireCompletionCertificate: true });
@@ -253,17 +280,21 @@ describe('the audit trail: hash-chained, and the copy sealed in the certificate 
 describe('checked in 2040, long after the seal’s certificate (3 years) expired', () => {
   const in2040 = new Date('2040-06-01T00:00:00Z');
 
-  it('a time-stamped seal (B-T) still verifies: its certificate is judged at the time the time-stamp vouches for', async () => {
+  it('a B-LTA seal never renewed does not: its newest time-stamp’s certificate ended with nothing newer over it', async () => {
+    // The renewal that keeps it verifying is test/evidence-renewal.test.ts's.
     const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs() });
     const file = join(await mkdtemp(join(tmpdir(), 'esign-2040-')), 'completed.zip');
     await writeFile(file, zip);
-    const check = evidenceCheck(expected(), policy('require'), () => in2040);
+    const check = evidenceCheck(expected(), policy('warn'), () => in2040);
     const evidence = check.conclude(await verifyZip(file, undefined, check.inspector));
     for (const d of evidence.documents) {
-      expect(d.signature).toMatchObject({ result: 'valid', trusted: true });
-      expect(d.signature.validatedAt).toBe(d.signature.timestamp!.time);
-      expect(Date.parse(d.signature.validatedAt!)).toBeLessThan(Date.now() + 60_000);
+      expect(d.signature.validation).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
+      expect(d.signature.problems.join()).toMatch(/document time-stamp 1 no longer vouches at the time of checking.*chain ended/);
     }
+    const refused = evidenceCheck(expected(), policy('require'), () => in2040);
+    await expect(verifyZip(file, undefined, refused.inspector).then((entries) => refused.conclude(entries))).rejects.toThrow(
+      /no longer vouches/,
+    );
   });
 
   it('a seal without a time-stamp (B-B) does not: nothing vouches it was made while its certificate was valid', async () => {

@@ -46,6 +46,8 @@ const PROGRESS_PATHS = ['progress-reminders-and-events.json'];
 const EVIDENCE_PATHS = ['completed-with-evidence.json'];
 /** A signing URL asked with the start, while the transaction is created and registered (local activities, one at a time). */
 const LOCAL_STEP_PATHS = ['signing-url-with-start.json'];
+/** The evidence upkeep the Schedule starts: a page of archives, one judged and due for renewal. */
+const UPKEEP_PATHS = ['evidence-upkeep.json'];
 /** The transaction's histories recorded before the state machine (patch transaction-state-machine), kept in before-state-machine-patch/. */
 const TRANSACTION_PATHS = [
   ...PATHS,
@@ -85,6 +87,7 @@ it('replays every committed history, of this version and earlier ones, with the 
       ...EVIDENCE_PATHS,
       ...LOCAL_STEP_PATHS,
       ...OWNER_LOOKUP_PATHS,
+      ...UPKEEP_PATHS,
     ].sort(),
   );
   const histories = await Promise.all(

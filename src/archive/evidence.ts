@@ -45,6 +45,11 @@ export interface ValidationReport {
   subIndication: SubIndication | null;
   /** The time a third party vouches the signature existed at (the time-stamp's), null when none does. */
   time: string | null;
+  /**
+   * Until when the newest time-stamp can be validated (its authority's certificate, or the anchor's, ends): the
+   * evidence upkeep renews it before then (docs/evidence.md). Absent in reports from before the upkeep.
+   */
+  evidenceExpiresAt?: string | null;
 }
 
 export interface DocumentEvidence {
@@ -326,6 +331,7 @@ function toEvidence(check: PdfSignatureCheck): SignatureEvidence {
       indication: check.indication,
       subIndication: check.subIndication,
       time: check.timestamp?.time ?? null,
+      evidenceExpiresAt: check.evidenceExpiresAt,
     },
   };
 }

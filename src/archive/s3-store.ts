@@ -2,9 +2,26 @@ import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+  type PutObjectCommandInput,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { ArchiveManifest, ArchiveStore, StoredArchive } from './store.js';
+import {
+  archiveFile,
+  archiveKeys,
+  checkRenewalFiles,
+  missingFile,
+  renewalCommitted,
+  type ArchiveManifest,
+  type ArchiveStore,
+  type RenewalFiles,
+  type StoredArchive,
+} from './store.js';
 
 /** An S3 client for AWS or an S3-compatible endpoint (path-style, and only the checksums such servers know). */
 export function s3Client(options: { region: string; endpoint?: string | undefined }): S3Client {
@@ -23,6 +40,14 @@ export interface S3ArchiveStoreOptions {
   prefix?: string;
   /** Local directory for downloads before upload (defaults to the OS temp dir). */
   scratch?: string;
+  /**
+   * S3 Object Lock, for a bucket created with it: what must never change (each `completed.zip`, each renewal's
+   * files) is written with this retention, `days` from the time of writing. `manifest.json` is not locked: each
+   * renewal replaces it (on the versioned bucket Object Lock needs, its earlier versions remain).
+   */
+  objectLock?: { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number };
+  /** Objects per ListObjectsV2 page in `keys()` (1-1000, default 1000). */
+  listPageSize?: number;
 }
 
 /**
@@ -31,18 +56,34 @@ export interface S3ArchiveStoreOptions {
  * The manifest marks an archive as committed: readers and retries look for it,
  * so a crash between the two uploads leaves no archive that counts, and a
  * retry rewrites the same key rather than creating a second one.
+ *
+ * A renewal of an archive's evidence writes `<prefix><key>/renewals/<id>/<entry>`,
+ * then replaces the manifest, the commit point again. With `objectLock`, the ZIP
+ * and the renewals' files are written under retention, with a SHA-256 checksum
+ * (AWS wants Content-MD5 or a checksum on every PUT that sets a retention).
  */
 export class S3ArchiveStore implements ArchiveStore {
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #prefix: string;
   readonly #scratch: string;
+  readonly #objectLock: S3ArchiveStoreOptions['objectLock'];
+  readonly #listPageSize: number;
 
   constructor(options: S3ArchiveStoreOptions) {
     this.#client = options.client;
     this.#bucket = options.bucket;
     this.#prefix = options.prefix ? options.prefix.replace(/\/?$/, '/') : '';
     this.#scratch = options.scratch ?? join(tmpdir(), 'esign-archive-staging');
+    const lock = options.objectLock;
+    if (lock && (!['GOVERNANCE', 'COMPLIANCE'].includes(lock.mode) || !Number.isSafeInteger(lock.days) || lock.days < 1)) {
+      throw new Error(`invalid S3 Object Lock: mode must be GOVERNANCE or COMPLIANCE and days a positive integer`);
+    }
+    this.#objectLock = lock ? { mode: lock.mode, days: lock.days } : undefined;
+    this.#listPageSize = options.listPageSize ?? 1000;
+    if (!Number.isSafeInteger(this.#listPageSize) || this.#listPageSize < 1 || this.#listPageSize > 1000) {
+      throw new Error(`invalid listPageSize ${this.#listPageSize}: 1 to 1000 objects a page`);
+    }
   }
 
   async scratchDir(): Promise<string> {
@@ -71,19 +112,95 @@ export class S3ArchiveStore implements ArchiveStore {
         Key: this.#key(key, 'completed.zip'),
         Body: createReadStream(zipPath),
         ContentType: 'application/zip',
+        // Upload sends one PutObject, or UploadPart per part after a CreateMultipartUpload that carries the
+        // retention: the checksum algorithm goes to each of them, so every request with a body has its SHA-256.
+        ...this.#locked(),
       },
       partSize: 8 * 1024 * 1024,
       queueSize: 4,
     }).done();
+    await this.#putManifest(key, manifest);
+    return { uri: this.#uri(key), manifest };
+  }
+
+  async *keys(): AsyncIterable<string> {
+    const suffix = '/manifest.json';
+    const found: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#client.send(
+        new ListObjectsV2Command({
+          Bucket: this.#bucket,
+          ...(this.#prefix ? { Prefix: this.#prefix } : {}),
+          MaxKeys: this.#listPageSize,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      for (const object of page.Contents ?? []) {
+        const name = object.Key;
+        if (!name?.startsWith(this.#prefix) || !name.endsWith(suffix)) continue;
+        const key = name.slice(this.#prefix.length, -suffix.length);
+        if (key !== '' && !key.split('/').some((part) => part === '' || part === '..')) found.push(key);
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    yield* archiveKeys(found);
+  }
+
+  async read(key: string, file: string): Promise<Buffer> {
+    try {
+      const res = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key, archiveFile(key, file)) }));
+      return Buffer.from(await res.Body!.transformToByteArray());
+    } catch (err) {
+      if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey')
+        throw new Error(missingFile(key, file), { cause: err });
+      throw err;
+    }
+  }
+
+  async commitRenewal(key: string, renewal: RenewalFiles, manifest: ArchiveManifest): Promise<StoredArchive> {
+    checkRenewalFiles(key, renewal);
+    const stored = await this.find(key);
+    if (!stored) throw new Error(`cannot record renewal ${renewal.id}: no archive ${key}`);
+    if (renewalCommitted(key, renewal, stored.manifest, manifest)) return stored;
+    // The files first; a crash before the manifest leaves objects no manifest names, and a retry rewrites them.
+    for (const { name, bytes } of renewal.files) {
+      await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: this.#key(key, name),
+          Body: bytes,
+          ContentType: name.toLowerCase().endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream',
+          ...this.#locked(),
+        }),
+      );
+    }
+    await this.#putManifest(key, manifest);
+    return { uri: this.#uri(key), manifest };
+  }
+
+  /** The manifest, never locked (renewals replace it). */
+  async #putManifest(key: string, manifest: ArchiveManifest): Promise<void> {
     await this.#client.send(
       new PutObjectCommand({
         Bucket: this.#bucket,
         Key: this.#key(key, 'manifest.json'),
         Body: `${JSON.stringify(manifest, null, 2)}\n`,
         ContentType: 'application/json',
+        // A bucket with Object Lock may also have a default retention, under which every PUT needs a checksum.
+        ...(this.#objectLock ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
       }),
     );
-    return { uri: this.#uri(key), manifest };
+  }
+
+  /** The retention and checksum of an object that must never change, when the store locks objects. */
+  #locked(): Pick<PutObjectCommandInput, 'ObjectLockMode' | 'ObjectLockRetainUntilDate' | 'ChecksumAlgorithm'> {
+    if (!this.#objectLock) return {};
+    return {
+      ObjectLockMode: this.#objectLock.mode,
+      ObjectLockRetainUntilDate: new Date(Date.now() + this.#objectLock.days * 24 * 60 * 60 * 1000),
+      ChecksumAlgorithm: 'SHA256',
+    };
   }
 
   #key(key: string, file: string): string {

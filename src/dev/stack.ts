@@ -200,7 +200,14 @@ async function main(): Promise<void> {
   writeFileSync(sandboxCaFile, sandbox.caCertificate);
   const evidenceDefaults = process.env.ESIGN_PROVIDER_URL
     ? {}
-    : { ESIGN_TRUST_ANCHORS: sandboxCaFile, ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true' };
+    : {
+        ESIGN_TRUST_ANCHORS: sandboxCaFile,
+        ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
+        // The evidence upkeep renews with the sandbox's own TSA and revocation service (docs/evidence.md, "Upkeep").
+        ESIGN_EVIDENCE_TSA_URL: `${sandbox.url}/sandbox/tsa`,
+        ESIGN_EVIDENCE_OCSP_URL: `${sandbox.url}/sandbox/ocsp`,
+        ESIGN_EVIDENCE_CRL_URL: `${sandbox.url}/sandbox/ca.crl`,
+      };
   const workerConfig = workerConfigFromEnv(
     {
       ESIGN_ARCHIVE_DIR: join(dataDir, 'archive'),

@@ -1,13 +1,20 @@
 import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { OID, verifyCms } from './cms.js';
+import { chainExpiry, OID, outsideValidity, verifyCms } from './cms.js';
 import type { LongTermData } from './long-term.js';
+import { summarize, type CertificateSummary } from './pki.js';
 
 /** What the long-term part of a PAdES signature holds: its document time-stamps' times, and why not, if not. */
 export interface LongTermCheck {
   /** The genTime of each document time-stamp that holds, oldest first. */
   archiveTimes: string[];
+  /**
+   * The newest document time-stamp that holds: its authority, and until when that authority's certificate and
+   * the anchor it chains to are valid. After that nothing vouches for the evidence unless a newer time-stamp
+   * was added (the upkeep's renewal, docs/evidence.md).
+   */
+  newest: { time: string; authority: CertificateSummary; expiresAt: string } | null;
   /** The /DSS carries revocation data (OCSP responses or CRLs), each signed by a trust anchor. */
   validationData: boolean;
   problems: string[];
@@ -16,19 +23,26 @@ export interface LongTermCheck {
 /**
  * Checks the document time-stamps (ETSI.RFC3161) and the /DSS validation data
  * that revisions after a seal added: each time-stamp token verifies, its
- * authority chains to a trust anchor at the token's time, and its imprint is
- * the SHA-256 of exactly the bytes its /ByteRange names (which begin the file
- * and include the seal); each OCSP response and CRL is signed by a trust
- * anchor. Never throws on hostile input.
+ * imprint is the SHA-256 of exactly the bytes its /ByteRange names (which
+ * begin the file and include the seal), and its authority chains to a trust
+ * anchor at the time the next time-stamp proves it existed, or, for the
+ * newest, at `at`, the time of checking (EN 319 102-1's archival validation:
+ * a time-stamp whose certificate expired with no newer one over it proves
+ * nothing). Each OCSP response and CRL is signed by a trust anchor. Never
+ * throws on hostile input.
  */
 export async function checkLongTerm(
   pdf: Buffer,
   data: LongTermData,
   sealEnd: number,
   anchors: readonly pkijs.Certificate[],
+  at: Date,
 ): Promise<LongTermCheck> {
   const problems: string[] = [];
   const archiveTimes: string[] = [];
+  let newest: LongTermCheck['newest'] = null;
+  // Each token's own claim of time, read first: a token is judged at the time its successor vouches for.
+  const claimed = data.documentTimestamps.map((ts) => genTimeOf(ts.token));
   for (const [i, ts] of data.documentTimestamps.entries()) {
     const label = `document time-stamp ${i + 1}`;
     const [a, b, c, d] = ts.byteRange;
@@ -58,10 +72,30 @@ export async function checkLongTerm(
       problems.push(`${label} is for other bytes than the ones its /ByteRange names`);
       continue;
     }
-    const verified = await verifyCms(token, stamped, anchors, info.genTime);
+    const later = claimed.slice(i + 1).find((t): t is Date => t !== null);
+    const judgedAt = later ?? at;
+    if (info.genTime.getTime() > judgedAt.getTime() + 60_000) {
+      problems.push(`${label} claims ${info.genTime.toISOString()}, after ${later ? 'the time-stamp over it' : 'the time of checking'}`);
+      continue;
+    }
+    const verified = await verifyCms(token, stamped, anchors, judgedAt);
     if (!verified.signatureValid) problems.push(`${label} does not verify: ${verified.message}`);
-    else if (verified.trusted === false) problems.push(`${label}: its authority does not chain to a trust anchor: ${verified.message}`);
-    else archiveTimes.push(info.genTime.toISOString());
+    else if (verified.trusted === false) {
+      const when = later ? `when the next time-stamp was made (${later.toISOString()})` : `at ${at.toISOString()}`;
+      problems.push(`${label}: its authority does not chain to a trust anchor ${when}: ${verified.message}`);
+    } else if (verified.signer && outsideValidity(verified.signer, anchors, judgedAt)) {
+      const when = later ? 'when the next time-stamp was made' : 'at the time of checking, and no newer time-stamp covers it';
+      problems.push(`${label} no longer vouches ${when}: ${outsideValidity(verified.signer, anchors, judgedAt)}`);
+    } else {
+      archiveTimes.push(info.genTime.toISOString());
+      if (!later && verified.signer) {
+        newest = {
+          time: info.genTime.toISOString(),
+          authority: summarize(verified.signer),
+          expiresAt: chainExpiry(verified.signer, anchors).toISOString(),
+        };
+      }
+    }
   }
   let validationData = false;
   for (const der of data.dss.ocsps) {
@@ -74,7 +108,18 @@ export async function checkLongTerm(
     if (!trusted) problems.push('a CRL in the /DSS is not signed by a trust anchor');
     validationData ||= trusted;
   }
-  return { archiveTimes, validationData, problems };
+  return { archiveTimes, newest, validationData, problems };
+}
+
+/** The genTime a time-stamp token claims, unverified (null when unreadable): only to order the checks. */
+function genTimeOf(der: Buffer): Date | null {
+  try {
+    const contentInfo = pkijs.ContentInfo.fromBER(der);
+    const eContent = new pkijs.SignedData({ schema: contentInfo.content }).encapContentInfo.eContent;
+    return eContent ? pkijs.TSTInfo.fromBER(eContent.getValue()).genTime : null;
+  } catch {
+    return null;
+  }
 }
 
 async function ocspSigned(der: Buffer, anchors: readonly pkijs.Certificate[]): Promise<boolean> {

@@ -143,3 +143,29 @@ export async function verifyCms(
     message: (signatureValid ? chained?.message : alone.message) ?? 'no reason given',
   };
 }
+
+/**
+ * Until when a certificate that chained to `anchors` can still be validated: the earlier of its own end and
+ * that of the anchor that issued it (the sandbox's chains have no intermediates).
+ */
+export function chainExpiry(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[]): Date {
+  const issuer = Buffer.from(cert.issuer.toSchema().toBER(false));
+  const ends = [cert.notAfter.value.getTime()];
+  for (const anchor of anchors) {
+    if (Buffer.from(anchor.subject.toSchema().toBER(false)).equals(issuer)) ends.push(anchor.notAfter.value.getTime());
+  }
+  return new Date(Math.min(...ends));
+}
+
+/**
+ * Why `cert` (which chained to `anchors`) cannot vouch for anything at `at`, or null when it can. pkijs judges a
+ * time-stamp token's chain at the token's own genTime whatever date it is given; archival validation needs the
+ * chain valid when a later time-stamp (or the check) proves the token existed, which this adds.
+ */
+export function outsideValidity(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[], at: Date): string | null {
+  const ends = chainExpiry(cert, anchors);
+  if (at.getTime() > ends.getTime()) return `its certificate chain ended ${ends.toISOString()}, before ${at.toISOString()}`;
+  if (at.getTime() < cert.notBefore.value.getTime())
+    return `its certificate starts ${cert.notBefore.value.toISOString()}, after ${at.toISOString()}`;
+  return null;
+}

@@ -28,6 +28,11 @@ export interface PdfSignatureCheck {
   level: 'B-B' | 'B-T' | 'B-LT' | 'B-LTA' | null;
   /** The times of the document time-stamps (B-LTA) that hold, oldest first. */
   archiveTimestamps: string[];
+  /**
+   * Until when the newest time-stamp that holds (a document time-stamp, else the signature's) can be validated:
+   * the end of its authority's certificate or of the anchor above it. The evidence must be renewed before then.
+   */
+  evidenceExpiresAt: string | null;
   problems: string[];
   /** The verdict in ETSI EN 319 102-1's terms (clause 5.1.3): TOTAL_PASSED when `problems` is empty and the chain reached a trust anchor. */
   indication: Indication;
@@ -36,7 +41,8 @@ export interface PdfSignatureCheck {
 }
 
 export type Indication = 'TOTAL_PASSED' | 'TOTAL_FAILED' | 'INDETERMINATE';
-export type SubIndication = 'FORMAT_FAILURE' | 'HASH_FAILURE' | 'SIG_CRYPTO_FAILURE' | 'NO_CERTIFICATE_CHAIN_FOUND' | 'NO_POE';
+export type SubIndication =
+  'FORMAT_FAILURE' | 'HASH_FAILURE' | 'SIG_CRYPTO_FAILURE' | 'NO_CERTIFICATE_CHAIN_FOUND' | 'OUT_OF_BOUNDS_NO_POE' | 'NO_POE';
 
 /** Records a problem and, for the first one (or the first total failure), the verdict it gives. */
 function fail(result: PdfSignatureCheck, problem: string, indication: Exclude<Indication, 'TOTAL_PASSED'>, sub: SubIndication): void {
@@ -70,6 +76,7 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     validatedAt: null,
     level: null,
     archiveTimestamps: [],
+    evidenceExpiresAt: null,
     problems: [],
     indication: 'TOTAL_PASSED',
     subIndication: null,
@@ -132,8 +139,11 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
 
   // A valid time-stamp fixes when the signature existed: the signer's certificate is judged at that time, so a
   // seal still verifies after its certificate expired (validation at the time vouched for, ETSI EN 319 102-1).
+  // The document time-stamps first: the oldest one says when the signature's time-stamp still had to hold.
+  const lt = longTerm ? await checkLongTerm(pdf, longTerm, c + d, trustAnchors, at) : undefined;
+  const firstArchive = lt?.archiveTimes[0];
   const signer = signedData.signerInfos[0];
-  const stamp = signer ? await checkSignatureTimestamp(signer, trustAnchors) : null;
+  const stamp = signer ? await checkSignatureTimestamp(signer, trustAnchors, firstArchive ? new Date(firstArchive) : at) : null;
   let validatedAt = at;
   if (stamp) {
     result.timestamp = stamp.timestamp;
@@ -154,22 +164,25 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
   }
   result.trusted = verified.trusted;
   if (verified.trusted === false) {
+    // A time-stamp that no longer vouches left the certificate to be judged now, past its end: out of bounds.
+    const lapsed = stamp?.timestamp && validatedAt === at && stamp.problems.some((p) => /no longer vouches/.test(p));
     fail(
       result,
       `the signer's certificate does not chain to a trust anchor: ${verified.message}`,
       'INDETERMINATE',
-      'NO_CERTIFICATE_CHAIN_FOUND',
+      lapsed ? 'OUT_OF_BOUNDS_NO_POE' : 'NO_CERTIFICATE_CHAIN_FOUND',
     );
   }
   // A broken or untrusted time-stamp is a problem like a broken seal: nothing proves when the signature existed.
   for (const problem of stamp?.problems ?? []) fail(result, problem, 'INDETERMINATE', 'NO_POE');
   result.level = result.timestamp && stamp?.problems.length === 0 ? 'B-T' : 'B-B';
-  if (longTerm) {
-    const lt = await checkLongTerm(pdf, longTerm, c + d, trustAnchors);
+  if (lt) {
     for (const problem of lt.problems) fail(result, problem, 'INDETERMINATE', 'NO_POE');
     result.archiveTimestamps = lt.archiveTimes;
     if (result.level === 'B-T' && lt.validationData) result.level = lt.archiveTimes.length > 0 ? 'B-LTA' : 'B-LT';
   }
+  const expiresAt = lt?.newest?.expiresAt ?? (stamp?.problems.length === 0 ? stamp.expiresAt?.toISOString() : undefined);
+  result.evidenceExpiresAt = expiresAt ?? null;
   // Without trust anchors nothing establishes the chain: not a problem under `warn`, but not a pass either.
   if (result.indication === 'TOTAL_PASSED' && result.trusted === null) {
     result.indication = 'INDETERMINATE';

@@ -148,8 +148,8 @@ async function build(options: {
   cert.serialNumber = randomSerial();
   cert.subject = rdn(options.subject);
   cert.issuer = options.issuer ?? rdn(options.subject);
-  cert.notBefore.value = new Date(options.now.getTime() - 60_000);
-  cert.notAfter.value = new Date(options.now.getTime() + options.years * YEAR_MS);
+  cert.notBefore = x509Time(new Date(options.now.getTime() - 60_000));
+  cert.notAfter = x509Time(new Date(options.now.getTime() + options.years * YEAR_MS));
   await cert.subjectPublicKeyInfo.importKey(options.publicKey);
   const keyId = publicKeyId(cert);
   cert.extensions = [
@@ -266,4 +266,9 @@ export function summarize(cert: pkijs.Certificate): CertificateSummary {
     notBefore: cert.notBefore.value.toISOString(),
     notAfter: cert.notAfter.value.toISOString(),
   };
+}
+
+/** RFC 5280 4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050 (a CA made today may well outlive 2049). */
+function x509Time(value: Date): pkijs.Time {
+  return new pkijs.Time({ type: value.getUTCFullYear() < 2050 ? pkijs.TimeType.UTCTime : pkijs.TimeType.GeneralizedTime, value });
 }

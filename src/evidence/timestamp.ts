@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { contentInfoDer, OID, signCms, verifyCms } from './cms.js';
+import { chainExpiry, contentInfoDer, OID, outsideValidity, signCms, verifyCms } from './cms.js';
 import { EKU_TIME_STAMPING, randomSerial, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
 
 /**
@@ -20,8 +20,17 @@ export class TimestampAuthority {
     this.#policy = policy;
   }
 
-  /** A TimeStampToken (a ContentInfo, DER) over `digest`, the SHA-256 of the stamped data. */
-  async stamp(digest: Uint8Array, at = new Date()): Promise<Buffer> {
+  /** The OID of the policy every token is issued under: a request that asks for another is refused (RFC 3161 2.4.2). */
+  get policy(): string {
+    return this.#policy;
+  }
+
+  /**
+   * A TimeStampToken (a ContentInfo, DER) over `digest`, the SHA-256 of the stamped data. `nonce`: the content
+   * octets of the request's nonce INTEGER, echoed in the token; `certReq`: whether the token carries the TSA's
+   * certificate (by default it does).
+   */
+  async stamp(digest: Uint8Array, at = new Date(), options: StampOptions = {}): Promise<Buffer> {
     const tstInfo = new pkijs.TSTInfo({
       version: 1,
       policy: this.#policy,
@@ -33,16 +42,30 @@ export class TimestampAuthority {
       // Whole seconds: GeneralizedTime without fractions, which every validator reads.
       genTime: new Date(Math.floor(at.getTime() / 1000) * 1000),
       accuracy: new pkijs.Accuracy({ seconds: 1 }),
+      // The requester matches the nonce byte for byte (RFC 3161 2.4.2), so its octets are copied, never re-encoded.
+      ...(options.nonce ? { nonce: new asn1js.Integer({ valueHex: options.nonce }) } : {}),
     });
     const der = new Uint8Array(tstInfo.toSchema().toBER(false));
+    const certReq = options.certReq ?? true;
     const token = await signCms(
       this.#identity,
       { type: OID.tstInfo, digest: createHash('sha256').update(der).digest(), eContent: der },
       // RFC 3161 2.4.1: with certReq, the TSA's certificate is in the token; a validator takes the rest from its anchors.
-      [this.#identity.certificate],
+      certReq ? [this.#identity.certificate] : [],
     );
+    // Without certReq the certificates field "MUST not be present" (2.4.1), and pkijs writes an empty set for an
+    // empty list; it is outside what the signature covers, so dropping it after signing is safe.
+    if (!certReq) delete token.certificates;
     return contentInfoDer(token);
   }
+}
+
+/** What a time-stamp request asks of the token beyond the digest (RFC 3161 2.4.1). */
+export interface StampOptions {
+  /** The content octets of the request's nonce INTEGER (two's complement, as encoded). */
+  nonce?: Uint8Array | ArrayBuffer;
+  /** false: the token carries no certificate; the requester already has the TSA's. Default true. */
+  certReq?: boolean;
 }
 
 /** A verified signature time-stamp: when the signature value existed, by whose word. */
@@ -62,7 +85,8 @@ export interface TimestampSummary {
 export async function checkSignatureTimestamp(
   signer: pkijs.SignerInfo,
   trustAnchors: readonly pkijs.Certificate[],
-): Promise<{ timestamp: TimestampSummary | null; problems: string[] } | null> {
+  judgedAt?: Date,
+): Promise<{ timestamp: TimestampSummary | null; problems: string[]; expiresAt: Date | null } | null> {
   const attribute = signer.unsignedAttrs?.attributes.find((a) => a.type === OID.signatureTimeStampToken);
   if (!attribute) return null;
   const problems: string[] = [];
@@ -76,7 +100,11 @@ export async function checkSignatureTimestamp(
     if (token.encapContentInfo.eContentType !== OID.tstInfo || !eContent) throw new Error('its content is not a TSTInfo');
     info = pkijs.TSTInfo.fromBER(eContent.getValue());
   } catch (err) {
-    return { timestamp: null, problems: [`the signature time-stamp is not a readable RFC 3161 token: ${(err as Error).message}`] };
+    return {
+      timestamp: null,
+      problems: [`the signature time-stamp is not a readable RFC 3161 token: ${(err as Error).message}`],
+      expiresAt: null,
+    };
   }
 
   const signature = signer.signature.valueBlock.valueHexView;
@@ -86,16 +114,23 @@ export async function checkSignatureTimestamp(
     !Buffer.from(imprint.hashedMessage.valueBlock.valueHexView).equals(createHash('sha256').update(signature).digest())
   ) {
     // pkijs would refuse it too, with a vaguer message; this one names the cause.
-    return { timestamp: null, problems: ['the signature time-stamp is for other data than this signature'] };
+    return { timestamp: null, problems: ['the signature time-stamp is for other data than this signature'], expiresAt: null };
   }
-  const verified = await verifyCms(token, signature, trustAnchors, info.genTime);
+  // Judged when a later time-stamp proves the token existed (or now, when none does); by default at its own time.
+  const verified = await verifyCms(token, signature, trustAnchors, judgedAt ?? info.genTime);
   if (!verified.signatureValid) problems.push(`the signature time-stamp does not verify: ${verified.message}`);
   else if (verified.trusted === false) problems.push(`the time-stamping authority does not chain to a trust anchor: ${verified.message}`);
   const authority = verified.signer;
+  const lapsed = judgedAt && authority && verified.trusted !== false ? outsideValidity(authority, trustAnchors, judgedAt) : null;
+  if (lapsed) problems.push(`the signature time-stamp no longer vouches at ${judgedAt!.toISOString()}: ${lapsed}`);
   if (authority && !timeStampingOnly(authority)) {
     problems.push("the time-stamping authority's certificate is not for time-stamping alone (RFC 3161 2.3)");
   }
-  return { timestamp: authority ? { time: info.genTime.toISOString(), authority: summarize(authority) } : null, problems };
+  return {
+    timestamp: authority ? { time: info.genTime.toISOString(), authority: summarize(authority) } : null,
+    problems,
+    expiresAt: authority ? chainExpiry(authority, trustAnchors) : null,
+  };
 }
 
 function timeStampingOnly(cert: pkijs.Certificate): boolean {

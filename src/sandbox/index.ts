@@ -119,7 +119,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
       embedOrigins: () => embedOrigins,
       publicUrl: () => baseUrl,
       caCertificate: seal.caCertificate,
-      revocation: seal,
+      pki: seal,
       controls,
       control: access,
       tokens,

@@ -5,6 +5,7 @@ import * as pkijs from 'pkijs';
 import { sealPdf } from '../evidence/pades-sign.js';
 import { RevocationAuthority } from '../evidence/revocation.js';
 import { TimestampAuthority } from '../evidence/timestamp.js';
+import { answerTimestampRequest } from '../evidence/tsa-protocol.js';
 import {
   createCertificateAuthority,
   issueSigningCertificate,
@@ -21,7 +22,7 @@ import {
  * needs no registration; it only names what the sandbox's tokens promise
  * (its own clock, to the second).
  */
-const TSA_POLICY = '2.25.324509471234506599763462635830418565645';
+export const TSA_POLICY = '2.25.324509471234506599763462635830418565645';
 
 /**
  * The sandbox's seal: a root CA generated on first start, a document-signing
@@ -100,6 +101,14 @@ export class SandboxSeal {
   /** The CA's OCSP responder (RFC 6960), served at POST /sandbox/ocsp: it knows the seal's and the TSA's certificates. */
   ocspAnswer(request: Uint8Array): Promise<Buffer> {
     return this.#revocation.answer(request, [this.#identity.certificate, this.#tsaCertificate]);
+  }
+
+  /**
+   * The TSA's answer to an RFC 3161 request, served at POST /sandbox/tsa: what an archive renews a seal's B-LTA
+   * evidence with, long after the sandbox sealed it.
+   */
+  timestampAnswer(request: Uint8Array): Promise<Buffer> {
+    return answerTimestampRequest(this.#tsa, request, new Date());
   }
 
   /**

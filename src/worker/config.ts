@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { DURATION_PATTERN } from '../util/duration.js';
+import { DURATION_PATTERN, durationToMs } from '../util/duration.js';
 import { envBool, envList, parseEnv } from '../util/env.js';
 import { parseCertificates } from '../evidence/pki.js';
 import type { EvidencePolicy } from '../archive/evidence.js';
@@ -21,6 +21,9 @@ export const WorkerEnv = z.object({
   ESIGN_ARCHIVE_S3_PREFIX: z.string().default(''),
   ESIGN_ARCHIVE_S3_ENDPOINT: z.url().optional(),
   ESIGN_ARCHIVE_S3_REGION: z.string().default('us-east-1'),
+  /** S3 Object Lock retention of the ZIPs and renewed PDFs (the bucket must have Object Lock); with _DAYS, or neither. */
+  ESIGN_ARCHIVE_S3_OBJECT_LOCK_MODE: z.enum(['GOVERNANCE', 'COMPLIANCE']).optional(),
+  ESIGN_ARCHIVE_S3_OBJECT_LOCK_DAYS: z.coerce.number().int().positive().max(36_500, 'must be at most 36500 (100 years)').optional(),
   ESIGN_DOCUMENT_ROOTS: envList,
   ESIGN_ALLOWED_URLS: envList,
   ESIGN_MAX_DOCUMENT_BYTES: z.coerce
@@ -42,6 +45,15 @@ export const WorkerEnv = z.object({
   ESIGN_SIGNATURE_VERIFICATION: z.enum(['off', 'warn', 'require']).optional(),
   /** Refuse a completed ZIP without the provider's certificate of completion and audit trail; default: under require. */
   ESIGN_REQUIRE_COMPLETION_CERTIFICATE: envBool.optional(),
+  /** The RFC 3161 authority the evidence upkeep renews time-stamps with; no upkeep Schedule without it (docs/evidence.md). */
+  ESIGN_EVIDENCE_TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
+  ESIGN_EVIDENCE_OCSP_URL: z.url({ protocol: /^https?$/ }).optional(),
+  ESIGN_EVIDENCE_CRL_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Renew when the newest time-stamp's certificate chain ends within this. */
+  ESIGN_EVIDENCE_RENEW_BEFORE: z.string().regex(DURATION_PATTERN, 'must be a duration such as "180 days"').default('180 days'),
+  /** Renew every PDF whose newest time-stamp is older than this date (an algorithm retired, an authority distrusted). */
+  ESIGN_EVIDENCE_RENEW_TIMESTAMPED_BEFORE: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  ESIGN_EVIDENCE_UPKEEP_EVERY: z.string().regex(DURATION_PATTERN, 'must be a duration such as "1 day"').default('1 day'),
   /** A prebuilt workflow bundle (npm run build:workflows); bundled from source when unset. */
   ESIGN_WORKFLOW_BUNDLE: z.string().optional(),
 });
@@ -53,7 +65,15 @@ export interface WorkerConfig {
   providerToken: () => string | Promise<string>;
   providerCa: string | undefined;
   archiveDir: string;
-  s3: { bucket: string; prefix: string; endpoint: string | undefined; region: string } | undefined;
+  s3:
+    | {
+        bucket: string;
+        prefix: string;
+        endpoint: string | undefined;
+        region: string;
+        objectLock: { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number } | undefined;
+      }
+    | undefined;
   documentRoots: string[];
   allowedUrls: string[];
   maxDocumentBytes: number;
@@ -68,6 +88,17 @@ export interface WorkerConfig {
   };
   workflowBundlePath: string | undefined;
   evidence: EvidencePolicy;
+  /** The evidence upkeep: absent without a time-stamping authority. */
+  upkeep:
+    | {
+        tsaUrl: string;
+        ocspUrl: string | undefined;
+        crlUrl: string | undefined;
+        renewBeforeMs: number;
+        renewTimestampedBefore: Date | undefined;
+        every: string;
+      }
+    | undefined;
 }
 
 /** The evidence policy of ESIGN_TRUST_ANCHORS, ESIGN_SIGNATURE_VERIFICATION and ESIGN_REQUIRE_COMPLETION_CERTIFICATE. */
@@ -92,6 +123,25 @@ function evidencePolicy(e: z.infer<typeof WorkerEnv>): EvidencePolicy {
   return { signatures, trustAnchors, requireCompletionCertificate: e.ESIGN_REQUIRE_COMPLETION_CERTIFICATE ?? signatures === 'require' };
 }
 
+/** ESIGN_ARCHIVE_S3_OBJECT_LOCK_MODE and _DAYS: both, for a bucket that is set, or neither. */
+function objectLock(e: z.infer<typeof WorkerEnv>): { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number } | undefined {
+  const mode = e.ESIGN_ARCHIVE_S3_OBJECT_LOCK_MODE;
+  const days = e.ESIGN_ARCHIVE_S3_OBJECT_LOCK_DAYS;
+  if (mode === undefined && days === undefined) return undefined;
+  if (mode === undefined || days === undefined) {
+    throw new Error(
+      'invalid worker configuration: S3 Object Lock needs both ESIGN_ARCHIVE_S3_OBJECT_LOCK_MODE (GOVERNANCE or COMPLIANCE) ' +
+        `and ESIGN_ARCHIVE_S3_OBJECT_LOCK_DAYS (a number of days); only ${mode === undefined ? '_DAYS' : '_MODE'} is set`,
+    );
+  }
+  if (!e.ESIGN_ARCHIVE_S3_BUCKET) {
+    throw new Error(
+      'invalid worker configuration: ESIGN_ARCHIVE_S3_OBJECT_LOCK_MODE and _DAYS apply to an S3 archive: set ESIGN_ARCHIVE_S3_BUCKET',
+    );
+  }
+  return { mode, days };
+}
+
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackToken?: () => string | Promise<string>): WorkerConfig {
   const e = parseEnv(WorkerEnv, env, 'worker');
   let providerToken: () => string | Promise<string>;
@@ -106,6 +156,8 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
   } else {
     throw new Error('invalid worker configuration: set ESIGN_PROVIDER_TOKEN or ESIGN_PROVIDER_TOKEN_FILE');
   }
+  const lock = objectLock(e);
+  const evidence = evidencePolicy(e);
   return {
     taskQueue: e.ESIGN_TASK_QUEUE,
     providerUrl: e.ESIGN_PROVIDER_URL,
@@ -118,6 +170,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
           prefix: e.ESIGN_ARCHIVE_S3_PREFIX,
           endpoint: e.ESIGN_ARCHIVE_S3_ENDPOINT,
           region: e.ESIGN_ARCHIVE_S3_REGION,
+          objectLock: lock,
         }
       : undefined,
     documentRoots: e.ESIGN_DOCUMENT_ROOTS.map((r) => resolve(r)),
@@ -132,6 +185,26 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
       shutdownGraceTime: e.ESIGN_SHUTDOWN_GRACE,
     },
     workflowBundlePath: e.ESIGN_WORKFLOW_BUNDLE ? resolve(e.ESIGN_WORKFLOW_BUNDLE) : undefined,
-    evidence: evidencePolicy(e),
+    evidence,
+    upkeep: upkeepConfig(e, evidence),
+  };
+}
+
+/** ESIGN_EVIDENCE_*: the upkeep renews only what it can verify, so it needs the trust anchors the archive uses. */
+function upkeepConfig(e: z.infer<typeof WorkerEnv>, evidence: EvidencePolicy): WorkerConfig['upkeep'] {
+  if (!e.ESIGN_EVIDENCE_TSA_URL) return undefined;
+  if (evidence.trustAnchors.length === 0) {
+    throw new Error(
+      "invalid worker configuration: ESIGN_EVIDENCE_TSA_URL needs ESIGN_TRUST_ANCHORS (the provider CA and the TSA's): " +
+        'a renewal is kept only when it verifies',
+    );
+  }
+  return {
+    tsaUrl: e.ESIGN_EVIDENCE_TSA_URL,
+    ocspUrl: e.ESIGN_EVIDENCE_OCSP_URL,
+    crlUrl: e.ESIGN_EVIDENCE_CRL_URL,
+    renewBeforeMs: durationToMs(e.ESIGN_EVIDENCE_RENEW_BEFORE),
+    renewTimestampedBefore: e.ESIGN_EVIDENCE_RENEW_TIMESTAMPED_BEFORE ? new Date(e.ESIGN_EVIDENCE_RENEW_TIMESTAMPED_BEFORE) : undefined,
+    every: e.ESIGN_EVIDENCE_UPKEEP_EVERY,
   };
 }

@@ -1,9 +1,13 @@
+import { HttpTimestampAuthority } from '@libpdf/core';
+import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
 import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
 import { dataConverterFromEnv, workerPlaintextPolicy } from '../codec/data-converter.js';
+import { ensureEvidenceUpkeepSchedule } from '../client/evidence-upkeep.js';
 import { EsignClient } from '../esign/client.js';
+import { HttpRevocationProvider } from '../evidence/revocation-client.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
 import type { WorkerConfig } from './config.js';
 import { createEsignWorker } from './create-worker.js';
@@ -19,7 +23,27 @@ export interface StartedWorker {
 function archiveStore(config: WorkerConfig): ArchiveStore {
   if (!config.s3) return new LocalArchiveStore(config.archiveDir);
   const client = s3Client({ region: config.s3.region, endpoint: config.s3.endpoint });
-  return new S3ArchiveStore({ client, bucket: config.s3.bucket, prefix: config.s3.prefix });
+  return new S3ArchiveStore({
+    client,
+    bucket: config.s3.bucket,
+    prefix: config.s3.prefix,
+    ...(config.s3.objectLock ? { objectLock: config.s3.objectLock } : {}),
+  });
+}
+
+/** The evidence upkeep's sources and policy: the archive's trust anchors, the configured TSA and revocation URLs. */
+function upkeepDeps(upkeep: NonNullable<WorkerConfig['upkeep']>, trustAnchors: WorkerConfig['evidence']['trustAnchors']) {
+  return {
+    sources: {
+      timestampAuthority: new HttpTimestampAuthority(upkeep.tsaUrl),
+      revocationProvider: new HttpRevocationProvider({ ocspUrl: upkeep.ocspUrl, crlUrl: upkeep.crlUrl }),
+    },
+    policy: {
+      trustAnchors,
+      horizonMs: upkeep.renewBeforeMs,
+      renewTimestampedBefore: upkeep.renewTimestampedBefore,
+    },
+  };
 }
 
 /**
@@ -51,12 +75,22 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       minReconcileInterval: config.minReconcileInterval,
       callbackSecrets: config.callbackSecrets,
       evidence: config.evidence,
+      ...(config.upkeep ? { upkeep: upkeepDeps(config.upkeep, config.evidence.trustAnchors) } : {}),
     },
     ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
     tuning: config.tuning,
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { plugins: [tracing] } : {}),
   });
+  if (config.upkeep) {
+    // The Schedule is the namespace's; each worker start brings it to this configuration (a pause stays).
+    const temporal = new Client({ connection: await Connection.connect(connectionOptions), namespace: namespace ?? 'default' });
+    try {
+      await ensureEvidenceUpkeepSchedule(temporal, { taskQueue: config.taskQueue, every: config.upkeep.every });
+    } finally {
+      await temporal.connection.close();
+    }
+  }
   const done = worker.run().finally(async () => {
     await client.close();
     await connection.close();

@@ -190,7 +190,7 @@ async function auditorRecipe(pdf: Buffer, caPem: string, lines: string[]): Promi
 }
 
 /** A recipe of docs/evidence.md, read from the doc so that what auditors are told is what runs here. */
-function docRecipe(start: RegExp, name: string): string[] {
+export function docRecipe(start: RegExp, name: string): string[] {
   const doc = readFileSync(new URL('../../docs/evidence.md', import.meta.url), 'utf8');
   const block = new RegExp(`\`\`\`sh\\n\\s*(${start.source}[\\s\\S]*?)\`\`\``).exec(doc);
   if (!block) throw new Error(`docs/evidence.md has no ${name} recipe`);

@@ -8,7 +8,7 @@ import type { SigningSessions } from '../signing.js';
 import type { SandboxTokens } from '../tokens.js';
 import { apiRoutes } from './api-routes.js';
 import { docsRoutes } from './docs-routes.js';
-import { pkiRoutes, type RevocationService } from './pki-routes.js';
+import { pkiRoutes, type PkiService } from './pki-routes.js';
 import type { ControlAccess } from './control-access.js';
 import { controlRoutes } from './control-routes.js';
 import { signingRoutes } from './signing-routes.js';
@@ -32,8 +32,8 @@ export interface SandboxServerDeps {
   publicUrl: () => string;
   /** The sandbox CA (PEM), served at /sandbox/ca.pem. */
   caCertificate: string;
-  /** Its CRL and OCSP responder, at /sandbox/ca.crl and /sandbox/ocsp. */
-  revocation: RevocationService;
+  /** Its CRL, OCSP responder and time-stamping authority, at /sandbox/ca.crl, /sandbox/ocsp and /sandbox/tsa. */
+  pki: PkiService;
   controls: SandboxControls;
   control: ControlAccess;
   tokens: SandboxTokens;
@@ -94,7 +94,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     tmpDir: deps.tmpDir,
   });
   await app.register(docsRoutes, { publicUrl: deps.publicUrl, caCertificate: deps.caCertificate });
-  await app.register(pkiRoutes, { revocation: deps.revocation });
+  await app.register(pkiRoutes, { pki: deps.pki });
   await app.register(signingRoutes, { signing: deps.signing, embedOrigins: deps.embedOrigins });
   await app.register(controlRoutes, {
     controls: deps.controls,

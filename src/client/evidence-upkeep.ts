@@ -1,0 +1,42 @@
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import { EVIDENCE_UPKEEP_SCHEDULE_ID, EVIDENCE_UPKEEP_WORKFLOW_ID } from '../definitions/evidence-upkeep.js';
+import type { evidenceUpkeep } from '../../workflows/evidence-upkeep.js';
+
+export interface UpkeepScheduleOptions {
+  taskQueue: string;
+  /** How often the archive is walked (a duration such as '1 day'). */
+  every: string;
+  /** The default names the one upkeep of a namespace; another id is for tests that share a server. */
+  scheduleId?: string;
+}
+
+/**
+ * Creates the Temporal Schedule that starts the evidence upkeep, or brings an existing one to `options`
+ * (interval, task queue) without touching its state: an operator's pause survives a worker restart. One upkeep
+ * at a time (a long walk skips the next start rather than racing it); a worker that was down catches up once.
+ */
+export async function ensureEvidenceUpkeepSchedule(client: Client, options: UpkeepScheduleOptions): Promise<'created' | 'updated'> {
+  const scheduleId = options.scheduleId ?? EVIDENCE_UPKEEP_SCHEDULE_ID;
+  const action: ScheduleOptionsStartWorkflowAction<typeof evidenceUpkeep> = {
+    type: 'startWorkflow',
+    workflowType: 'evidenceUpkeep',
+    workflowId: scheduleId === EVIDENCE_UPKEEP_SCHEDULE_ID ? EVIDENCE_UPKEEP_WORKFLOW_ID : scheduleId,
+    taskQueue: options.taskQueue,
+    args: [{}],
+  };
+  const spec = { intervals: [{ every: options.every as `${number} ${string}` }] };
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec,
+      action,
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+      memo: { purpose: 'renews the long-term evidence (PAdES B-LTA) of archived documents; docs/evidence.md' },
+    });
+    return 'created';
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
+  return 'updated';
+}

@@ -1,0 +1,100 @@
+import { PDF, type RevocationProvider, type TimestampAuthority } from '@libpdf/core';
+import type * as pkijs from 'pkijs';
+import { checkPdfSignature, type PdfSignatureCheck } from './pades-verify.js';
+
+/**
+ * Renewal of a sealed PDF's long-term evidence (PAdES B-LTA upkeep, ETSI EN 319 142-1 5.5): before the newest
+ * time-stamp's certificate chain ends, fresh validation data for everything the file's signatures and
+ * time-stamps rely on and a new document time-stamp over all of it are appended as incremental updates. The
+ * new time-stamp proves the old evidence existed while it could still be validated, and so on, for decades.
+ */
+
+/** Where a renewal takes its time-stamp and revocation data from (@libpdf/core's interfaces). */
+export interface RenewalSources {
+  timestampAuthority: TimestampAuthority;
+  revocationProvider: RevocationProvider;
+}
+
+/** When a sealed PDF's evidence must be renewed, and what the renewal's check must find. */
+export interface RenewalPolicy {
+  trustAnchors: readonly pkijs.Certificate[];
+  /** Renew when the newest time-stamp's chain ends within this many milliseconds. */
+  horizonMs: number;
+  /**
+   * Renew too when the newest time-stamp is older than this (an algorithm retired, an authority distrusted):
+   * how an operator sweeps the whole archive.
+   */
+  renewTimestampedBefore?: Date | undefined;
+}
+
+export type RenewalVerdict =
+  | { due: false; check: PdfSignatureCheck }
+  | { due: true; reason: 'expiring' | 'requested'; check: PdfSignatureCheck }
+  /** The evidence does not hold now: a renewal would time-stamp what nobody can validate, so none is made. */
+  | { due: 'lapsed'; problems: string[]; check: PdfSignatureCheck };
+
+/** Why a renewal was not kept: what it produced did not pass the same checks as the archive's. */
+export class RenewalRefused extends Error {
+  override readonly name = 'RenewalRefused';
+}
+
+/** Whether `pdf`'s evidence must be renewed at `at`, judged with the archive's own checks. */
+export async function renewalVerdict(pdf: Buffer, policy: RenewalPolicy, at: Date): Promise<RenewalVerdict> {
+  const check = await checkPdfSignature(pdf, policy.trustAnchors, at);
+  if (check.indication !== 'TOTAL_PASSED' || !check.evidenceExpiresAt) {
+    const problems = check.problems.length > 0 ? check.problems : [`the evidence is ${check.indication} (${check.subIndication ?? ''})`];
+    return { due: 'lapsed', problems, check };
+  }
+  if (Date.parse(check.evidenceExpiresAt) - at.getTime() <= policy.horizonMs) return { due: true, reason: 'expiring', check };
+  const newest = check.archiveTimestamps.at(-1) ?? check.timestamp?.time;
+  if (policy.renewTimestampedBefore && newest && Date.parse(newest) < policy.renewTimestampedBefore.getTime()) {
+    return { due: true, reason: 'requested', check };
+  }
+  return { due: false, check };
+}
+
+/**
+ * Appends validation data and a document time-stamp to `pdf`, then checks the result as the archive would at
+ * `at`: the original bytes untouched at its start, every signature and time-stamp valid and trusted, one more
+ * document time-stamp, evidence that lasts longer than before. Throws RenewalRefused otherwise.
+ */
+export async function renewEvidence(
+  pdf: Buffer,
+  sources: RenewalSources,
+  policy: RenewalPolicy,
+  at: Date,
+): Promise<{ pdf: Buffer; check: PdfSignatureCheck }> {
+  const before = await checkPdfSignature(pdf, policy.trustAnchors, at);
+  if (before.indication !== 'TOTAL_PASSED') {
+    throw new RenewalRefused(`the evidence does not hold at ${at.toISOString()}: ${before.problems.join('; ') || before.indication}`);
+  }
+  let renewed: Buffer;
+  try {
+    const doc = await PDF.load(pdf);
+    const { bytes } = await doc.addArchivalData({
+      timestampAuthority: sources.timestampAuthority,
+      revocationProvider: sources.revocationProvider,
+    });
+    renewed = Buffer.from(bytes);
+  } catch (err) {
+    throw new RenewalRefused(`the renewal could not be made: ${(err as Error).message}`);
+  }
+  if (renewed.length <= pdf.length || !renewed.subarray(0, pdf.length).equals(pdf)) {
+    throw new RenewalRefused('the renewal rewrote the file instead of appending to it');
+  }
+  const after = await checkPdfSignature(renewed, policy.trustAnchors, at);
+  const refusals = [
+    ...after.problems,
+    ...(after.level === 'B-LTA' ? [] : [`the renewed file is ${after.level ?? 'unsigned'}, not B-LTA`]),
+    ...(after.archiveTimestamps.length === before.archiveTimestamps.length + 1 ? [] : ['the new document time-stamp does not hold']),
+    ...(after.evidenceExpiresAt && before.evidenceExpiresAt && after.evidenceExpiresAt > before.evidenceExpiresAt
+      ? []
+      : [
+          `the new time-stamp's certificate chain ends ${after.evidenceExpiresAt ?? '(unknown)'}, no later than the one it renews (${before.evidenceExpiresAt ?? 'unknown'}): renew with an authority whose certificate lasts longer`,
+        ]),
+  ];
+  if (refusals.length > 0 || after.indication !== 'TOTAL_PASSED') {
+    throw new RenewalRefused(`the renewed file does not verify: ${refusals.join('; ') || after.indication}`);
+  }
+  return { pdf: renewed, check: after };
+}
