@@ -18,7 +18,7 @@ import { parseCertificates } from '../src/evidence/pki.js';
 import { HttpRevocationProvider } from '../src/evidence/revocation-client.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
-import { pdfsig } from './support/evidence.js';
+import { pdfsig, pyhanko } from './support/evidence.js';
 import { eventually } from './support/eventually.js';
 import { archiveSealedBy, YEAR } from './support/renewal.js';
 import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
@@ -94,9 +94,13 @@ it('the Schedule starts the upkeep, which renews what is due with the sandbox TS
     const check = await checkPdfSignature(renewed, anchors, new Date(Date.now() + YEAR));
     expect(check).toMatchObject({ indication: 'TOTAL_PASSED', level: 'B-LTA', problems: [] });
     expect(check.archiveTimestamps).toHaveLength(2);
-    // poppler reads the seal and both document time-stamps of the renewed copy.
+    // Validators nobody here wrote: poppler reads the seal and both document time-stamps; pyHanko, trusting only
+    // the two CAs, finds the seal intact and trusted, extended by LTA updates only.
     const report = await pdfsig(renewed);
     expect(report.match(/Signature #\d/g)).toHaveLength(3);
     expect(report).not.toMatch(/Signature is Invalid/);
+    const { code, out } = await pyhanko('validate', renewed, `${soon.caCertificate}\n${sandbox.running.caCertificate}`);
+    expect({ entry: d.entry, code }).toEqual({ entry: d.entry, code: 0 });
+    expect(out).toMatch(/:INTACT:TRUSTED,TIMESTAMP_TOKEN<INTACT:TRUSTED>,EXTENDED_WITH_LTA_UPDATES,ACCEPTABLE_MODIFICATIONS/);
   }
 });
