@@ -66,7 +66,10 @@ describe('esign CLI', () => {
       files: string[];
       evidence: {
         documents: {
-          signature: { result: string; validation?: { level: string; indication: string; subIndication: string | null; time: string } };
+          signature: {
+            result: string;
+            validation?: { level: string; indication: string; subIndication: string | null; time: string; evidenceExpiresAt?: string };
+          };
           originalSha256: string | null;
           providerOriginalSha256: string | null;
         }[];
@@ -78,6 +81,8 @@ describe('esign CLI', () => {
     for (const d of got.evidence.documents) {
       expect(d.signature.validation).toMatchObject({ level: 'B-LTA', indication: 'TOTAL_PASSED', subIndication: null });
       expect(d.signature.validation!.time).toMatch(/^20\d\d-/);
+      // Until the sandbox TSA's certificate (three years) ends: when the evidence upkeep must have renewed it.
+      expect(Date.parse(d.signature.validation!.evidenceExpiresAt!) - Date.now()).toBeGreaterThan(2 * 365 * 24 * 3600 * 1000);
     }
     // The demo uploads the PDFs itself and gives their hashes: the provider signed exactly those.
     for (const d of got.evidence.documents) expect(d.originalSha256).toMatch(/^[0-9a-f]{64}$/);

@@ -62,6 +62,8 @@ export function evidenceTable(evidence: ArchiveEvidence | undefined): string {
     signed_at: r.signature.signingTime,
     // Older manifests have no time-stamp field at all.
     time_stamped_at: r.signature.timestamp?.time ?? null,
+    // Until when the newest time-stamp can be validated: the evidence upkeep renews it before then.
+    evidence_until: r.signature.validation?.evidenceExpiresAt ?? null,
     original_sha256: short(r.original),
     final_sha256: short(r.final),
   }));
