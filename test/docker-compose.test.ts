@@ -91,6 +91,8 @@ it('is secure by default: the worker verifies seals, the codec needs a token, an
   // The worker archives only what it verifies, against the CA the sandbox-token service fetched from the sandbox.
   expect(worker).toContain('ESIGN_SIGNATURE_VERIFICATION: require');
   expect(worker).toContain('ESIGN_TRUST_ANCHORS: /secrets/sandbox-ca.pem');
+  // … and keeps what it archived verifiable: the evidence upkeep re-time-stamps with the sandbox's TSA.
+  expect(worker).toContain('ESIGN_EVIDENCE_TSA_URL: http://sandbox:4010/sandbox/tsa');
   expect(worker).toMatch(/ESIGN_REQUIRE_COMPLETION_CERTIFICATE: ["']true["']/);
   expect(services.get('sandbox-token')).toMatch(/sandbox:4010\/sandbox\/ca\.pem[\s\S]*\/secrets\/sandbox-ca\.pem/);
   // The codec decrypts payloads: a token on every request.
