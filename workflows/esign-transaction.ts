@@ -11,6 +11,8 @@ import {
   condition,
   allHandlersFinished,
   continueAsNew,
+  makeContinueAsNewFunc,
+  setWorkflowOptions,
   log,
   metricMeter,
   setCurrentDetails,
@@ -231,6 +233,13 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   }
 
   function handOver(): Promise<never> {
+    // A pinned run stays on its code; the next run moves to the deployment's current version when that changed.
+    if (workflowInfo().targetWorkerDeploymentVersionChanged) {
+      return makeContinueAsNewFunc<typeof esignTransaction>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(valid, tx.carry());
+    }
     return continueAsNew<typeof esignTransaction>(valid, tx.carry());
   }
 }
+
+// Pinned: a run lives on the code it started with (months, a year); it moves only at continue-as-new (handOver).
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, esignTransaction);

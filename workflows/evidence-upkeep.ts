@@ -3,7 +3,7 @@
  * archive a page at a time and renews the long-term evidence each archive needs (activities/evidence-upkeep.ts).
  * Its clock is the workflow's, so a test can move it across years. A long archive continues as new.
  */
-import { continueAsNew, log, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, log, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type {
   ArchiveUpkeepOutcome,
   EvidenceUpkeepInput,
@@ -65,3 +65,6 @@ function count(totals: EvidenceUpkeepTotals, outcome: ArchiveUpkeepOutcome): voi
     if (totals.refusedKeys.length < MAX_KEYS) totals.refusedKeys.push(outcome.key);
   }
 }
+
+// Short-lived: under Worker Versioning each run moves to the deployment's current version at its next task.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, evidenceUpkeep);

@@ -9,14 +9,15 @@
  * who owns the transaction, and starts it at once when that owner has ended.
  */
 import {
+  patched,
   CancellationScope,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setHandler,
+  setWorkflowOptions,
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -239,3 +240,6 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
     ...(lateCompletion ? { lateCompletion } : {}),
   };
 }
+
+// Short-lived: under Worker Versioning each run moves to the deployment's current version at its next task.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, esignInbox);

@@ -7,7 +7,7 @@
  * not (the provider said not completed, or it failed) may be. Operators find
  * these with `EsignStatus = "completed_late"`.
  */
-import { log, upsertSearchAttributes } from '@temporalio/workflow';
+import { log, setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { LateCompletionInput, LateCompletionResult } from '../src/definitions/late-completion.js';
 import { ARCHIVE, PROVIDER, REPORT, step } from './activity-options.js';
@@ -65,3 +65,6 @@ export async function esignLateCompletion(input: LateCompletionInput): Promise<L
   }
   return { status: 'archived', transactionId: input.transactionId, providerStatus: described.status, report };
 }
+
+// Short-lived: under Worker Versioning each run moves to the deployment's current version at its next task.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, esignLateCompletion);

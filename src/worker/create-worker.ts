@@ -18,6 +18,12 @@ export interface EsignWorkerOptions {
   plugins?: WorkerOptions['plugins'];
   /** Encrypting data converter (src/codec); plain when absent. */
   dataConverter?: WorkerOptions['dataConverter'];
+  /**
+   * Worker Versioning (docs/operations.md): the deployment this worker belongs to and its build id. Without it the
+   * worker is unversioned (tests, a single worker). With it, transactions are pinned to the version they started
+   * on and move at continue-as-new; the inbox, late completions and the upkeep follow the current version.
+   */
+  deployment?: { name: string; buildId: string };
   tuning?: Pick<
     WorkerOptions,
     'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'shutdownGraceTime'
@@ -35,6 +41,16 @@ export async function createEsignWorker(options: EsignWorkerOptions): Promise<Wo
     activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...(options.plugins ? { plugins: options.plugins } : {}),
+    ...(options.deployment
+      ? {
+          workerDeploymentOptions: {
+            useWorkerVersioning: true,
+            version: { deploymentName: options.deployment.name, buildId: options.deployment.buildId },
+            // Each workflow type declares its own (setWorkflowOptions); this covers any that would not.
+            defaultVersioningBehavior: 'PINNED',
+          },
+        }
+      : {}),
     ...options.tuning,
   });
 }

@@ -227,8 +227,15 @@ export class SigningTransaction {
     };
   }
 
-  /** Whether the history is long enough to hand over to a new run. */
+  /**
+   * Whether to hand over to a new run: the history is long enough, or (Worker Versioning) the deployment's
+   * target version is no longer the one this pinned run started on, so the next run starts on the new code.
+   */
   historyFull(maxEvents: number): boolean {
-    return this.versions.bounded && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= maxEvents);
+    const info = workflowInfo();
+    return (
+      this.versions.bounded &&
+      (info.continueAsNewSuggested || info.historyLength >= maxEvents || info.targetWorkerDeploymentVersionChanged)
+    );
   }
 }
