@@ -210,6 +210,9 @@ async function main(): Promise<void> {
       };
   const workerConfig = workerConfigFromEnv(
     {
+      // One versioned worker, made current as it starts: the Web UI's Deployments page shows each code change.
+      ESIGN_WORKER_DEPLOYMENT: 'esign',
+      ESIGN_WORKER_SET_CURRENT: 'true',
       ESIGN_ARCHIVE_DIR: join(dataDir, 'archive'),
       ESIGN_DOCUMENT_ROOTS: join(dataDir, 'documents'),
       ...evidenceDefaults,
@@ -223,7 +226,8 @@ async function main(): Promise<void> {
   mkdirSync(workerConfig.documentRoots[0] ?? join(dataDir, 'documents'), { recursive: true });
   const worker = await startWorker(workerConfig);
   started.worker = worker;
-  say('worker', `polling task queue "${workerConfig.taskQueue}", archiving to ${workerConfig.archiveDir}`);
+  const version = worker.deployment ? `, version ${worker.deployment.name}/${worker.deployment.buildId} (current)` : '';
+  say('worker', `polling task queue "${workerConfig.taskQueue}"${version}, archiving to ${workerConfig.archiveDir}`);
   worker.done.then(
     () => void stop(stopping ? 0 : 1),
     (err: unknown) => {

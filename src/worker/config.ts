@@ -54,6 +54,15 @@ export const WorkerEnv = z.object({
   /** Renew every PDF whose newest time-stamp is older than this date (an algorithm retired, an authority distrusted). */
   ESIGN_EVIDENCE_RENEW_TIMESTAMPED_BEFORE: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
   ESIGN_EVIDENCE_UPKEEP_EVERY: z.string().regex(DURATION_PATTERN, 'must be a duration such as "1 day"').default('1 day'),
+  /** Worker Versioning (docs/operations.md): the Worker Deployment this worker belongs to; unversioned when unset. */
+  ESIGN_WORKER_DEPLOYMENT: z.string().min(1).max(200).optional(),
+  /** The build id of this worker's version; default: the package version and the SHA-256 of the workflow bundle. */
+  ESIGN_WORKER_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._+-]{1,200}$/, 'letters, digits and . _ + - only')
+    .optional(),
+  /** Make this worker's version the deployment's current one once it polls (the dev stack's single worker does). */
+  ESIGN_WORKER_SET_CURRENT: envBool.default(false),
   /** A prebuilt workflow bundle (npm run build:workflows); bundled from source when unset. */
   ESIGN_WORKFLOW_BUNDLE: z.string().optional(),
 });
@@ -88,6 +97,8 @@ export interface WorkerConfig {
   };
   workflowBundlePath: string | undefined;
   evidence: EvidencePolicy;
+  /** Worker Versioning: absent for an unversioned worker. `buildId` undefined: derived from the workflow bundle. */
+  deployment: { name: string; buildId: string | undefined; setCurrent: boolean } | undefined;
   /** The evidence upkeep: absent without a time-stamping authority. */
   upkeep:
     | {
@@ -187,7 +198,19 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     workflowBundlePath: e.ESIGN_WORKFLOW_BUNDLE ? resolve(e.ESIGN_WORKFLOW_BUNDLE) : undefined,
     evidence,
     upkeep: upkeepConfig(e, evidence),
+    deployment: deploymentConfig(e),
   };
+}
+
+/** ESIGN_WORKER_*: a build id or setting the current version means nothing without a deployment. */
+function deploymentConfig(e: z.infer<typeof WorkerEnv>): WorkerConfig['deployment'] {
+  if (!e.ESIGN_WORKER_DEPLOYMENT) {
+    if (e.ESIGN_WORKER_BUILD_ID || e.ESIGN_WORKER_SET_CURRENT) {
+      throw new Error('invalid worker configuration: ESIGN_WORKER_BUILD_ID and ESIGN_WORKER_SET_CURRENT need ESIGN_WORKER_DEPLOYMENT');
+    }
+    return undefined;
+  }
+  return { name: e.ESIGN_WORKER_DEPLOYMENT, buildId: e.ESIGN_WORKER_BUILD_ID, setCurrent: e.ESIGN_WORKER_SET_CURRENT };
 }
 
 /** ESIGN_EVIDENCE_*: the upkeep renews only what it can verify, so it needs the trust anchors the archive uses. */

@@ -1,7 +1,9 @@
 import { HttpTimestampAuthority } from '@libpdf/core';
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, type Worker } from '@temporalio/worker';
 import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
 import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
 import { dataConverterFromEnv, workerPlaintextPolicy } from '../codec/data-converter.js';
@@ -10,10 +12,12 @@ import { EsignClient } from '../esign/client.js';
 import { HttpRevocationProvider } from '../evidence/revocation-client.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
 import type { WorkerConfig } from './config.js';
-import { createEsignWorker } from './create-worker.js';
+import { createEsignWorker, workflowsPath } from './create-worker.js';
 
 export interface StartedWorker {
   worker: Worker;
+  /** The Worker Deployment version it runs as; absent when unversioned. */
+  deployment: { name: string; buildId: string } | undefined;
   /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
   done: Promise<void>;
   close(): Promise<void>;
@@ -46,6 +50,47 @@ function upkeepDeps(upkeep: NonNullable<WorkerConfig['upkeep']>, trustAnchors: W
   };
 }
 
+/** `<package version>+<first 12 hex of the bundle's SHA-256>`: a new build id exactly when the workflow code changes. */
+async function buildIdOf(bundle: { code: string } | { codePath: string }): Promise<string> {
+  const code = 'code' in bundle ? bundle.code : await readFile(bundle.codePath, 'utf8');
+  const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return `${version}+${createHash('sha256').update(code).digest('hex').slice(0, 12)}`;
+}
+
+const quietBundler = new DefaultLogger('WARN');
+
+/**
+ * Makes this worker's version the deployment's current one (what `temporal worker deployment
+ * set-current-version` does), once the server has seen the worker poll: the dev stack's single worker.
+ */
+async function setCurrentVersion(
+  connectionOptions: Parameters<typeof Connection.connect>[0],
+  namespace: string,
+  deployment: { name: string; buildId: string },
+): Promise<void> {
+  const connection = await Connection.connect(connectionOptions);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await connection.workflowService.setWorkerDeploymentCurrentVersion({
+          namespace,
+          deploymentName: deployment.name,
+          buildId: deployment.buildId,
+          identity: 'esign-worker',
+        });
+        return;
+      } catch (err) {
+        if (attempt >= 100) {
+          throw new Error(`could not make ${deployment.name}/${deployment.buildId} current: ${(err as Error).message}`, { cause: err });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
 /**
  * Starts the transaction worker. It connects with @temporalio/envconfig
  * settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS,
@@ -62,6 +107,15 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
     token: config.providerToken,
     ...(config.providerCa ? { ca: config.providerCa } : {}),
   });
+  // A versioned worker names its version after the exact workflow code it runs.
+  const bundle = config.workflowBundlePath
+    ? { codePath: config.workflowBundlePath }
+    : config.deployment
+      ? { code: (await bundleWorkflowCode({ workflowsPath, logger: quietBundler })).code }
+      : undefined;
+  const deployment = config.deployment
+    ? { name: config.deployment.name, buildId: config.deployment.buildId ?? (await buildIdOf(bundle!)) }
+    : undefined;
   const worker = await createEsignWorker({
     connection,
     namespace: namespace ?? 'default',
@@ -77,7 +131,8 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       evidence: config.evidence,
       ...(config.upkeep ? { upkeep: upkeepDeps(config.upkeep, config.evidence.trustAnchors) } : {}),
     },
-    ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
+    ...(bundle ? { workflowBundle: bundle } : {}),
+    ...(deployment ? { deployment } : {}),
     tuning: config.tuning,
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { plugins: [tracing] } : {}),
@@ -95,8 +150,12 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
     await client.close();
     await connection.close();
   });
+  if (deployment && config.deployment?.setCurrent) {
+    await setCurrentVersion(connectionOptions, namespace ?? 'default', deployment);
+  }
   return {
     worker,
+    deployment,
     done,
     async close() {
       worker.shutdown();
