@@ -207,6 +207,24 @@ describe('the worker’s policy from its environment', () => {
     );
   });
 
+  it('joins a Worker Deployment only when named, with a build id of its own or derived from its code', async () => {
+    const env = { ...base, ESIGN_TRUST_ANCHORS: await anchors() };
+    expect(workerConfigFromEnv(env).deployment).toBeUndefined();
+    expect(workerConfigFromEnv({ ...env, ESIGN_WORKER_DEPLOYMENT: 'esign' }).deployment).toEqual({
+      name: 'esign',
+      buildId: undefined,
+      setCurrent: false,
+    });
+    expect(
+      workerConfigFromEnv({ ...env, ESIGN_WORKER_DEPLOYMENT: 'esign', ESIGN_WORKER_BUILD_ID: '2.0.0', ESIGN_WORKER_SET_CURRENT: 'true' })
+        .deployment,
+    ).toEqual({ name: 'esign', buildId: '2.0.0', setCurrent: true });
+    expect(() => workerConfigFromEnv({ ...env, ESIGN_WORKER_BUILD_ID: '2.0.0' })).toThrow(/need ESIGN_WORKER_DEPLOYMENT/);
+    expect(() => workerConfigFromEnv({ ...env, ESIGN_WORKER_DEPLOYMENT: 'esign', ESIGN_WORKER_BUILD_ID: 'a b' })).toThrow(
+      /ESIGN_WORKER_BUILD_ID/,
+    );
+  });
+
   it('defaults to require, with the certificate of completion, when trust anchors are set', async () => {
     const { evidence } = workerConfigFromEnv({ ...base, ESIGN_TRUST_ANCHORS: await anchors() });
     expect(evidence).toMatchObject({ signatures: 'require', requireCompletionCertificate: true });

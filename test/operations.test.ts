@@ -1,0 +1,149 @@
+// docs/operations.md, run as written: every `sh` block of the page goes through bash with the real Temporal CLI
+// against the suite's dev server, while two versions of the worker run live transactions. Deploy, ramp, watch,
+// promote, roll back, promote again, and retire; the transactions of each version end completed.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { promisify } from 'node:util';
+import { temporal } from '@temporalio/proto';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { startEsignTransaction } from '../src/client/transactions.js';
+import type { esignTransaction } from '../workflows/esign-transaction.js';
+import { eventually } from './support/eventually.js';
+import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
+import { connectToTestServer, type TemporalTestContext } from './support/temporal.js';
+import { versionedWorkers } from './support/versioning.js';
+
+const run = promisify(execFile);
+let ctx: TemporalTestContext;
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  ctx = await connectToTestServer();
+  sandbox = await startTestSandbox();
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await ctx?.close();
+});
+
+/** The page's `sh` blocks, in order, by the label of their first comment (`# ramp: …` → `ramp`). */
+function blocks(): Map<string, string> {
+  const doc = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+  const found = new Map<string, string>();
+  for (const m of doc.matchAll(/```sh\n([\s\S]*?)```/g)) {
+    const body = m[1]!;
+    const label = /^# ([a-z-]+):/.exec(body)?.[1] ?? body.trim().split(/\s+/).slice(2, 4).join(' ');
+    found.set(label, body);
+  }
+  return found;
+}
+
+it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, every command as written', async () => {
+  const page = blocks();
+  expect([...page.keys()]).toEqual(['deploy', 'ramp', 'watch', 'promote', 'rollback', 'retire', 'deployment delete-version']);
+  const v = await versionedWorkers(ctx, sandbox, 'operations');
+  const cli = inject('temporalCliPath')!;
+  const shell = async (label: string, vars: { OLD?: string; NEW?: string }) => {
+    const env = {
+      ...process.env,
+      PATH: `${dirname(cli)}:${process.env.PATH ?? ''}`,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: ctx.namespace,
+      DEPLOYMENT: v.deployment,
+      ...vars,
+    };
+    return run('bash', ['-euo', 'pipefail', '-c', page.get(label)!], { env, timeout: 60_000 }).then(
+      ({ stdout, stderr }) => ({ code: 0, out: `${stdout}${stderr}` }),
+      (err: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: err.code ?? -1,
+        out: `${err.stdout ?? ''}${err.stderr ?? ''}`,
+      }),
+    );
+  };
+  const ok = async (label: string, vars: { OLD?: string; NEW?: string }) => {
+    const result = await shell(label, vars);
+    expect({ label, code: result.code, out: result.code === 0 ? '' : result.out }).toEqual({ label, code: 0, out: '' });
+    return result.out;
+  };
+  const describe = async () =>
+    JSON.parse(
+      (
+        await run(cli, [
+          'worker',
+          'deployment',
+          'describe',
+          '--name',
+          v.deployment,
+          '--output',
+          'json',
+          '--address',
+          inject('temporalAddress'),
+          '--namespace',
+          ctx.namespace,
+        ])
+      ).stdout,
+    ) as {
+      routingConfig?: { currentVersionBuildID?: string; rampingVersionBuildID?: string; rampingVersionPercentage?: number };
+    };
+  const { taskQueue } = v;
+  const start = async () => (await startEsignTransaction(ctx.client, v.input(), { taskQueue })).handle;
+
+  try {
+    // The first version: started, then made current as a promotion does.
+    await v.start('v1');
+    await eventually('v1 registered', async () => (await shell('deploy', { NEW: 'v1' })).code === 0);
+    await ok('promote', { NEW: 'v1' });
+    const first = await start();
+    await eventually('the first transaction runs on v1', async () => (await v.versionOf(first)).buildId === 'v1');
+
+    // 1. Deploy v2 beside v1; 2. ramp it; 3. watch.
+    await v.start('v2');
+    await eventually('v2 registered and polling', async () => (await shell('deploy', { NEW: 'v2' })).code === 0);
+    expect(await ok('deploy', { NEW: 'v2' })).toMatch(/v2/);
+    await ok('ramp', { NEW: 'v2' });
+    expect((await describe()).routingConfig).toMatchObject({
+      currentVersionBuildID: 'v1',
+      rampingVersionBuildID: 'v2',
+      rampingVersionPercentage: 10,
+    });
+    const watched = await ok('watch', { NEW: 'v2' });
+    expect(watched).toMatch(/Total: \d+/);
+
+    // 4. Promote: new transactions start on v2; the pinned first one moves at its continue-as-new.
+    await ok('promote', { NEW: 'v2' });
+    expect((await describe()).routingConfig).toMatchObject({ currentVersionBuildID: 'v2' });
+    const second = await start();
+    await eventually('the second transaction runs on v2', async () => (await v.versionOf(second)).buildId === 'v2');
+    const moved = ctx.client.workflow.getHandle<typeof esignTransaction>(first.workflowId);
+    await eventually('the first transaction moved to v2', async () => (await v.versionOf(moved)).buildId === 'v2');
+
+    // 5. Roll back: v1 is current again, and a new transaction starts there.
+    await ok('rollback', { OLD: 'v1' });
+    const third = await start();
+    await eventually('the third transaction runs on v1', async () => (await v.versionOf(third)).buildId === 'v1');
+    expect(await v.versionOf(third)).toMatchObject({ behavior: temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED });
+
+    // Forward again, and every transaction ends completed on the version it is on.
+    await ok('promote', { NEW: 'v2' });
+    for (const h of [
+      moved,
+      ctx.client.workflow.getHandle<typeof esignTransaction>(second.workflowId),
+      ctx.client.workflow.getHandle<typeof esignTransaction>(third.workflowId),
+    ]) {
+      await v.signAll(h);
+      expect((await h.result()).status).toBe('completed');
+    }
+
+    // 6. Retire v1: it holds no running transaction; its workers stop; the server refuses to delete it until it has
+    // marked it drained and forgotten its workers' polls, as the page says (a few minutes later it deletes it).
+    const retire = await ok('retire', { OLD: 'v1' });
+    expect(retire).toMatch(/Total: 0/);
+    await v.stop('v1');
+    const deleted = await shell('deployment delete-version', { OLD: 'v1' });
+    expect({ code: deleted.code, refusedFor: /draining|poller/i.test(deleted.out) }).toMatchObject(
+      deleted.code === 0 ? { code: 0 } : { refusedFor: true },
+    );
+  } finally {
+    await v.close();
+  }
+});

@@ -1,0 +1,93 @@
+// Versioned workers of one deployment on the suite's dev server, and what a test needs to follow them.
+import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { LocalArchiveStore } from '../../src/archive/store.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import type { EsignTransactionInput } from '../../src/transaction/input.js';
+import { createEsignWorker } from '../../src/worker/create-worker.js';
+import { eventually } from './eventually.js';
+import { samplePdfFiles, sandboxEvidencePolicy, type TestSandbox } from './sandbox.js';
+import { uniqueTaskQueue, type TemporalTestContext } from './temporal.js';
+
+export interface VersionedWorkers {
+  taskQueue: string;
+  deployment: string;
+  /** Starts a worker of `buildId` (the same code: what differs is the version it registers as). */
+  start(buildId: string): Promise<void>;
+  stop(buildId: string): Promise<void>;
+  /** The version a workflow's current run is on, and its behaviour (PINNED, AUTO_UPGRADE). */
+  versionOf(handle: WorkflowHandle): Promise<{ buildId: string | null; behavior: number | null }>;
+  input(): EsignTransactionInput;
+  /** Signs every participant once the transaction awaits signatures. */
+  signAll(handle: WorkflowHandle): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function versionedWorkers(ctx: TemporalTestContext, sandbox: TestSandbox, prefix: string): Promise<VersionedWorkers> {
+  const [pdf] = await samplePdfFiles(['Contract']);
+  const archive = new LocalArchiveStore(await mkdtemp(join(tmpdir(), 'esign-versioning-')));
+  const taskQueue = uniqueTaskQueue(prefix);
+  const deployment = `esign-${taskQueue}`;
+  const workers = new Map<string, { worker: Worker; running: Promise<void> }>();
+  const stop = async (buildId: string) => {
+    const w = workers.get(buildId);
+    if (!w) return;
+    if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+    await w.running;
+    workers.delete(buildId);
+  };
+  return {
+    taskQueue,
+    deployment,
+    async start(buildId) {
+      const worker = await createEsignWorker({
+        connection: ctx.nativeConnection,
+        namespace: ctx.namespace,
+        taskQueue,
+        deployment: { name: deployment, buildId },
+        deps: {
+          minReconcileInterval: '1 second',
+          client: sandbox.client,
+          archive,
+          documentRoots: [dirname(pdf!)],
+          evidence: sandboxEvidencePolicy(sandbox),
+        },
+      });
+      workers.set(buildId, { worker, running: worker.run() });
+    },
+    stop,
+    async versionOf(handle) {
+      const info = (await handle.describe()).raw.workflowExecutionInfo?.versioningInfo;
+      return { buildId: info?.deploymentVersion?.buildId ?? null, behavior: info?.behavior ?? null };
+    },
+    input: () => ({
+      referenceId: `versioning-${randomUUID()}`,
+      documents: [
+        {
+          title: 'Contract',
+          source: { path: pdf! },
+          tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+        },
+      ],
+      participants: [
+        { email: 'vera@example.com', firstName: 'Vera', lastName: 'Version', authenticationType: 'none', twoFactorContact: 'email' },
+      ],
+      notifyParticipants: { email: false },
+      reconcileInterval: '1 second',
+    }),
+    async signAll(handle) {
+      const status = await eventually('awaiting signatures', async () => {
+        const s = await handle.query(statusQuery);
+        return s.phase === 'awaiting_signatures' ? s : undefined;
+      });
+      for (const p of status.participants) await sandbox.control.signAs(status.transactionId!, p.id);
+    },
+    async close() {
+      for (const buildId of [...workers.keys()]) await stop(buildId);
+    },
+  };
+}
