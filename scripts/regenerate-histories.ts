@@ -279,6 +279,49 @@ async function main(): Promise<void> {
       return handle;
     },
     // Two runs joined by continue-as-new (a server suggesting it after 40 events), completed by a webhook in the second.
+    // Worker Versioning: a run pinned to v1 hands over when v2 becomes current, and its next run starts on v2.
+    async 'upgraded-at-continue-as-new'() {
+      const queue = `${taskQueue}-versioned`;
+      const deployment = `esign-replay-${randomUUID().slice(0, 8)}`;
+      const versioned = (buildId: string) =>
+        createEsignWorker({ connection: env.nativeConnection, taskQueue: queue, deployment: { name: deployment, buildId }, deps });
+      const current = async (buildId: string) => {
+        for (let i = 0; ; i++) {
+          try {
+            await env.client.workflowService.setWorkerDeploymentCurrentVersion({
+              namespace: 'default',
+              deploymentName: deployment,
+              buildId,
+              identity: 'replay',
+            });
+            return;
+          } catch (err) {
+            if (i > 100) throw err;
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        }
+      };
+      const v1 = await versioned('v1');
+      const v2 = await versioned('v2');
+      const running = [v1.run(), v2.run()];
+      try {
+        await current('v1');
+        const { handle } = await startEsignTransaction(env.client, input({ reconcileInterval: '1 second' }), { taskQueue: queue });
+        await awaitPhase(handle, 'awaiting_signatures');
+        const first = env.client.workflow.getHandle(handle.workflowId, (await handle.describe()).runId);
+        await current('v2');
+        await waitFor(async () => (await first.describe()).status.name === 'CONTINUED_AS_NEW');
+        const last = env.client.workflow.getHandle(handle.workflowId);
+        await signAll(last);
+        await last.result();
+        const second = env.client.workflow.getHandle(handle.workflowId, (await last.describe()).runId);
+        return { '-1': first, '-2': second };
+      } finally {
+        v1.shutdown();
+        v2.shutdown();
+        await Promise.all(running);
+      }
+    },
     async 'continued-as-new'() {
       const small = await startDevServer({
         cliPath: cli,

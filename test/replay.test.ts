@@ -48,6 +48,8 @@ const EVIDENCE_PATHS = ['completed-with-evidence.json'];
 const LOCAL_STEP_PATHS = ['signing-url-with-start.json'];
 /** The evidence upkeep the Schedule starts: a page of archives, one judged and due for renewal. */
 const UPKEEP_PATHS = ['evidence-upkeep.json'];
+/** Worker Versioning: a run pinned to v1 handed over when v2 became current (run 1, on v1), finished on v2 (run 2). */
+const UPGRADE_PATHS = ['upgraded-at-continue-as-new-1.json', 'upgraded-at-continue-as-new-2.json'];
 /** The transaction's histories recorded before the state machine (patch transaction-state-machine), kept in before-state-machine-patch/. */
 const TRANSACTION_PATHS = [
   ...PATHS,
@@ -88,6 +90,7 @@ it('replays every committed history, of this version and earlier ones, with the 
       ...LOCAL_STEP_PATHS,
       ...OWNER_LOOKUP_PATHS,
       ...UPKEEP_PATHS,
+      ...UPGRADE_PATHS,
     ].sort(),
   );
   const histories = await Promise.all(
