@@ -148,6 +148,9 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
             ...common,
             ESIGN_WORKFLOW_BUNDLE: bundle,
             ...sandboxWorkerEnv(sandbox, { archive: archiveDir, documents: documentsDir }),
+            // One Worker Deployment; its version (named after the bundle) becomes current as the workers start.
+            ESIGN_WORKER_DEPLOYMENT: 'esign',
+            ESIGN_WORKER_SET_CURRENT: 'true',
             ESIGN_MIN_RECONCILE_INTERVAL: '1 second',
             ESIGN_SHUTDOWN_GRACE: '2 seconds',
             LOG_LEVEL: 'info',
