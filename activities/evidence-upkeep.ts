@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { whileHeartbeating } from './support/heartbeat.js';
 import type { ArchiveManifest, ArchiveStore, EvidenceRenewal } from '../src/archive/store.js';
 import { verifyZip } from '../src/archive/zip-verify.js';
 import type { ArchivePage, ArchiveUpkeepOutcome, RenewArchiveInput } from '../src/definitions/evidence-upkeep.js';
@@ -17,6 +18,116 @@ export interface EvidenceUpkeepDeps {
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 export function createEvidenceUpkeepActivities(deps: EvidenceUpkeepDeps) {
+  async function renew(input: RenewArchiveInput, progress: { entry: string }): Promise<ArchiveUpkeepOutcome> {
+    const upkeep = deps.upkeep;
+    if (!upkeep) {
+      throw ApplicationFailure.nonRetryable(
+        'the evidence upkeep needs a time-stamping authority: set ESIGN_EVIDENCE_TSA_URL on the worker',
+        FailureType.InvalidInput,
+      );
+    }
+    const stored = await deps.archive.find(input.key);
+    if (!stored) throw ApplicationFailure.nonRetryable(`no archive under ${input.key}`, FailureType.InvalidInput);
+    const { manifest } = stored;
+    const sealed = sealedEntries(manifest);
+    if (sealed.length === 0) return { key: input.key, status: 'skipped', documents: [] };
+
+    // Not earlier than the workflow's clock (a test's simulated years), nor than this machine's (a late retry).
+    const at = new Date(Math.max(Date.parse(input.asOf), Date.now()));
+    const current = await currentVersions(deps.archive, input.key, manifest, sealed);
+    const outcome: ArchiveUpkeepOutcome = { key: input.key, status: 'current', documents: [] };
+    const renewedFiles: { entry: string; pdf: Buffer; previous: string; time: string; expiresAt: string }[] = [];
+    let reason: EvidenceRenewal['reason'] = 'expiring';
+    for (const entry of sealed) {
+      progress.entry = entry;
+      const pdf = current.get(entry)!;
+      const verdict = await renewalVerdict(pdf, upkeep.policy, at);
+      if (verdict.due === 'lapsed') {
+        outcome.documents.push({
+          entry,
+          status: 'lapsed',
+          evidenceExpiresAt: verdict.check.evidenceExpiresAt,
+          problems: verdict.problems,
+        });
+        continue;
+      }
+      if (!verdict.due) {
+        outcome.documents.push({ entry, status: 'current', evidenceExpiresAt: verdict.check.evidenceExpiresAt });
+        continue;
+      }
+      if (verdict.reason === 'requested') reason = 'requested';
+      try {
+        const renewed = await renewEvidence(pdf, upkeep.sources, upkeep.policy, at);
+        renewedFiles.push({
+          entry,
+          pdf: renewed.pdf,
+          previous: sha256(pdf),
+          time: renewed.check.archiveTimestamps.at(-1)!,
+          expiresAt: renewed.check.evidenceExpiresAt!,
+        });
+        outcome.documents.push({ entry, status: 'renewed', evidenceExpiresAt: renewed.check.evidenceExpiresAt });
+      } catch (err) {
+        // A time-stamping authority that is down is worth another attempt; a renewal that does not verify is not.
+        if (err instanceof RenewalRefused && /could not be made/.test(err.message)) {
+          throw ApplicationFailure.retryable(`${input.key} ${entry}: ${err.message}`, FailureType.ProviderUnavailable);
+        }
+        if (!(err instanceof RenewalRefused)) throw err;
+        // Kept out of the archive, reported, and the walk goes on: one archive must not stop the others' upkeep.
+        outcome.documents.push({ entry, status: 'refused', evidenceExpiresAt: verdict.check.evidenceExpiresAt, problems: [err.message] });
+      }
+    }
+    if (renewedFiles.length > 0) {
+      const ctx = Context.current();
+      // An attempt the server already gave up on (a missed heartbeat) must not commit over the next one.
+      ctx.cancellationSignal.throwIfAborted();
+      const id = (manifest.renewals?.length ?? 0) + 1;
+      const dir = `renewals/${id}/${ctx.info.attempt}`;
+      const renewal: EvidenceRenewal = {
+        id,
+        asOf: at.toISOString(),
+        reason,
+        documents: renewedFiles.map((f) => ({
+          entry: f.entry,
+          file: `${dir}/${f.entry}`,
+          bytes: f.pdf.length,
+          sha256: sha256(f.pdf),
+          extends: f.previous,
+          timestampedAt: f.time,
+          evidenceExpiresAt: f.expiresAt,
+        })),
+      };
+      await deps.archive.commitRenewal(
+        input.key,
+        { id, files: renewedFiles.map((f) => ({ name: `${dir}/${f.entry}`, bytes: f.pdf })) },
+        { ...manifest, renewals: [...(manifest.renewals ?? []), renewal] },
+      );
+      outcome.status = 'renewed';
+      outcome.renewalId = id;
+      log.info('archive evidence renewed', { key: input.key, renewal: id, documents: renewedFiles.length });
+    }
+    if (outcome.documents.some((d) => d.status === 'refused')) {
+      outcome.status = 'refused';
+      log.error('archive evidence due for renewal, but the renewal did not verify: kept as it was', {
+        key: input.key,
+        problems: outcome.documents
+          .filter((d) => d.status === 'refused')
+          .map((d) => `${d.entry}: ${d.problems?.join('; ') ?? ''}`)
+          .join(' | '),
+      });
+    }
+    if (outcome.documents.some((d) => d.status === 'lapsed')) {
+      outcome.status = 'lapsed';
+      log.error('archive evidence no longer holds: a renewal cannot help, the archive needs an operator', {
+        key: input.key,
+        problems: outcome.documents
+          .filter((d) => d.status === 'lapsed')
+          .map((d) => `${d.entry}: ${d.problems?.join('; ') ?? ''}`)
+          .join(' | '),
+      });
+    }
+    return outcome;
+  }
+
   return {
     /** One page of archive keys after `after`, in key order. */
     async listArchivesForUpkeep(input: { after?: string; limit: number }): Promise<ArchivePage> {
@@ -36,109 +147,13 @@ export function createEvidenceUpkeepActivities(deps: EvidenceUpkeepDeps) {
      * the archive's next renewal. Idempotent: a retry after the commit finds them current.
      */
     async renewArchiveEvidence(input: RenewArchiveInput): Promise<ArchiveUpkeepOutcome> {
-      const upkeep = deps.upkeep;
-      if (!upkeep) {
-        throw ApplicationFailure.nonRetryable(
-          'the evidence upkeep needs a time-stamping authority: set ESIGN_EVIDENCE_TSA_URL on the worker',
-          FailureType.InvalidInput,
-        );
-      }
-      const stored = await deps.archive.find(input.key);
-      if (!stored) throw ApplicationFailure.nonRetryable(`no archive under ${input.key}`, FailureType.InvalidInput);
-      const { manifest } = stored;
-      const sealed = sealedEntries(manifest);
-      if (sealed.length === 0) return { key: input.key, status: 'skipped', documents: [] };
-
-      // Not earlier than the workflow's clock (a test's simulated years), nor than this machine's (a late retry).
-      const at = new Date(Math.max(Date.parse(input.asOf), Date.now()));
-      const current = await currentVersions(deps.archive, input.key, manifest, sealed);
-      const outcome: ArchiveUpkeepOutcome = { key: input.key, status: 'current', documents: [] };
-      const renewedFiles: { entry: string; pdf: Buffer; previous: string; time: string; expiresAt: string }[] = [];
-      let reason: EvidenceRenewal['reason'] = 'expiring';
-      for (const entry of sealed) {
-        Context.current().heartbeat(entry);
-        const pdf = current.get(entry)!;
-        const verdict = await renewalVerdict(pdf, upkeep.policy, at);
-        if (verdict.due === 'lapsed') {
-          outcome.documents.push({
-            entry,
-            status: 'lapsed',
-            evidenceExpiresAt: verdict.check.evidenceExpiresAt,
-            problems: verdict.problems,
-          });
-          continue;
-        }
-        if (!verdict.due) {
-          outcome.documents.push({ entry, status: 'current', evidenceExpiresAt: verdict.check.evidenceExpiresAt });
-          continue;
-        }
-        if (verdict.reason === 'requested') reason = 'requested';
-        try {
-          const renewed = await renewEvidence(pdf, upkeep.sources, upkeep.policy, at);
-          renewedFiles.push({
-            entry,
-            pdf: renewed.pdf,
-            previous: sha256(pdf),
-            time: renewed.check.archiveTimestamps.at(-1)!,
-            expiresAt: renewed.check.evidenceExpiresAt!,
-          });
-          outcome.documents.push({ entry, status: 'renewed', evidenceExpiresAt: renewed.check.evidenceExpiresAt });
-        } catch (err) {
-          // A time-stamping authority that is down is worth another attempt; a renewal that does not verify is not.
-          if (err instanceof RenewalRefused && /could not be made/.test(err.message)) {
-            throw ApplicationFailure.retryable(`${input.key} ${entry}: ${err.message}`, FailureType.ProviderUnavailable);
-          }
-          if (!(err instanceof RenewalRefused)) throw err;
-          // Kept out of the archive, reported, and the walk goes on: one archive must not stop the others' upkeep.
-          outcome.documents.push({ entry, status: 'refused', evidenceExpiresAt: verdict.check.evidenceExpiresAt, problems: [err.message] });
-        }
-      }
-      if (renewedFiles.length > 0) {
-        const id = (manifest.renewals?.length ?? 0) + 1;
-        const renewal: EvidenceRenewal = {
-          id,
-          asOf: at.toISOString(),
-          reason,
-          documents: renewedFiles.map((f) => ({
-            entry: f.entry,
-            file: `renewals/${id}/${f.entry}`,
-            bytes: f.pdf.length,
-            sha256: sha256(f.pdf),
-            extends: f.previous,
-            timestampedAt: f.time,
-            evidenceExpiresAt: f.expiresAt,
-          })),
-        };
-        await deps.archive.commitRenewal(
-          input.key,
-          { id, files: renewedFiles.map((f) => ({ name: `renewals/${id}/${f.entry}`, bytes: f.pdf })) },
-          { ...manifest, renewals: [...(manifest.renewals ?? []), renewal] },
-        );
-        outcome.status = 'renewed';
-        outcome.renewalId = id;
-        log.info('archive evidence renewed', { key: input.key, renewal: id, documents: renewedFiles.length });
-      }
-      if (outcome.documents.some((d) => d.status === 'refused')) {
-        outcome.status = 'refused';
-        log.error('archive evidence due for renewal, but the renewal did not verify: kept as it was', {
-          key: input.key,
-          problems: outcome.documents
-            .filter((d) => d.status === 'refused')
-            .map((d) => `${d.entry}: ${d.problems?.join('; ') ?? ''}`)
-            .join(' | '),
-        });
-      }
-      if (outcome.documents.some((d) => d.status === 'lapsed')) {
-        outcome.status = 'lapsed';
-        log.error('archive evidence no longer holds: a renewal cannot help, the archive needs an operator', {
-          key: input.key,
-          problems: outcome.documents
-            .filter((d) => d.status === 'lapsed')
-            .map((d) => `${d.entry}: ${d.problems?.join('; ') ?? ''}`)
-            .join(' | '),
-        });
-      }
-      return outcome;
+      // Heartbeats cover the reads, the renewals and the commit, so an attempt the server gave up on is noticed
+      // (and cancelled before it commits); its files are named for the attempt, so they never meet another's.
+      const progress = { key: input.key, entry: '' };
+      return whileHeartbeating(
+        () => renew(input, progress),
+        () => progress,
+      );
     },
   };
 }

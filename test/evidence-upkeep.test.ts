@@ -5,7 +5,7 @@
 // certificate ended, where the untouched originals no longer do. The Schedule itself runs on the dev server
 // (test/evidence-upkeep-schedule.test.ts).
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -153,6 +153,14 @@ it('renews each archive before its time-stamp’s certificate ends, reports what
     await skipTo(sandboxEnds + YEAR);
     const later = await simulatedNow();
     expect(await upkeep()).toMatchObject({ checked: 4, renewed: 0, lapsed: 1 });
+    // A renewed copy changed on disk: that archive is refused, with its key, and the walk still covers the others.
+    const tampered = (await manifest('c-fifty-days')).renewals![0]!.documents[0]!;
+    const onDisk = join(work, 'archive', 'c-fifty-days', tampered.file);
+    const bytes = await readFile(onDisk);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 10) ^ 0x01, bytes.length - 10);
+    await writeFile(onDisk, bytes);
+    expect(await upkeep()).toMatchObject({ checked: 4, renewed: 0, lapsed: 1, refused: 1, refusedKeys: ['c-fifty-days'] });
+
     for (const d of a.renewals![0]!.documents) {
       const renewed = await store.read('a-three-years', d.file);
       expect(await checkPdfSignature(renewed, anchors, later)).toMatchObject({ indication: 'TOTAL_PASSED', level: 'B-LTA', problems: [] });

@@ -10,6 +10,12 @@ export const UPLOAD = { startToCloseTimeout: '10 minutes', heartbeatTimeout: '20
 export const PROVIDER = { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry } as const;
 /** Reconciliation polls give up quickly: the next poll comes anyway. */
 export const POLL = { ...PROVIDER, startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } } as const;
+/** One archive's evidence renewal: attempts are bounded, so an archive that keeps failing is reported and the walk goes on. */
+export const UPKEEP = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { ...retry, maximumAttempts: 10 },
+} as const;
 export const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '20 seconds', retry } as const;
 /**
  * Short, idempotent provider calls (reads, a signing URL, the inbox registration) run as local

@@ -37,6 +37,7 @@ import type { ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
 import { Versions } from './transaction/versions.js';
 import { Steps } from './transaction/steps.js';
+import { versioningBehavior } from './versioning.js';
 
 export type { ContinuedTransaction } from './transaction/continued.js';
 /** Our own bound on one run's history, whatever the server suggests (docs/workflow.md, "Bounded history"). */
@@ -242,4 +243,4 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
 }
 
 // Pinned: a run lives on the code it started with (months, a year); it moves only at continue-as-new (handOver).
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, esignTransaction);
+setWorkflowOptions(versioningBehavior('PINNED'), esignTransaction);

@@ -10,8 +10,9 @@ import type {
   EvidenceUpkeepResult,
   EvidenceUpkeepTotals,
 } from '../src/definitions/evidence-upkeep.js';
-import { ARCHIVE, PROVIDER, step } from './activity-options.js';
+import { PROVIDER, step, UPKEEP } from './activity-options.js';
 import { Clock } from './clock.js';
+import { versioningBehavior } from './versioning.js';
 
 const PAGE = 100;
 /** Archives renewed at once: each holds a worker slot while it time-stamps and verifies. */
@@ -38,9 +39,15 @@ export async function evidenceUpkeep(input: EvidenceUpkeepInput = {}): Promise<E
     });
     for (let i = 0; i < page.keys.length; i += PARALLEL) {
       const outcomes = await Promise.all(
-        page.keys
-          .slice(i, i + PARALLEL)
-          .map((key) => step(ARCHIVE, `Renew the evidence of ${key} if due`).renewArchiveEvidence({ key, asOf })),
+        page.keys.slice(i, i + PARALLEL).map((key) =>
+          step(UPKEEP, `Renew the evidence of ${key} if due`)
+            .renewArchiveEvidence({ key, asOf })
+            .catch((err: unknown): ArchiveUpkeepOutcome => {
+              // One archive that cannot be renewed (a copy that changed, attempts spent) must not stop the others.
+              log.error('archive evidence upkeep failed: kept as it was', { key, error: (err as Error).message });
+              return { key, status: 'refused', documents: [] };
+            }),
+        ),
       );
       outcomes.forEach((o) => count(totals, o));
     }
@@ -66,5 +73,6 @@ function count(totals: EvidenceUpkeepTotals, outcome: ArchiveUpkeepOutcome): voi
   }
 }
 
-// Short-lived: under Worker Versioning each run moves to the deployment's current version at its next task.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, evidenceUpkeep);
+// Auto-upgrade: under Worker Versioning a run moves to the deployment's current version at its next task, so a
+// change to this workflow still needs patched() (docs/operations.md).
+setWorkflowOptions(versioningBehavior('AUTO_UPGRADE'), evidenceUpkeep);

@@ -40,6 +40,7 @@ import {
 import { readNotification } from './notification.js';
 import { EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { LATE_COMPLETION_PATCH, LATE_RETRY_PATCH, OWNER_LOOKUP_PATCH } from './patches.js';
+import { versioningBehavior } from './versioning.js';
 
 const starter = proxyActivities<EsignActivities>({
   startToCloseTimeout: '30 seconds',
@@ -241,5 +242,6 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
   };
 }
 
-// Short-lived: under Worker Versioning each run moves to the deployment's current version at its next task.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, esignInbox);
+// Auto-upgrade: under Worker Versioning a run moves to the deployment's current version at its next task, so a
+// change to this workflow still needs patched() (docs/operations.md).
+setWorkflowOptions(versioningBehavior('AUTO_UPGRADE'), esignInbox);

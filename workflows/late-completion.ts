@@ -12,6 +12,7 @@ import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { LateCompletionInput, LateCompletionResult } from '../src/definitions/late-completion.js';
 import { ARCHIVE, PROVIDER, REPORT, step } from './activity-options.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
+import { versioningBehavior } from './versioning.js';
 
 export async function esignLateCompletion(input: LateCompletionInput): Promise<LateCompletionResult> {
   upsertSearchAttributes([
@@ -66,5 +67,6 @@ export async function esignLateCompletion(input: LateCompletionInput): Promise<L
   return { status: 'archived', transactionId: input.transactionId, providerStatus: described.status, report };
 }
 
-// Short-lived: under Worker Versioning each run moves to the deployment's current version at its next task.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, esignLateCompletion);
+// Auto-upgrade: under Worker Versioning a run moves to the deployment's current version at its next task, so a
+// change to this workflow still needs patched() (docs/operations.md).
+setWorkflowOptions(versioningBehavior('AUTO_UPGRADE'), esignLateCompletion);

@@ -210,8 +210,11 @@ async function main(): Promise<void> {
       };
   const workerConfig = workerConfigFromEnv(
     {
-      // One versioned worker, made current as it starts: the Web UI's Deployments page shows each code change.
+      // One versioned worker, made current as it starts. Its build id stays `dev` whatever the code: the dev
+      // server's data outlives a restart, and a run pinned to a build no worker runs any more would wait forever.
+      // (Set ESIGN_WORKER_BUILD_ID to try a rolling upgrade by hand: docs/operations.md.)
       ESIGN_WORKER_DEPLOYMENT: 'esign',
+      ESIGN_WORKER_BUILD_ID: 'dev',
       ESIGN_WORKER_SET_CURRENT: 'true',
       ESIGN_ARCHIVE_DIR: join(dataDir, 'archive'),
       ESIGN_DOCUMENT_ROOTS: join(dataDir, 'documents'),

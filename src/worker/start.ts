@@ -151,7 +151,14 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
     await connection.close();
   });
   if (deployment && config.deployment?.setCurrent) {
-    await setCurrentVersion(connectionOptions, namespace ?? 'default', deployment);
+    try {
+      await setCurrentVersion(connectionOptions, namespace ?? 'default', deployment);
+    } catch (err) {
+      // Not left polling behind a failed start.
+      worker.shutdown();
+      await done.catch(() => undefined);
+      throw err;
+    }
   }
   return {
     worker,
