@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpTimestampAuthority } from '@libpdf/core';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createEvidenceUpkeepActivities } from '../activities/evidence-upkeep.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { ensureEvidenceUpkeepSchedule } from '../src/client/evidence-upkeep.js';
@@ -21,22 +21,14 @@ import { workflowsPath } from '../src/worker/create-worker.js';
 import { pdfsig, pyhanko } from './support/evidence.js';
 import { eventually } from './support/eventually.js';
 import { archiveSealedBy, YEAR } from './support/renewal.js';
-import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { connectToTestServer, uniqueTaskQueue, type TemporalTestContext } from './support/temporal.js';
+import { devServerAndSandbox } from './support/sandbox.js';
+import { uniqueTaskQueue } from './support/temporal.js';
 
 const DAY = 24 * 3600 * 1000;
-let ctx: TemporalTestContext;
-let sandbox: TestSandbox;
-beforeAll(async () => {
-  ctx = await connectToTestServer();
-  sandbox = await startTestSandbox();
-});
-afterAll(async () => {
-  await sandbox?.close();
-  await ctx?.close();
-});
+const env = devServerAndSandbox();
 
 it('the Schedule starts the upkeep, which renews what is due with the sandbox TSA; a worker restart keeps an operator’s pause', async () => {
+  const { ctx, sandbox } = env;
   const work = await mkdtemp(join(tmpdir(), 'esign-upkeep-schedule-'));
   const soon = await SandboxSeal.open(join(work, 'pki-soon'), { now: new Date(Date.now() - 3 * YEAR + 50 * DAY), renewBefore: 0 });
   const store = new LocalArchiveStore(join(work, 'archive'));

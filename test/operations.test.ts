@@ -6,25 +6,15 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { eventually } from './support/eventually.js';
-import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { connectToTestServer, type TemporalTestContext } from './support/temporal.js';
+import { devServerAndSandbox } from './support/sandbox.js';
 import { versionedWorkers } from './support/versioning.js';
 
 const run = promisify(execFile);
-let ctx: TemporalTestContext;
-let sandbox: TestSandbox;
-beforeAll(async () => {
-  ctx = await connectToTestServer();
-  sandbox = await startTestSandbox();
-});
-afterAll(async () => {
-  await sandbox?.close();
-  await ctx?.close();
-});
+const env = devServerAndSandbox();
 
 /** The page's `sh` blocks, in order, by the label of their first comment (`# ramp: …` → `ramp`). */
 function blocks(): Map<string, string> {
@@ -39,6 +29,7 @@ function blocks(): Map<string, string> {
 }
 
 it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, every command as written', async () => {
+  const { ctx, sandbox } = env;
   const page = blocks();
   expect([...page.keys()]).toEqual(['deploy', 'ramp', 'watch', 'promote', 'rollback', 'retire', 'deployment delete-version']);
   const v = await versionedWorkers(ctx, sandbox, 'operations');

@@ -3,29 +3,20 @@
 // continue-as-new (the run hands over as soon as the deployment's target changed); one started after the switch
 // runs on version 2 from its start. Both complete and are archived; nothing fails.
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { statusQuery } from '../src/definitions/transaction.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { eventually } from './support/eventually.js';
-import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { connectToTestServer, type TemporalTestContext } from './support/temporal.js';
+import { devServerAndSandbox } from './support/sandbox.js';
 import { versionedWorkers } from './support/versioning.js';
 
-let ctx: TemporalTestContext;
-let sandbox: TestSandbox;
-beforeAll(async () => {
-  ctx = await connectToTestServer();
-  sandbox = await startTestSandbox();
-});
-afterAll(async () => {
-  await sandbox?.close();
-  await ctx?.close();
-});
+const env = devServerAndSandbox();
 
 const { EventType } = temporal.api.enums.v1;
 
 it('pins a transaction to the version it started on and moves it to the current version at continue-as-new', async () => {
+  const { ctx, sandbox } = env;
   const v = await versionedWorkers(ctx, sandbox, 'versioning');
   // What an operator does with `temporal worker deployment set-current-version` (docs/operations.md).
   const setCurrent = (buildId: string) =>

@@ -11,7 +11,9 @@ import { samplePdf } from '../../src/sandbox/pdf.js';
 import { SandboxSeal } from '../../src/sandbox/seal.js';
 import { parseCertificates } from '../../src/evidence/pki.js';
 import type { EvidencePolicy } from '../../src/archive/evidence.js';
+import { afterAll, beforeAll } from 'vitest';
 import { participant } from './fixtures.js';
+import { connectToTestServer, type TemporalTestContext } from './temporal.js';
 
 export interface TestSandbox {
   running: RunningSandbox;
@@ -123,4 +125,21 @@ export async function uploadedRequest(
     })),
     participants: signers,
   };
+}
+
+/**
+ * The suite's dev server and a fresh sandbox for the tests of one file, opened before them and closed after:
+ * read `env.ctx` and `env.sandbox` inside the tests.
+ */
+export function devServerAndSandbox(): { ctx: TemporalTestContext; sandbox: TestSandbox } {
+  const env = {} as { ctx: TemporalTestContext; sandbox: TestSandbox };
+  beforeAll(async () => {
+    env.ctx = await connectToTestServer();
+    env.sandbox = await startTestSandbox();
+  });
+  afterAll(async () => {
+    await env.sandbox?.close();
+    await env.ctx?.close();
+  });
+  return env;
 }
