@@ -74,6 +74,8 @@ export async function check(observation: Observation, replayer: Replayer | undef
     } else if (!allowed[result.status]?.includes(status)) {
       found('outcome', `reported ${result.status} (ended by ${result.endedBy ?? '?'}) but the provider's transaction was ${status}`);
     }
+    // Every outcome says who ended the transaction (request, deadline, signer, provider…): runs on this code always do.
+    if (result.status !== 'completed' && !result.endedBy) found('outcome', `reported ${result.status} without saying who ended it`);
     if (result.status === 'completed' && tx) {
       const zip = model.transactions.get(tx.id)?.zip;
       if (result.archive?.sha256 !== zip?.sha256)

@@ -198,7 +198,9 @@ export class Endings {
       referenceId: tx.input!.referenceId,
       transactionId: tx.created?.transactionId ?? null,
       esignId: tx.created?.esignId ?? null,
-      ...(this.versions.withdrawFirst ? { endedBy } : {}),
+      // Runs from before the withdraw patch reported no ender; one that ended before the transaction existed at
+      // the provider never asked the patch, and reports who ended it all the same.
+      ...(this.versions.withdrawFirst || !tx.created ? { endedBy } : {}),
       ...extra,
     });
   }
