@@ -234,8 +234,7 @@ export class SigningTransaction {
   historyFull(maxEvents: number): boolean {
     const info = workflowInfo();
     return (
-      this.versions.bounded &&
-      (info.continueAsNewSuggested || info.historyLength >= maxEvents || info.targetWorkerDeploymentVersionChanged)
+      this.versions.bounded && (info.continueAsNewSuggested || info.historyLength >= maxEvents || info.targetWorkerDeploymentVersionChanged)
     );
   }
 }
