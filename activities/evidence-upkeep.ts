@@ -105,25 +105,15 @@ export function createEvidenceUpkeepActivities(deps: EvidenceUpkeepDeps) {
       outcome.renewalId = id;
       log.info('archive evidence renewed', { key: input.key, renewal: id, documents: renewedFiles.length });
     }
-    if (outcome.documents.some((d) => d.status === 'refused')) {
-      outcome.status = 'refused';
-      log.error('archive evidence due for renewal, but the renewal did not verify: kept as it was', {
-        key: input.key,
-        problems: outcome.documents
-          .filter((d) => d.status === 'refused')
-          .map((d) => `${d.entry}: ${d.problems?.join('; ') ?? ''}`)
-          .join(' | '),
-      });
-    }
-    if (outcome.documents.some((d) => d.status === 'lapsed')) {
-      outcome.status = 'lapsed';
-      log.error('archive evidence no longer holds: a renewal cannot help, the archive needs an operator', {
-        key: input.key,
-        problems: outcome.documents
-          .filter((d) => d.status === 'lapsed')
-          .map((d) => `${d.entry}: ${d.problems?.join('; ') ?? ''}`)
-          .join(' | '),
-      });
+    // Lapsed outranks refused: it needs an operator whatever the next renewal does.
+    for (const [status, why] of [
+      ['refused', 'archive evidence due for renewal, but the renewal did not verify: kept as it was'],
+      ['lapsed', 'archive evidence no longer holds: a renewal cannot help, the archive needs an operator'],
+    ] as const) {
+      const problems = outcome.documents.filter((d) => d.status === status);
+      if (problems.length === 0) continue;
+      outcome.status = status;
+      log.error(why, { key: input.key, problems: problems.map((d) => `${d.entry}: ${d.problems?.join('; ') ?? ''}`).join(' | ') });
     }
     return outcome;
   }

@@ -14,9 +14,8 @@ import { Upload } from '@aws-sdk/lib-storage';
 import {
   archiveFile,
   archiveKeys,
-  checkRenewalFiles,
+  committedRenewal,
   missingFile,
-  renewalCommitted,
   type ArchiveManifest,
   type ArchiveStore,
   type RenewalFiles,
@@ -159,10 +158,8 @@ export class S3ArchiveStore implements ArchiveStore {
   }
 
   async commitRenewal(key: string, renewal: RenewalFiles, manifest: ArchiveManifest): Promise<StoredArchive> {
-    checkRenewalFiles(key, renewal);
-    const stored = await this.find(key);
-    if (!stored) throw new Error(`cannot record renewal ${renewal.id}: no archive ${key}`);
-    if (renewalCommitted(key, renewal, stored.manifest, manifest)) return stored;
+    const committed = await committedRenewal(this, key, renewal, manifest);
+    if (committed) return committed;
     // The files first; a crash before the manifest leaves objects no manifest names, and a retry rewrites them.
     for (const { name, bytes } of renewal.files) {
       await this.#client.send(

@@ -132,6 +132,22 @@ export function checkRenewalFiles(key: string, renewal: RenewalFiles): void {
 }
 
 /**
+ * What both stores check before writing a renewal: its file names, that the archive exists, and whether it
+ * already records this renewal (a retry: the stored archive is returned and nothing is written).
+ */
+export async function committedRenewal(
+  store: ArchiveStore,
+  key: string,
+  renewal: RenewalFiles,
+  manifest: ArchiveManifest,
+): Promise<StoredArchive | undefined> {
+  checkRenewalFiles(key, renewal);
+  const stored = await store.find(key);
+  if (!stored) throw new Error(`cannot record renewal ${renewal.id}: no archive ${key}`);
+  return renewalCommitted(key, renewal, stored.manifest, manifest) ? stored : undefined;
+}
+
+/**
  * Whether `stored` already records renewal `renewal.id` (then the commit is a retry: nothing is written), else
  * checks that `manifest` is `stored` with that renewal appended, naming only files the renewal writes.
  */
@@ -256,10 +272,8 @@ export class LocalArchiveStore implements ArchiveStore {
   }
 
   async commitRenewal(key: string, renewal: RenewalFiles, manifest: ArchiveManifest): Promise<StoredArchive> {
-    checkRenewalFiles(key, renewal);
-    const stored = await this.find(key);
-    if (!stored) throw new Error(`cannot record renewal ${renewal.id}: no archive ${key}`);
-    if (renewalCommitted(key, renewal, stored.manifest, manifest)) return stored;
+    const committed = await committedRenewal(this, key, renewal, manifest);
+    if (committed) return committed;
     // The files first, each durable (with the directories that name it) before the manifest names it; a retry
     // after a crash rewrites them.
     const dir = this.#dir(key);
@@ -281,7 +295,7 @@ export class LocalArchiveStore implements ArchiveStore {
       await rm(temp, { force: true });
     }
     await syncDir(dir);
-    return { uri: stored.uri, manifest };
+    return { uri: pathToFileURL(join(dir, 'completed.zip')).href, manifest };
   }
 
   #file(key: string, file: string): string {

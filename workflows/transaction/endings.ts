@@ -198,9 +198,7 @@ export class Endings {
       referenceId: tx.input!.referenceId,
       transactionId: tx.created?.transactionId ?? null,
       esignId: tx.created?.esignId ?? null,
-      // Runs from before the withdraw patch reported no ender; one that ended before the transaction existed at
-      // the provider never asked the patch, and reports who ended it all the same.
-      ...(this.versions.withdrawFirst || !tx.created ? { endedBy } : {}),
+      ...(this.versions.withdrawFirst || !tx.created ? { endedBy } : {}), // pre-patch runs named none; an uncreated one never asks
       ...extra,
     });
   }
