@@ -1,6 +1,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Runtime } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { machine, machineCpu, pool } from '../src/tools/measure.js';
 import { projectRoot } from '../src/tools/launch.js';
 
@@ -64,6 +66,9 @@ export function activityEnvironment(): MockActivityEnvironment {
   return new MockActivityEnvironment(undefined, { logger: Runtime.instance().logger });
 }
 
+/** The package's version: the folder its committed replay histories are in. */
+export const CURRENT_VERSION = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+
 /** What one workflow run cost the server: history events and the tasks and messages among them. */
 export interface HistoryCounts {
   events: number;
@@ -79,7 +84,19 @@ export interface HistoryCounts {
 
 /** Counts a finished workflow's history (the round trips the shape needs, for `docs/benchmarks.md`). */
 export async function historyCounts(handle: { fetchHistory(): Promise<{ events?: object[] | null }> }): Promise<HistoryCounts> {
-  const events = ((await handle.fetchHistory()).events ?? []) as Record<string, unknown>[];
+  return countsOf(((await handle.fetchHistory()).events ?? []) as Record<string, unknown>[]);
+}
+
+/**
+ * The counts of a committed history (test/replay/histories/<version>/<file>, as `npm run replay:regenerate`
+ * recorded it): what the same path cost on a released version, for a before/after line.
+ */
+export async function recordedHistoryCounts(version: string, file: string): Promise<HistoryCounts> {
+  const path = join(projectRoot, 'test', 'replay', 'histories', version, file);
+  return countsOf((JSON.parse(await readFile(path, 'utf8')) as { events: Record<string, unknown>[] }).events);
+}
+
+function countsOf(events: Record<string, unknown>[]): HistoryCounts {
   const count = (key: string) => events.filter((e) => e[key] !== undefined && e[key] !== null).length;
   const markers = (name: string) =>
     events.filter((e) => (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName === name).length;

@@ -1,12 +1,14 @@
 // `npm run replay:regenerate [-- <scenario> …]`: runs the workflows' paths
 // (the transaction's and the webhook inbox's) against a real dev server and
-// provider sandbox, and writes their histories to test/replay/histories/,
-// which test/replay.test.ts replays on every run. Name scenarios to record
-// only those (e.g. a new path); re-record existing ones only for an intended,
-// released-nothing-yet change, otherwise version the change with `patched`.
+// provider sandbox, and writes their histories to test/replay/histories/<the
+// package's version>/, which test/replay.test.ts replays on every run. Name
+// scenarios to record only those (e.g. a new path); re-record existing ones
+// only for a change not yet released; a released version's histories stay as
+// they are (docs/operations.md, "What needs a patch").
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -43,7 +45,8 @@ import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { inboxIdFor, inboxStatusQuery } from '../src/definitions/inbox.js';
 import { eventually } from '../test/support/eventually.js';
 
-const outDir = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));
+const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string };
+const outDir = fileURLToPath(new URL(`../test/replay/histories/${version}/`, import.meta.url));
 
 async function main(): Promise<void> {
   const { cli } = await ensureTemporalBinaries('cli');

@@ -1,5 +1,6 @@
 // docs/operations.md, run as written: every `sh` block of the page goes through bash with the real Temporal CLI
-// against the suite's dev server, while two versions of the worker run live transactions. Deploy, ramp, watch,
+// against the suite's dev server, while two versions of the worker (the released 0.1.0 code and today's) run live
+// transactions. Deploy, ramp, watch,
 // promote, roll back, promote again, and retire; the transactions of each version end completed.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -16,6 +17,8 @@ import { versionedWorkers } from './support/versioning.js';
 const run = promisify(execFile);
 const env = devServerAndSandbox();
 
+type Vars = { OLD?: string; NEW?: string; RELEASED_AT?: string };
+
 /** The page's `sh` blocks, in order, by the label of their first comment (`# ramp: …` → `ramp`). */
 function blocks(): Map<string, string> {
   const doc = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
@@ -31,10 +34,19 @@ function blocks(): Map<string, string> {
 it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, every command as written', async () => {
   const { ctx, sandbox } = env;
   const page = blocks();
-  expect([...page.keys()]).toEqual(['deploy', 'ramp', 'watch', 'promote', 'rollback', 'retire', 'deployment delete-version']);
+  expect([...page.keys()]).toEqual([
+    'deploy',
+    'ramp',
+    'watch',
+    'promote',
+    'rollback',
+    'retire',
+    'deployment delete-version',
+    'retire-patch',
+  ]);
   const v = await versionedWorkers(ctx, sandbox, 'operations');
   const cli = inject('temporalCliPath')!;
-  const shell = async (label: string, vars: { OLD?: string; NEW?: string }) => {
+  const shell = async (label: string, vars: Vars) => {
     const env = {
       ...process.env,
       PATH: `${dirname(cli)}:${process.env.PATH ?? ''}`,
@@ -51,7 +63,7 @@ it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, ever
       }),
     );
   };
-  const ok = async (label: string, vars: { OLD?: string; NEW?: string }) => {
+  const ok = async (label: string, vars: Vars) => {
     const result = await shell(label, vars);
     expect({ label, code: result.code, out: result.code === 0 ? '' : result.out }).toEqual({ label, code: 0, out: '' });
     return result.out;
@@ -80,8 +92,8 @@ it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, ever
   const start = async () => (await startEsignTransaction(ctx.client, v.input(), { taskQueue })).handle;
 
   try {
-    // The first version: started, then made current as a promotion does.
-    await v.start('v1');
+    // The first version, the released 0.1.0 code: started, then made current as a promotion does.
+    await v.start('v1', '0.1.0');
     await eventually('v1 registered', async () => (await shell('deploy', { NEW: 'v1' })).code === 0);
     await ok('promote', { NEW: 'v1' });
     const first = await start();
@@ -134,6 +146,10 @@ it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, ever
     expect({ code: deleted.code, refusedFor: /draining|poller/i.test(deleted.out) }).toMatchObject(
       deleted.code === 0 ? { code: 0 } : { refusedFor: true },
     );
+
+    // Retiring an inbox patch: the query finds the inboxes still open from before a release, and none from before any.
+    expect(await ok('retire-patch', { RELEASED_AT: new Date().toISOString() })).toMatch(/Total: [1-9]/);
+    expect(await ok('retire-patch', { RELEASED_AT: new Date(Date.now() - 3600_000).toISOString() })).toMatch(/Total: 0/);
   } finally {
     await v.close();
   }

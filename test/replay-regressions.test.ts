@@ -1,10 +1,11 @@
 // Regressions that only a run recorded by an older version can show: its
-// history is replayed with the current code after a message it never got then
-// is inserted, as a run still open at the upgrade would receive it.
+// history is replayed with the code of the version its runs stay pinned to
+// (0.1.0, which keeps the patch branches) after a message it never got then is
+// inserted, as a run still open at the upgrade would receive it.
 import { readFile } from 'node:fs/promises';
 import { Worker } from '@temporalio/worker';
 import { expect, it } from 'vitest';
-import { workflowsPath } from '../src/worker/create-worker.js';
+import { workflowsPathOf } from './support/code-versions.js';
 
 type Event = Record<string, unknown> & { eventId: string; eventType: string };
 interface History {
@@ -31,7 +32,7 @@ const payload = (value: unknown) => ({
 });
 
 it('defect 2: a participant event in a run from before the progress patch is taken without spinning', async () => {
-  const file = new URL('./replay/histories/before-progress-patch/completed-by-webhook.json', import.meta.url);
+  const file = new URL('./replay/histories/0.1.0/before-progress-patch/completed-by-webhook.json', import.meta.url);
   const history = JSON.parse(await readFile(file, 'utf8')) as History;
   // The run's completion webhook names its provider ids: a participant event for the same transaction.
   const completion = history.events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED')!;
@@ -82,5 +83,7 @@ it('defect 2: a participant event in a run from before the progress patch is tak
     },
   ]);
   // Before the fix the run looped inside one activation until the deadlock detector failed its task.
-  await expect(Worker.runReplayHistory({ workflowsPath }, changed, 'before-progress-with-participant-event')).resolves.toBeUndefined();
+  await expect(
+    Worker.runReplayHistory({ workflowsPath: await workflowsPathOf('0.1.0') }, changed, 'before-progress-with-participant-event'),
+  ).resolves.toBeUndefined();
 });

@@ -1,8 +1,13 @@
+// Committed histories of the workflows' paths, in a folder per workflow code version that recorded them
+// (`npm run replay:regenerate` writes the current version's). Each replays against its own version's code, taken
+// from git (test/support/code-versions.ts): a pinned transaction never runs on other code. The workflows that follow
+// the current version (AUTO_UPGRADE) replay against today's code as well, since their open runs move to it: a change
+// that breaks one of those needs `patched` (docs/operations.md, "What needs a patch").
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
-import { expect, it } from 'vitest';
-import { workflowsPath } from '../src/worker/create-worker.js';
+import { describe, expect, it } from 'vitest';
+import { CURRENT_VERSION, RELEASED_VERSIONS, workflowsPathOf } from './support/code-versions.js';
 
 const dir = fileURLToPath(new URL('./replay/histories/', import.meta.url));
 
@@ -66,42 +71,105 @@ const STATE_MACHINE_PATHS = [
   'replace-then-cancel.json',
 ];
 
-// Committed histories of the workflows' paths (npm run replay:regenerate writes
-// the top level). Histories of earlier workflow versions stay in sub-folders, so
-// every `patched` branch keeps being replayed. A change that breaks any of them
-// fails here: version it with `patched`.
-it('replays every committed history, of this version and earlier ones, with the current workflow code', async () => {
-  const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
-  expect(files).toEqual(
-    [
-      ...INBOX_PATHS.map((f) => `before-late-completion-patch/${f}`),
-      ...PATHS.map((f) => `before-input-validation-patch/${f}`),
-      ...PATHS.map((f) => `before-withdraw-patch/${f}`),
-      ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS].map((f) => `before-progress-patch/${f}`),
-      ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS, ...PROGRESS_PATHS, ...EVIDENCE_PATHS].map((f) => `before-local-steps-patch/${f}`),
-      ...BEFORE_OWNER_LOOKUP_PATHS.map((f) => `before-owner-lookup-patch/${f}`),
-      ...TRANSACTION_PATHS.map((f) => `before-state-machine-patch/${f}`),
-      ...STATE_MACHINE_PATHS,
-      ...PATHS,
-      ...INBOX_PATHS,
-      ...LIFECYCLE_PATHS,
-      ...PROGRESS_PATHS,
-      ...EVIDENCE_PATHS,
-      ...LOCAL_STEP_PATHS,
-      ...OWNER_LOOKUP_PATHS,
-      ...UPKEEP_PATHS,
-      ...UPGRADE_PATHS,
-    ].sort(),
+/** Every path the current code records (npm run replay:regenerate). */
+const RECORDED = [
+  ...STATE_MACHINE_PATHS,
+  ...PATHS,
+  ...INBOX_PATHS,
+  ...LIFECYCLE_PATHS,
+  ...PROGRESS_PATHS,
+  ...EVIDENCE_PATHS,
+  ...LOCAL_STEP_PATHS,
+  ...OWNER_LOOKUP_PATHS,
+  ...UPKEEP_PATHS,
+  ...UPGRADE_PATHS,
+];
+/** The histories each version recorded; 0.1.0 also keeps those of the versions before each of its patches. */
+const EXPECTED: Record<string, string[]> = {
+  '0.1.0': [
+    ...INBOX_PATHS.map((f) => `before-late-completion-patch/${f}`),
+    ...PATHS.map((f) => `before-input-validation-patch/${f}`),
+    ...PATHS.map((f) => `before-withdraw-patch/${f}`),
+    ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS].map((f) => `before-progress-patch/${f}`),
+    ...[...PATHS, ...INBOX_PATHS, ...LIFECYCLE_PATHS, ...PROGRESS_PATHS, ...EVIDENCE_PATHS].map((f) => `before-local-steps-patch/${f}`),
+    ...BEFORE_OWNER_LOOKUP_PATHS.map((f) => `before-owner-lookup-patch/${f}`),
+    ...TRANSACTION_PATHS.map((f) => `before-state-machine-patch/${f}`),
+    ...RECORDED,
+  ],
+  [CURRENT_VERSION]: RECORDED,
+};
+/** Workflow types whose open runs move to the current version (each declares AUTO_UPGRADE beside its definition). */
+const FOLLOW_CURRENT = ['esignInbox', 'esignLateCompletion', 'evidenceUpkeep'];
+
+interface Recorded {
+  file: string;
+  type: string;
+  history: { events: { eventType: string; markerRecordedEventAttributes?: { markerName?: string } }[] };
+}
+
+async function recordedBy(version: string): Promise<Recorded[]> {
+  const files = (await readdir(`${dir}${version}`, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
+  return Promise.all(
+    files.map(async (file) => {
+      const history = JSON.parse(await readFile(`${dir}${version}/${file}`, 'utf8')) as Recorded['history'] & {
+        events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[];
+      };
+      return { file, type: history.events[0]!.workflowExecutionStartedEventAttributes!.workflowType!.name!, history };
+    }),
   );
-  const histories = await Promise.all(
-    files.map(async (file) => ({ workflowId: file, history: JSON.parse(await readFile(`${dir}${file}`, 'utf8')) as unknown })),
+}
+
+/** Replays `histories` against a version's workflow code; the failures by file (none expected). */
+async function replay(histories: Recorded[], code: string): Promise<{ file: string; error: string }[]> {
+  const failures: { file: string; error: string }[] = [];
+  const input = histories.map((h) => ({ workflowId: h.file, history: h.history }));
+  for await (const r of Worker.runReplayHistories({ workflowsPath: await workflowsPathOf(code) }, input)) {
+    if (r.error !== undefined)
+      failures.push({ file: r.workflowId, error: r.error instanceof Error ? r.error.message : JSON.stringify(r.error) });
+  }
+  return failures;
+}
+
+it('keeps a folder of histories for exactly the current version and each released one it still replays', async () => {
+  const folders = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+  expect(folders.sort()).toEqual([...Object.keys(RELEASED_VERSIONS), CURRENT_VERSION].sort());
+  for (const version of folders) expect((await recordedBy(version)).map((h) => h.file)).toEqual([...EXPECTED[version]!].sort());
+});
+
+describe.each(Object.keys(EXPECTED))('histories recorded by version %s', (version) => {
+  it(`replay against the workflow code of ${version}`, async () => {
+    expect(await replay(await recordedBy(version), version)).toEqual([]);
+  }, 120_000);
+});
+
+describe.each(Object.keys(RELEASED_VERSIONS))('histories recorded by the released version %s', (version) => {
+  it(`of workflows that follow the current version replay against ${CURRENT_VERSION} too`, async () => {
+    const following = (await recordedBy(version)).filter((h) => FOLLOW_CURRENT.includes(h.type));
+    expect(following.length).toBeGreaterThan(0);
+    expect(await replay(following, CURRENT_VERSION)).toEqual([]);
+  }, 120_000);
+
+  // Why its transactions must stay on its workers (pinned): today's code no longer takes their branches.
+  it(`of the transaction do not replay against ${CURRENT_VERSION}`, async () => {
+    const transaction = (await recordedBy(version)).filter((h) => h.file === 'completed-by-webhook.json');
+    const failures = await replay(transaction, CURRENT_VERSION);
+    expect(failures.map((f) => f.file)).toEqual(['completed-by-webhook.json']);
+    expect(failures[0]!.error).toMatch(/nondeterminism/i);
+  }, 120_000);
+});
+
+// Worker Versioning replaced the transaction's patches: its history carries no patch marker (nor the SDK's
+// TemporalChangeVersion upsert that goes with each), a dozen events fewer per transaction (docs/benchmarks.md).
+it(`records no patch marker in a transaction's history from ${CURRENT_VERSION} on`, async () => {
+  const transactions = (await recordedBy(CURRENT_VERSION)).filter((h) => h.type === 'esignTransaction');
+  expect(transactions.length).toBeGreaterThan(10);
+  const markers = transactions.flatMap((h) =>
+    h.history.events
+      .filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED' && e.markerRecordedEventAttributes?.markerName === 'core_patch')
+      .map(() => h.file),
   );
-  const outcomes: { workflowId: string; error?: unknown }[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowsPath }, histories)) outcomes.push(result);
-  expect(
-    outcomes.map((o) => ({
-      workflowId: o.workflowId,
-      error: o.error instanceof Error ? o.error.message : o.error === undefined ? undefined : JSON.stringify(o.error),
-    })),
-  ).toEqual(files.map((workflowId) => ({ workflowId, error: undefined })));
+  expect(markers).toEqual([]);
+  // What the check would catch: the previous version's transactions carry them.
+  const before = (await recordedBy('0.1.0')).filter((h) => h.type === 'esignTransaction' && h.file === 'completed-by-webhook.json');
+  expect(before[0]!.history.events.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toBe(true);
 });

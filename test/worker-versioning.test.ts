@@ -1,7 +1,9 @@
-// A rolling upgrade under Worker Versioning on the real dev server, with the sandbox over HTTP: a transaction
-// started on version 1 stays on version 1 workers while version 2 becomes current, and moves to version 2 at its
-// continue-as-new (the run hands over as soon as the deployment's target changed); one started after the switch
-// runs on version 2 from its start. Both complete and are archived; nothing fails.
+// A rolling upgrade under Worker Versioning on the real dev server, with the sandbox over HTTP. Version 1 runs the
+// released 0.1.0 workflow code (from git), version 2 today's, which no longer replays 0.1.0's transaction histories
+// (its patch branches are gone: test/replay.test.ts shows it). A transaction started on version 1 stays on version
+// 1 workers while version 2 becomes current, and moves to version 2 at its continue-as-new (the run hands over as
+// soon as the deployment's target changed); one started after the switch runs on version 2 from its start. Both
+// complete and are archived; no workflow task fails.
 import { temporal } from '@temporalio/proto';
 import { expect, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
@@ -9,28 +11,34 @@ import { statusQuery } from '../src/definitions/transaction.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { eventually } from './support/eventually.js';
 import { devServerAndSandbox } from './support/sandbox.js';
-import { versionedWorkers } from './support/versioning.js';
+import { UNVERSIONED, versionedWorkers, type VersionedWorkers } from './support/versioning.js';
 
 const env = devServerAndSandbox();
 
-const { EventType } = temporal.api.enums.v1;
+const { EventType, VersioningBehavior } = temporal.api.enums.v1;
+
+/** What an operator does with `temporal worker deployment set-current-version` (docs/operations.md). */
+const makeCurrent = (v: VersionedWorkers, buildId: string) =>
+  eventually(`version ${buildId} registered and made current`, () =>
+    env.ctx.client.workflowService
+      .setWorkerDeploymentCurrentVersion({ namespace: env.ctx.namespace, deploymentName: v.deployment, buildId, identity: 'test' })
+      .then(
+        () => true,
+        () => false,
+      ),
+  );
+
+/** The workflow task failures in a run's history (a nondeterminism error is one). */
+const taskFailures = async (h: { fetchHistory(): Promise<{ events?: { eventType?: unknown }[] | null }> }) =>
+  ((await h.fetchHistory()).events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
 
 it('pins a transaction to the version it started on and moves it to the current version at continue-as-new', async () => {
   const { ctx, sandbox } = env;
   const v = await versionedWorkers(ctx, sandbox, 'versioning');
-  // What an operator does with `temporal worker deployment set-current-version` (docs/operations.md).
-  const setCurrent = (buildId: string) =>
-    eventually(`version ${buildId} registered and made current`, () =>
-      ctx.client.workflowService
-        .setWorkerDeploymentCurrentVersion({ namespace: ctx.namespace, deploymentName: v.deployment, buildId, identity: 'test' })
-        .then(
-          () => true,
-          () => false,
-        ),
-    );
+  const setCurrent = (buildId: string) => makeCurrent(v, buildId);
   const { taskQueue } = v;
   try {
-    await v.start('v1');
+    await v.start('v1', '0.1.0');
     await setCurrent('v1');
     const { handle: before } = await startEsignTransaction(ctx.client, v.input(), { taskQueue });
     await eventually(
@@ -40,7 +48,7 @@ it('pins a transaction to the version it started on and moves it to the current 
     const firstRun = (await before.describe()).runId;
     expect(await v.versionOf(before)).toEqual({
       buildId: 'v1',
-      behavior: temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED,
+      behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED,
     });
 
     // Version 2 is deployed beside version 1 and made current.
@@ -55,7 +63,8 @@ it('pins a transaction to the version it started on and moves it to the current 
       const d = await latest.describe();
       return d.runId !== firstRun && (await v.versionOf(latest)).buildId === 'v2';
     });
-    const handedOver = await ctx.client.workflow.getHandle(before.workflowId, firstRun).fetchHistory();
+    const firstRunHandle = ctx.client.workflow.getHandle(before.workflowId, firstRun);
+    const handedOver = await firstRunHandle.fetchHistory();
     expect(handedOver.events?.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
     // Every task of the first run was completed by a version 1 worker.
     const builds = new Set(
@@ -72,6 +81,48 @@ it('pins a transaction to the version it started on and moves it to the current 
       expect(result.status).toBe('completed');
       expect(result.archive?.uri).toMatch(/^file:/);
     }
+    // No task failed on either version; the run on 0.1.0 recorded its patch markers, the runs on today's code none.
+    const patchMarkers = async (h: { fetchHistory(): ReturnType<typeof firstRunHandle.fetchHistory> }) => {
+      expect(await taskFailures(h)).toEqual([]);
+      const events = (await h.fetchHistory()).events ?? [];
+      return events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length;
+    };
+    expect(await patchMarkers(firstRunHandle)).toBeGreaterThan(0);
+    expect(await patchMarkers(latest)).toBe(0);
+    expect(await patchMarkers(after)).toBe(0);
+  } finally {
+    await v.close();
+  }
+});
+
+// Where a deployment that ran unversioned workers starts: its open transactions must not meet code they did not
+// start with. The first versioned release runs the same code; the open run's next task goes to it (the current
+// version) and pins it there; from then on it moves like any other, at a continue-as-new.
+it('pins a transaction started on unversioned workers to the first version, then moves it at continue-as-new', async () => {
+  const { ctx, sandbox } = env;
+  const v = await versionedWorkers(ctx, sandbox, 'unversioned');
+  try {
+    await v.start(UNVERSIONED, '0.1.0');
+    const { handle } = await startEsignTransaction(ctx.client, v.input(), { taskQueue: v.taskQueue });
+    await eventually('the transaction awaits signatures', async () => (await handle.query(statusQuery)).phase === 'awaiting_signatures');
+    expect(await v.versionOf(handle)).toEqual({ buildId: null, behavior: null });
+    const firstRun = ctx.client.workflow.getHandle(handle.workflowId, (await handle.describe()).runId);
+
+    await v.start('v1', '0.1.0');
+    await makeCurrent(v, 'v1');
+    await v.stop(UNVERSIONED);
+    await eventually('the open run pinned to v1', async () => {
+      const at = await v.versionOf(firstRun);
+      return at.buildId === 'v1' && at.behavior === VersioningBehavior.VERSIONING_BEHAVIOR_PINNED;
+    });
+
+    await v.start('v2');
+    await makeCurrent(v, 'v2');
+    const latest = ctx.client.workflow.getHandle<typeof esignTransaction>(handle.workflowId);
+    await eventually('the transaction continued as new onto v2', async () => (await v.versionOf(latest)).buildId === 'v2');
+    await v.signAll(latest);
+    expect((await latest.result()).status).toBe('completed');
+    expect([...(await taskFailures(firstRun)), ...(await taskFailures(latest))]).toEqual([]);
   } finally {
     await v.close();
   }

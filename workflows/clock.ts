@@ -11,23 +11,16 @@
 import { workflowInfo } from '@temporalio/workflow';
 
 export class Clock {
-  readonly #safe: () => boolean;
   #last: number;
   /** The history length of the workflow task in which a local activity last resolved. */
   #taintedIn = -1;
 
-  /**
-   * Construct it at the start of a run, before any local activity. `safe`:
-   * whether this run follows the rule (false for runs recorded before it,
-   * which read the clock as they did then).
-   */
-  constructor(safe: () => boolean = () => true) {
-    this.#safe = safe;
+  /** Construct it at the start of a run, before any local activity. */
+  constructor() {
     this.#last = Date.now();
   }
 
   now(): number {
-    if (!this.#safe()) return Date.now();
     if (workflowInfo().historyLength !== this.#taintedIn) this.#last = Date.now();
     return this.#last;
   }

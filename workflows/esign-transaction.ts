@@ -35,7 +35,6 @@ import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
 import type { ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
-import { Versions } from './transaction/versions.js';
 import { Steps } from './transaction/steps.js';
 import { versioningBehavior } from './versioning.js';
 
@@ -45,16 +44,13 @@ export const MAX_EVENTS_PER_RUN = 2_000;
 const BACKOFF = 1.5;
 
 export async function esignTransaction(rawInput: EsignTransactionInput, continued?: ContinuedTransaction): Promise<EsignTransactionResult> {
-  // Handlers first, so that an update sent with the start (update-with-start) finds its handler;
-  // then the patches this run has, before any local activity.
-  const versions = new Versions();
-  const clock = new Clock(() => versions.stateMachine);
-  const tx = new SigningTransaction(versions, continued);
-  const steps = new Steps(versions, clock);
-  const integrator = new Integrator(tx, versions, steps, clock);
-  const endings = new Endings(tx, versions, steps, integrator);
-  registerHandlers(tx, new Requests(tx, versions, steps), () => rawInput?.referenceId);
-  versions.askAtStart(continued !== undefined);
+  // Handlers first, so that an update sent with the start (update-with-start) finds its handler.
+  const clock = new Clock();
+  const tx = new SigningTransaction(continued);
+  const steps = new Steps(clock);
+  const integrator = new Integrator(tx, steps, clock);
+  const endings = new Endings(tx, steps, integrator);
+  registerHandlers(tx, new Requests(tx, steps), () => rawInput?.referenceId);
 
   // ---------------------------------------------- 0. validate the input
   const valid = continued ? (rawInput as ValidEsignTransactionInput) : await validInput(rawInput);
@@ -66,7 +62,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
 
   if (!continued) {
     // Counted from the recorded start: the clock after the local activity above may differ on replay.
-    tx.deadlineAt = (versions.deadlineFromStart ? workflowInfo().startTime.getTime() : clock.now()) + durationToMs(valid.signingDeadline);
+    tx.deadlineAt = workflowInfo().startTime.getTime() + durationToMs(valid.signingDeadline);
     // Participant ids are generated here when the caller gave none: uuid4() is deterministic on replay.
     tx.participants = valid.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
     tx.progress = new Progress(tx.participants);
@@ -96,17 +92,12 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       { key: EsignTransactionId, value: ref.transactionId },
       { key: EsignId, value: ref.esignId },
     ]);
-    // A patch asked right after a local activity lands ahead of its result in history and breaks replay:
-    // with a local registration they are asked before it; histories from before keep them after it.
-    if (versions.localSteps) versions.askOnceCreated();
     // Webhooks name provider ids: tell the transaction's inbox (docs/webhooks.md) that this workflow owns them.
     const owner = { transactionId: ref.transactionId, ownerWorkflowId: workflowInfo().workflowId };
     await steps.provider('Register for provider webhooks', (a) => a.registerWithInbox(owner));
     tx.moveTo(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
-    if (!versions.localSteps) versions.askOnceCreated();
     integrator.planFirstReminder();
   } else {
-    versions.askOnceCreated();
     setCurrentDetails(tx.currentDetails());
     upsertSearchAttributes([
       { key: EsignReferenceId, value: valid.referenceId },
@@ -167,7 +158,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       continue;
     }
 
-    if (tx.progressStale && versions.eventsOn) {
+    if (tx.progressStale) {
       // A participant event: the record says who did what (webhooks only hint, and may come out of order).
       tx.progressStale = false;
       const end = await endings.follow(await read("Read the participants' progress"));
@@ -180,7 +171,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       const end = await endings.follow(fresh);
       if (end) return end;
       // Not when the read found it completed, or a replace made it a draft meanwhile.
-      if (fresh.status !== 'completed' && (!versions.stateMachine || tx.phase === 'awaiting_signatures')) await integrator.remind();
+      if (fresh.status !== 'completed' && tx.phase === 'awaiting_signatures') await integrator.remind();
       continue;
     }
 
@@ -196,11 +187,11 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     const waitingIn = tx.phase;
     const now = clock.now();
     const remaining = tx.deadlineAt - now;
-    if (versions.bounded && tx.activity !== quietSince) {
+    if (tx.activity !== quietSince) {
       tx.pollMs = reconcileMs;
       quietSince = tx.activity;
     }
-    const interval = versions.bounded ? Math.round(tx.pollMs * (0.9 + 0.2 * Math.random())) : reconcileMs;
+    const interval = Math.round(tx.pollMs * (0.9 + 0.2 * Math.random()));
     // A draft waits for replaceTransaction to send it (a phase change), not for polls; an overdue one has no deadline.
     const untilReminder =
       tx.reminders.nextAt !== null && waitingIn === 'awaiting_signatures' ? Math.max(0, tx.reminders.nextAt - now) : Infinity;
@@ -230,7 +221,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     tx.lastReconciledAt = clock.iso();
     const end = await endings.follow(polled);
     if (end) return end;
-    if (versions.bounded && !isProviderEndStatus(polled.status)) tx.pollMs = Math.min(maxPollMs, tx.pollMs * BACKOFF);
+    if (!isProviderEndStatus(polled.status)) tx.pollMs = Math.min(maxPollMs, tx.pollMs * BACKOFF);
   }
 
   function handOver(): Promise<never> {

@@ -1,32 +1,12 @@
 /**
- * Every `patched()` name of the workflows, in one place. Each marks a change
- * of the commands a run records; a run started before it replays the old
- * branch, and the histories of the older version stay in
- * test/replay/histories/before-<name>/ (docs/workflow.md, "Versions", says
- * which behaviour each guards). The transaction workflow asks its names once
- * per run, in `Versions` (./transaction/versions.ts).
+ * Every `patched()` name of the workflows, in one place. Only workflows that
+ * follow the deployment's current version (AUTO_UPGRADE: the inbox) still need
+ * them: a run started on older code replays on newer code. The transaction
+ * workflow is pinned, so a change to it ships as a new Worker Deployment
+ * version instead (docs/operations.md, "What needs a patch"). The histories
+ * recorded before each patch stay in
+ * test/replay/histories/<version>/before-<name>/.
  */
-
-// ------------------------------------------------------------ esignTransaction
-/** Input validation moved from the workflow sandbox to a local activity (workflows/README.md says why). */
-export const INPUT_VALIDATED_OUTSIDE_SANDBOX = 'input-validated-in-local-activity';
-/** The deadline counts from the workflow's start, not from the clock after input validation. */
-export const DEADLINE_FROM_START = 'deadline-counted-from-workflow-start';
-/** Short, idempotent provider calls and the report run as local activities (a round trip fewer each). */
-export const SHORT_STEPS_LOCAL = 'short-steps-as-local-activities';
-/** Cancel and deadline withdraw the transaction at the provider before the workflow reports its end. */
-export const WITHDRAW_BEFORE_END = 'withdraw-at-provider-before-end';
-/** Polls back off (with jitter) and the workflow continues as new before its history grows large. */
-export const BOUNDED_HISTORY = 'bounded-polling-and-continue-as-new';
-/** Participant progress, reminders and signed events to the integrator's callback. */
-export const PROGRESS_AND_EVENTS = 'participant-progress-reminders-and-events';
-/**
- * The explicit state machine's rules that change commands: provider writes one
- * at a time (a replace never overtakes a withdraw), a replace waits until the
- * transaction is registered, and the clock is never read after a local
- * activity in the same workflow task.
- */
-export const STATE_MACHINE = 'transaction-state-machine';
 
 // ------------------------------------------------------------------ esignInbox
 /** Completions nobody waits for start a late-completion workflow; histories before it only logged them. */

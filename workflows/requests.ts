@@ -1,17 +1,13 @@
 /** The transaction workflow's requests to the provider, built from its input (workflow code: deterministic). */
-import { ActivityFailure, ApplicationFailure, patched, proxyLocalActivities, uuid4 } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyLocalActivities, uuid4 } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
 import type { CreateTransactionRequest, Participant, UpdateTransactionRequest } from '../src/esign/schemas.js';
-import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
 import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
-import { INPUT_VALIDATED_OUTSIDE_SANDBOX } from './patches.js';
 
 const checks = proxyLocalActivities<EsignActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } });
 
 /** The input, validated with the schema's defaults applied and the poll interval floored by the worker. */
 export async function validInput(raw: EsignTransactionInput): Promise<ValidEsignTransactionInput> {
-  // Histories recorded before validation left the workflow sandbox have no marker here; their input was validated then.
-  if (!patched(INPUT_VALIDATED_OUTSIDE_SANDBOX)) return withInputDefaults(raw);
   try {
     return await checks.validateTransactionInput(raw);
   } catch (err) {
@@ -21,19 +17,6 @@ export async function validInput(raw: EsignTransactionInput): Promise<ValidEsign
     }
     throw err;
   }
-}
-
-/** The schema's defaults, for replaying histories whose input was validated inside the workflow. */
-function withInputDefaults(raw: EsignTransactionInput): ValidEsignTransactionInput {
-  return {
-    ...raw,
-    status: raw.status ?? INPUT_DEFAULTS.status,
-    signingDeadline: raw.signingDeadline ?? INPUT_DEFAULTS.signingDeadline,
-    reconcileInterval: raw.reconcileInterval ?? INPUT_DEFAULTS.reconcileInterval,
-    documents: raw.documents.map((d) => ({ ...d, tags: (d.tags ?? []).map((t) => ({ ...t, customData: t.customData ?? {} })) })),
-    // Reminders came after this version of the input: none.
-    reminders: undefined,
-  };
 }
 
 export function buildCreateRequest(

@@ -4,20 +4,28 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/worker';
 import { LocalArchiveStore } from '../../src/archive/store.js';
 import { statusQuery } from '../../src/definitions/transaction.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { createEsignWorker } from '../../src/worker/create-worker.js';
+import { CURRENT_VERSION, workflowsPathOf } from './code-versions.js';
 import { eventually } from './eventually.js';
 import { samplePdfFiles, sandboxEvidencePolicy, type TestSandbox } from './sandbox.js';
 import { uniqueTaskQueue, type TemporalTestContext } from './temporal.js';
 
+const quiet = new DefaultLogger('WARN');
+/** The build id `start` takes for a worker with no deployment. */
+export const UNVERSIONED = 'unversioned';
+
 export interface VersionedWorkers {
   taskQueue: string;
   deployment: string;
-  /** Starts a worker of `buildId` (the same code: what differs is the version it registers as). */
-  start(buildId: string): Promise<void>;
+  /**
+   * Starts a worker of `buildId` running the workflow code of `code` (a version from ./code-versions.ts; today's by
+   * default); `UNVERSIONED` starts one outside the deployment, as workers ran before Worker Versioning.
+   */
+  start(buildId: string, code?: string): Promise<void>;
   stop(buildId: string): Promise<void>;
   /** The version a workflow's current run is on, and its behaviour (PINNED, AUTO_UPGRADE). */
   versionOf(handle: WorkflowHandle): Promise<{ buildId: string | null; behavior: number | null }>;
@@ -43,12 +51,14 @@ export async function versionedWorkers(ctx: TemporalTestContext, sandbox: TestSa
   return {
     taskQueue,
     deployment,
-    async start(buildId) {
+    async start(buildId, code = CURRENT_VERSION) {
+      const workflowBundle = await bundleWorkflowCode({ workflowsPath: await workflowsPathOf(code), logger: quiet });
       const worker = await createEsignWorker({
+        workflowBundle,
         connection: ctx.nativeConnection,
         namespace: ctx.namespace,
         taskQueue,
-        deployment: { name: deployment, buildId },
+        ...(buildId === UNVERSIONED ? {} : { deployment: { name: deployment, buildId } }),
         deps: {
           minReconcileInterval: '1 second',
           client: sandbox.client,

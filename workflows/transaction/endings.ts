@@ -22,7 +22,6 @@ import { inboxIdFor, inboxOwnerFinishedSignal } from '../../src/definitions/inbo
 import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
-import type { Versions } from './versions.js';
 import type { Steps } from './steps.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
@@ -35,7 +34,6 @@ const COMPLETING = {
 export class Endings {
   constructor(
     private readonly tx: SigningTransaction,
-    private readonly versions: Versions,
     private readonly steps: Steps,
     private readonly integrator: Integrator,
   ) {}
@@ -78,8 +76,7 @@ export class Endings {
       case 'expired':
         return this.ended('expired', 'the provider reports the transaction expired', 'provider');
       case 'deleted':
-        // Histories before withdraw-before-end reported a provider deletion as expired.
-        return this.ended(this.versions.withdrawFirst ? 'deleted' : 'expired', 'the provider reports the transaction deleted', 'provider');
+        return this.ended('deleted', 'the provider reports the transaction deleted', 'provider');
       default:
         return undefined;
     }
@@ -143,7 +140,6 @@ export class Endings {
    */
   async withdrawOrFollow(why: 'cancel' | 'deadline', attempt?: CancelAttempt): Ending {
     const { tx } = this;
-    if (!this.versions.withdrawFirst) return this.#withdrawn(why, attempt);
     // Until the outcome is decided: a replace queued behind this withdraw must not send the transaction again.
     tx.withdrawing = true;
     try {
@@ -198,7 +194,7 @@ export class Endings {
       referenceId: tx.input!.referenceId,
       transactionId: tx.created?.transactionId ?? null,
       esignId: tx.created?.esignId ?? null,
-      ...(this.versions.withdrawFirst || !tx.created ? { endedBy } : {}), // pre-patch runs named none; an uncreated one never asks
+      endedBy,
       ...extra,
     });
   }

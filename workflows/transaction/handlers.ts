@@ -26,7 +26,6 @@ import { readCompletedNotification, readNotification } from '../notification.js'
 import { buildUpdateRequest } from '../requests.js';
 import type { SigningTransaction } from './machine.js';
 import { statusOf } from './view.js';
-import type { Versions } from './versions.js';
 import type { Steps } from './steps.js';
 
 const finished = (what: string) => ApplicationFailure.nonRetryable(what, FailureType.TransactionFinished);
@@ -75,15 +74,14 @@ export function refuseRetryArchive(tx: SigningTransaction): string | undefined {
 export class Requests {
   constructor(
     private readonly tx: SigningTransaction,
-    private readonly versions: Versions,
     private readonly steps: Steps,
   ) {}
 
   async signingUrl({ participantIds, style }: IssueSigningUrlRequest): Promise<IssuedSigningUrl> {
     const { tx } = this;
     tx.activity++;
-    // Runs of this version wait until the transaction is registered and its phase known (a draft gets no URL).
-    await condition(() => (this.versions.stateMachine ? tx.open : tx.created !== undefined) || tx.isFinishing());
+    // Waits until the transaction is registered and its phase known (a draft gets no URL).
+    await condition(() => tx.open || tx.isFinishing());
     if (!tx.created || tx.isFinishing()) throw finished(`transaction is ${tx.phase}`);
     if (tx.phase === 'draft')
       throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', FailureType.TransactionIsDraft);
@@ -103,15 +101,11 @@ export class Requests {
   async replace(change: ReplaceTransactionRequest): Promise<{ status: string }> {
     const { tx } = this;
     tx.activity++;
-    await condition(
-      () => (this.versions.stateMachine ? tx.open : tx.request !== undefined && tx.created !== undefined) || tx.isFinishing(),
-    );
-    // (Runs before the state machine went on with a replace accepted before a cancel: their histories say so.)
-    if (!tx.created || (this.versions.stateMachine && (tx.isFinishing() || tx.withdrawing)))
-      throw finished(`transaction is ${tx.phase}; it can no longer be replaced`);
+    await condition(() => tx.open || tx.isFinishing());
+    if (!tx.created || tx.isFinishing() || tx.withdrawing) throw finished(`transaction is ${tx.phase}; it can no longer be replaced`);
     return this.steps.write(`Replace the transaction (status ${change.status})`, async (a) => {
       // Queued behind a withdraw that won: the transaction is ending, so it must not be sent again.
-      if (this.versions.stateMachine && (tx.isFinishing() || tx.withdrawing || tx.phase === 'overdue'))
+      if (tx.isFinishing() || tx.withdrawing || tx.phase === 'overdue')
         throw finished(`transaction is ${tx.cancel ? 'being cancelled' : tx.phase}; it can no longer be replaced`);
       const next = buildUpdateRequest(tx.request!, tx.input!.referenceId, change);
       const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next });

@@ -12,7 +12,6 @@ import type { IntegratorEvent } from '../../src/definitions/transaction.js';
 import { EsignSignedCount, EsignWaitingFor } from '../../src/definitions/search-attributes.js';
 import type { Clock } from '../clock.js';
 import type { SigningTransaction } from './machine.js';
-import type { Versions } from './versions.js';
 import type { Steps } from './steps.js';
 
 type EventDraft = Omit<IntegratorEvent, 'occurredAt'> & { occurredAt?: string };
@@ -22,7 +21,6 @@ export class Integrator {
 
   constructor(
     private readonly tx: SigningTransaction,
-    private readonly versions: Versions,
     private readonly steps: Steps,
     private readonly clock: Clock,
   ) {}
@@ -30,7 +28,7 @@ export class Integrator {
   /** Sends an event to the integrator's callback without holding up the transaction; retried by Temporal. */
   notify(event: EventDraft): void {
     const callbackUrl = this.tx.input?.callbackUrl;
-    if (!this.versions.eventsOn || !callbackUrl) return;
+    if (!callbackUrl) return;
     const full: IntegratorEvent = { ...event, occurredAt: event.occurredAt ?? this.clock.iso() };
     this.#pending++;
     void step(REPORT, `Tell the integrator: ${event.type}`)
@@ -63,34 +61,31 @@ export class Integrator {
   applyProgress(states: ParticipantState[] | undefined): void {
     const { progress } = this.tx;
     if (!progress?.apply(states)) return;
-    if (this.versions.eventsOn) {
-      for (const s of progress.takeNewlySigned()) {
-        this.notify({
-          type: 'participant.signed',
-          key: `${this.tx.created!.transactionId}:participant.signed:${s.id}`,
-          ...(s.at ? { occurredAt: s.at } : {}),
-          data: {
-            ...this.refs(),
-            participant: { id: s.id, name: this.tx.nameOf(s.id) },
-            signedAt: s.at ?? null,
-            signed: progress.signedCount,
-            of: this.tx.participants.length,
-          },
-        });
-      }
-      upsertSearchAttributes([
-        { key: EsignSignedCount, value: progress.signedCount },
-        { key: EsignWaitingFor, value: progress.waiting.map((p) => p.id) },
-      ]);
+    for (const s of progress.takeNewlySigned()) {
+      this.notify({
+        type: 'participant.signed',
+        key: `${this.tx.created!.transactionId}:participant.signed:${s.id}`,
+        ...(s.at ? { occurredAt: s.at } : {}),
+        data: {
+          ...this.refs(),
+          participant: { id: s.id, name: this.tx.nameOf(s.id) },
+          signedAt: s.at ?? null,
+          signed: progress.signedCount,
+          of: this.tx.participants.length,
+        },
+      });
     }
+    upsertSearchAttributes([
+      { key: EsignSignedCount, value: progress.signedCount },
+      { key: EsignWaitingFor, value: progress.waiting.map((p) => p.id) },
+    ]);
     setCurrentDetails(this.tx.currentDetails());
   }
 
-  /** Plans the first reminder, once the transaction is sent (runs before the clock rule count from the clock then). */
+  /** Plans the first reminder, once the transaction is sent. */
   planFirstReminder(): void {
     const plan = this.tx.input!.reminders;
-    if (this.versions.eventsOn && plan && this.tx.input!.callbackUrl)
-      this.tx.reminders.nextAt = this.clock.now() + durationToMs(plan.firstAfter);
+    if (plan && this.tx.input!.callbackUrl) this.tx.reminders.nextAt = this.clock.now() + durationToMs(plan.firstAfter);
   }
 
   /** Whether a reminder is due now (awaiting signatures only; none once overdue). */
@@ -125,7 +120,7 @@ export class Integrator {
       });
     }
     // From now when reminders are late (a draft sent late, a worker outage): missed ones are not sent in a burst.
-    const base = this.versions.stateMachine ? Math.max(this.tx.reminders.nextAt!, this.clock.now()) : this.tx.reminders.nextAt!;
+    const base = Math.max(this.tx.reminders.nextAt!, this.clock.now());
     const next = base + durationToMs(plan.every);
     this.tx.reminders = { sent: n, nextAt: n >= plan.maxCount || next >= this.tx.deadlineAt ? null : next };
   }

@@ -15,7 +15,6 @@ import { EsignStatus } from '../../src/definitions/search-attributes.js';
 import { Progress } from '../progress.js';
 import type { ContinuedTransaction } from './continued.js';
 import { FINAL, isAllowed, OPEN_PHASES } from './transitions.js';
-import type { Versions } from './versions.js';
 
 /** A cancel being carried out: every `cancel` update waiting on it gets its outcome. */
 export interface CancelAttempt {
@@ -65,10 +64,7 @@ export class SigningTransaction {
   /** A completion the inbox forwarded after this run's outcome (not completed) was set, before the inbox heard of it. */
   completedAfterEnd = false;
 
-  constructor(
-    private readonly versions: Versions,
-    continued: ContinuedTransaction | undefined,
-  ) {
+  constructor(continued: ContinuedTransaction | undefined) {
     this.phase = continued?.phase ?? 'uploading';
     this.participants = continued?.participants ?? [];
     this.deadlineAt = continued?.deadlineAt ?? 0;
@@ -92,11 +88,8 @@ export class SigningTransaction {
 
   /** Moves along the table (and tells operators: the search attribute and the Web UI's line). */
   moveTo(next: EsignPhase): void {
-    if (!isAllowed(this.phase, next)) {
-      // Runs recorded before the table may have taken a move it leaves out; new runs must not.
-      if (this.versions.stateMachine) throw new Error(`transaction state machine: no move from ${this.phase} to ${next}`);
-      log.warn('phase move outside the table (older run)', { from: this.phase, to: next });
-    }
+    // A defect, not a condition: the workflow task fails and retries until a fixed worker takes it.
+    if (!isAllowed(this.phase, next)) throw new Error(`transaction state machine: no move from ${this.phase} to ${next}`);
     this.phase = next;
     upsertSearchAttributes([{ key: EsignStatus, value: next }]);
     setCurrentDetails(this.currentDetails());
@@ -120,7 +113,7 @@ export class SigningTransaction {
     return (
       this.notified !== undefined ||
       (this.cancel !== undefined && this.cancel.refused === undefined) ||
-      (this.progressStale && this.versions.eventsOn) ||
+      this.progressStale ||
       this.archiveRetriesAsked > 0
     );
   }
@@ -233,8 +226,6 @@ export class SigningTransaction {
    */
   historyFull(maxEvents: number): boolean {
     const info = workflowInfo();
-    return (
-      this.versions.bounded && (info.continueAsNewSuggested || info.historyLength >= maxEvents || info.targetWorkerDeploymentVersionChanged)
-    );
+    return info.continueAsNewSuggested || info.historyLength >= maxEvents || info.targetWorkerDeploymentVersionChanged;
   }
 }

@@ -6,10 +6,9 @@
  * replace, a withdraw) run one at a time too, so a withdraw never races a
  * replace that would make the transaction signable again.
  */
-import { LOCAL_POLL, LOCAL_PROVIDER, localStep, POLL, PROVIDER, REPORT, step } from '../activity-options.js';
+import { LOCAL_POLL, LOCAL_PROVIDER, localStep, PROVIDER, REPORT, step } from '../activity-options.js';
 import type { Clock } from '../clock.js';
 import { Mutex } from './mutex.js';
-import type { Versions } from './versions.js';
 
 type Acts = ReturnType<typeof step>;
 type Call<T> = (activities: Acts) => Promise<T>;
@@ -17,34 +16,31 @@ type Call<T> = (activities: Acts) => Promise<T>;
 export class Steps {
   readonly #locals: Mutex;
   readonly #writes = new Mutex();
-  readonly #versions: Versions;
   readonly #clock: Clock;
 
-  constructor(versions: Versions, clock: Clock) {
-    this.#versions = versions;
+  constructor(clock: Clock) {
     this.#clock = clock;
     this.#locals = new Mutex(() => clock.localActivityResolved());
   }
 
-  /** A short provider call: local where this run's version says so. */
+  /** A short provider call, local: a round trip fewer than an activity. */
   provider<T>(summary: string, call: Call<T>): Promise<T> {
-    return this.#versions.localSteps ? this.#local(LOCAL_PROVIDER, summary, call) : call(step(PROVIDER, summary));
+    return this.#local(LOCAL_PROVIDER, summary, call);
   }
 
   /** A reconciliation poll: gives up quickly, the next one comes anyway. */
   poll<T>(summary: string, call: Call<T>): Promise<T> {
-    return this.#versions.localSteps ? this.#local(LOCAL_POLL, summary, call) : call(step(POLL, summary));
+    return this.#local(LOCAL_POLL, summary, call);
   }
 
   /** The final report. */
   report<T>(summary: string, call: Call<T>): Promise<T> {
-    return this.#versions.localSteps ? this.#local(REPORT, summary, call) : call(step(REPORT, summary));
+    return this.#local(REPORT, summary, call);
   }
 
-  /** A change at the provider (replace, withdraw): one at a time in runs of this version. */
+  /** A change at the provider (replace, withdraw): one at a time. */
   write<T>(summary: string, call: Call<T>): Promise<T> {
-    const run = () => call(step(PROVIDER, summary));
-    return this.#versions.stateMachine ? this.#writes.run(run) : run();
+    return this.#writes.run(() => call(step(PROVIDER, summary)));
   }
 
   /** Whether a provider write is running or waiting. */

@@ -1,0 +1,73 @@
+// The workflow code of a released version, taken from git, so its histories keep replaying against the code that
+// recorded them and a test can run that code beside today's (docs/operations.md, "Retiring patches").
+import { execFile } from 'node:child_process';
+import { access, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The version of the code in this tree: histories under test/replay/histories/<it>/ replay against the working tree. */
+export const CURRENT_VERSION = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+
+/**
+ * Every earlier version whose histories are kept, with the commit its workers ran. A version's workflow code is
+ * what a pinned run of it replays on, so the commit is the release itself, never a later one.
+ */
+export const RELEASED_VERSIONS: Record<string, string> = {
+  // The last code with the transaction's `patched()` branches (removed in 0.2.0, which runs under Worker Versioning).
+  '0.1.0': 'b5d53b5f0d7e8aff90d2325ed5e29d33335b8858',
+};
+
+/** What the workflow bundle of a version is built from: the workflows and the modules they import. */
+const SOURCES = ['workflows', 'src', 'activities', 'package.json', 'tsconfig.json'];
+
+/**
+ * `workflows/index.ts` of `version`, checked out once per machine into the temp directory (keyed by commit) and
+ * resolving packages from this tree's node_modules. Fails, saying what to do, when the clone lacks the commit.
+ */
+export async function workflowsPathOf(version: string): Promise<string> {
+  if (version === CURRENT_VERSION) return join(root, 'workflows', 'index.ts');
+  const commit = RELEASED_VERSIONS[version];
+  if (!commit) throw new Error(`no commit is recorded for workflow code version ${version} (test/support/code-versions.ts)`);
+  const dir = join(tmpdir(), `esign-code-${version}-${commit.slice(0, 12)}`);
+  const entry = join(dir, 'workflows', 'index.ts');
+  if (await exists(join(dir, '.complete'))) return entry;
+  try {
+    await run('git', ['-C', root, 'cat-file', '-e', `${commit}^{commit}`]);
+  } catch {
+    throw new Error(
+      `commit ${commit} (workflow code ${version}) is not in this clone; a shallow clone cannot replay released versions: ` +
+        `run \`git fetch --unshallow\``,
+    );
+  }
+  // Extracted beside its final place and renamed into it, so a concurrent or interrupted run never sees half a tree.
+  const partial = `${dir}.${process.pid}.partial`;
+  await rm(partial, { recursive: true, force: true });
+  await mkdir(partial, { recursive: true });
+  const tar = `${partial}.tar`;
+  await run('git', ['-C', root, 'archive', '--format=tar', `--output=${tar}`, commit, ...SOURCES]);
+  await run('tar', ['-xf', tar, '-C', partial]);
+  await rm(tar);
+  await symlink(join(root, 'node_modules'), join(partial, 'node_modules'), 'dir');
+  await writeFile(join(partial, '.complete'), `${commit}\n`);
+  try {
+    await rename(partial, dir);
+  } catch (err) {
+    // Another process finished first: use its copy.
+    await rm(partial, { recursive: true, force: true });
+    if (!(await exists(join(dir, '.complete')))) throw err;
+  }
+  return entry;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
