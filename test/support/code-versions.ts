@@ -2,7 +2,6 @@
 // recorded them and a test can run that code beside today's (docs/operations.md, "Retiring patches").
 import { execFile } from 'node:child_process';
 import { access, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -27,23 +26,24 @@ export const RELEASED_VERSIONS: Record<string, string> = {
 const SOURCES = ['workflows', 'src', 'activities', 'package.json', 'tsconfig.json'];
 
 /**
- * `workflows/index.ts` of `version`, checked out once per machine into the temp directory (keyed by commit) and
- * resolving packages from this tree's node_modules. Fails, saying what to do, when the clone lacks the commit.
+ * `workflows/index.ts` of `version`, checked out once per clone into test-artifacts/ (git-ignored) and resolving
+ * packages from this tree's node_modules. Fails, saying what to do, when the clone lacks the commit.
  */
 export async function workflowsPathOf(version: string): Promise<string> {
   if (version === CURRENT_VERSION) return join(root, 'workflows', 'index.ts');
   const commit = RELEASED_VERSIONS[version];
   if (!commit) throw new Error(`no commit is recorded for workflow code version ${version} (test/support/code-versions.ts)`);
-  const dir = join(tmpdir(), `esign-code-${version}-${commit.slice(0, 12)}`);
+  const dir = join(root, 'test-artifacts', 'code-versions', `${version}-${commit.slice(0, 12)}`);
   const entry = join(dir, 'workflows', 'index.ts');
   if (await exists(join(dir, '.complete'))) return entry;
-  try {
-    await run('git', ['-C', root, 'cat-file', '-e', `${commit}^{commit}`]);
-  } catch {
-    throw new Error(
-      `commit ${commit} (workflow code ${version}) is not in this clone; a shallow clone cannot replay released versions: ` +
-        `run \`git fetch --unshallow\``,
-    );
+  if (!(await hasCommit(commit))) {
+    // A shallow clone (some CI checkouts) lacks it: fetch the history once from where it was cloned.
+    await run('git', ['-C', root, 'fetch', '--quiet', '--unshallow']).catch(() => undefined);
+    if (!(await hasCommit(commit)))
+      throw new Error(
+        `commit ${commit} (workflow code ${version}) is not in this clone, so its histories cannot be replayed against it: ` +
+          `clone with full history, or run \`git fetch --unshallow\``,
+      );
   }
   // Extracted beside its final place and renamed into it, so a concurrent or interrupted run never sees half a tree.
   const partial = `${dir}.${process.pid}.partial`;
@@ -63,6 +63,13 @@ export async function workflowsPathOf(version: string): Promise<string> {
     if (!(await exists(join(dir, '.complete')))) throw err;
   }
   return entry;
+}
+
+async function hasCommit(commit: string): Promise<boolean> {
+  return run('git', ['-C', root, 'cat-file', '-e', `${commit}^{commit}`]).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function exists(path: string): Promise<boolean> {
