@@ -7,7 +7,7 @@
 import { temporal } from '@temporalio/proto';
 import { expect, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { statusQuery } from '../src/definitions/transaction.js';
+import { replaceTransactionUpdate, statusQuery } from '../src/definitions/transaction.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { eventually } from './support/eventually.js';
 import { devServerAndSandbox } from './support/sandbox.js';
@@ -120,6 +120,35 @@ it('pins a transaction started on unversioned workers to the first version, then
     await makeCurrent(v, 'v2');
     const latest = ctx.client.workflow.getHandle<typeof esignTransaction>(handle.workflowId);
     await eventually('the transaction continued as new onto v2', async () => (await v.versionOf(latest)).buildId === 'v2');
+    await v.signAll(latest);
+    expect((await latest.result()).status).toBe('completed');
+    expect([...(await taskFailures(firstRun)), ...(await taskFailures(latest))]).toEqual([]);
+  } finally {
+    await v.close();
+  }
+});
+
+// A run with nothing to do gets no task of its own, so it would never learn that its version lost its place and
+// would keep the old workers alive: a draft wakes at the longest poll interval to look, and hands over.
+it('moves a parked draft to the new version without a message to wake it', async () => {
+  const { ctx, sandbox } = env;
+  const v = await versionedWorkers(ctx, sandbox, 'parked');
+  try {
+    await v.start('v1');
+    await makeCurrent(v, 'v1');
+    const input = { ...v.input(), status: 'draft' as const, reconcileMaxInterval: '2 seconds' };
+    const { handle } = await startEsignTransaction(ctx.client, input, { taskQueue: v.taskQueue });
+    await eventually('the draft waits', async () => (await handle.query(statusQuery)).phase === 'draft');
+    const firstRun = ctx.client.workflow.getHandle(handle.workflowId, (await handle.describe()).runId);
+
+    await v.start('v2');
+    await makeCurrent(v, 'v2');
+    const latest = ctx.client.workflow.getHandle<typeof esignTransaction>(handle.workflowId);
+    await eventually('the draft continued as new onto v2', async () => (await v.versionOf(latest)).buildId === 'v2');
+    await v.stop('v1');
+    expect((await latest.query(statusQuery)).phase).toBe('draft');
+
+    await latest.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'esign_pending' }] });
     await v.signAll(latest);
     expect((await latest.result()).status).toBe('completed');
     expect([...(await taskFailures(firstRun)), ...(await taskFailures(latest))]).toEqual([]);

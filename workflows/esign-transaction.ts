@@ -130,7 +130,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
         if (tx.archiveRetriesAsked === 0) return handOver();
         continue;
       }
-      await condition(() => tx.archiveRetriesAsked > 0 || tx.historyFull(maxEvents));
+      // Woken at the longest poll interval: a run with nothing to do would otherwise never learn that the
+      // deployment's version changed, and would hold its old version's workers for ever (docs/operations.md).
+      await condition(() => tx.archiveRetriesAsked > 0 || tx.historyFull(maxEvents), maxPollMs);
       continue;
     }
     if (tx.cancel && !tx.cancel.refused) {
@@ -192,12 +194,18 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       quietSince = tx.activity;
     }
     const interval = Math.round(tx.pollMs * (0.9 + 0.2 * Math.random()));
-    // A draft waits for replaceTransaction to send it (a phase change), not for polls; an overdue one has no deadline.
+    // A draft waits for replaceTransaction to send it (a phase change), not for polls, waking at the longest poll
+    // interval only to see whether its version changed (as a refused archive does); an overdue one has no deadline.
     const untilReminder =
       tx.reminders.nextAt !== null && waitingIn === 'awaiting_signatures' ? Math.max(0, tx.reminders.nextAt - now) : Infinity;
-    const wait = waitingIn === 'draft' ? remaining : waitingIn === 'overdue' ? interval : Math.min(interval, remaining, untilReminder);
+    const wait =
+      waitingIn === 'draft'
+        ? Math.min(remaining, maxPollMs)
+        : waitingIn === 'overdue'
+          ? interval
+          : Math.min(interval, remaining, untilReminder);
     const until = clock
-      .iso(now + wait)
+      .iso(waitingIn === 'draft' ? tx.deadlineAt : now + wait)
       .slice(0, 16)
       .replace('T', ' ');
     const summary =

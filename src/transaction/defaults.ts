@@ -1,7 +1,6 @@
 /**
  * Defaults of the transaction input, in a module free of zod so that the
- * workflow can apply them when it replays histories recorded before input
- * validation moved to an activity. The schema (./input.ts) takes them from here.
+ * workflow can read them. The schema (./input.ts) takes them from here.
  */
 export const INPUT_DEFAULTS = {
   status: 'esign_pending',
@@ -9,6 +8,9 @@ export const INPUT_DEFAULTS = {
   signingDeadline: '30 days',
   /** How often the provider is polled while waiting, in case a webhook is lost. */
   reconcileInterval: '1 hour',
-  /** The longest a quiet transaction goes between polls, unless reconcileInterval is longer. */
+  /**
+   * The longest a quiet transaction goes between polls, unless reconcileInterval is longer; also how often a
+   * parked one (a draft, a refused archive) wakes to see whether its Worker Deployment version changed.
+   */
   reconcileMaxInterval: '6 hours',
 } as const;

@@ -88,6 +88,8 @@ export const EsignTransactionInput = z
     /**
      * Polls back off while nothing happens, from reconcileInterval up to this
      * (at least reconcileInterval); any notification or request resets them.
+     * A draft or a refused archive wakes this often to see whether its Worker
+     * Deployment version changed (docs/operations.md).
      */
     reconcileMaxInterval: DurationInput.optional(),
     /**
