@@ -19,6 +19,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { createEvidenceUpkeepActivities } from '../activities/evidence-upkeep.js';
+import { createBulkActivities } from '../activities/bulk.js';
 import { createInboxActivities } from '../activities/inbox.js';
 import type { EsignActivities } from '../activities/index.js';
 import { createInputValidationActivities } from '../activities/input-validation.js';
@@ -105,6 +106,7 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
     ...createInboxActivities(options.inboxOrphanAfter ? { orphanAfter: options.inboxOrphanAfter } : {}),
     // The transaction never calls them; the worker registers every activity (unconfigured, they refuse to run).
     ...createEvidenceUpkeepActivities({ archive: new LocalArchiveStore('explorer-has-no-archive') }),
+    ...createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' }),
   };
   const activities: EsignActivities = {
     ...real,

@@ -3,3 +3,4 @@ export { esignTransaction } from './esign-transaction.js';
 export { esignInbox } from './inbox.js';
 export { esignLateCompletion } from './late-completion.js';
 export { evidenceUpkeep } from './evidence-upkeep.js';
+export { esignBulkSend } from './bulk-send.js';

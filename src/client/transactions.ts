@@ -1,4 +1,5 @@
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { Priority } from '@temporalio/common';
 import { describeIssues } from '../util/zod-issues.js';
 import {
   DEFAULT_TASK_QUEUE,
@@ -9,7 +10,7 @@ import {
 } from '../definitions/transaction.js';
 import type { esignTransaction } from '../../workflows/esign-transaction.js';
 import { EsignTransactionInput } from '../transaction/input.js';
-import { EsignReferenceId, EsignStatus } from '../definitions/search-attributes.js';
+import { EsignBatchId, EsignReferenceId, EsignStatus } from '../definitions/search-attributes.js';
 
 export class InvalidTransactionInput extends Error {
   override readonly name = 'InvalidTransactionInput';
@@ -19,6 +20,10 @@ export interface StartOptions {
   taskQueue?: string;
   /** Ask for signing URLs in the same round trip (update-with-start). */
   signingUrlFor?: IssueSigningUrlRequest;
+  /** The bulk send it belongs to: a search attribute (`EsignBatchId`), so its transactions filter by batch. */
+  batchId?: string;
+  /** Task queue priority and fairness key (bulk sends queue behind interactive transactions: docs/bulk-send.md). */
+  priority?: Priority;
 }
 
 export interface StartedTransaction {
@@ -54,7 +59,9 @@ export async function startEsignTransaction(
     typedSearchAttributes: [
       { key: EsignReferenceId, value: parsed.data.referenceId },
       { key: EsignStatus, value: 'uploading' },
+      ...(options.batchId ? [{ key: EsignBatchId, value: options.batchId }] : []),
     ],
+    ...(options.priority ? { priority: options.priority } : {}),
   };
   if (options.signingUrlFor) {
     const operation = new WithStartWorkflowOperation<typeof esignTransaction>(WORKFLOW_TYPE, startOptions);

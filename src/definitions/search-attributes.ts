@@ -14,6 +14,9 @@ export const EsignSignedCount = defineSearchAttributeKey('EsignSignedCount', Sea
 /** Participant ids (never names) still to sign, e.g. `EsignWaitingFor = "<participant id>"`. */
 export const EsignWaitingFor = defineSearchAttributeKey('EsignWaitingFor', SearchAttributeType.KEYWORD_LIST);
 
+/** The bulk send a transaction belongs to (and the batch's own workflow), e.g. `EsignBatchId = "bulk-q3-ndas-…"`. */
+export const EsignBatchId = defineSearchAttributeKey('EsignBatchId', SearchAttributeType.KEYWORD);
+
 export const esignSearchAttributes = [
   EsignReferenceId,
   EsignTransactionId,
@@ -21,6 +24,7 @@ export const esignSearchAttributes = [
   EsignStatus,
   EsignSignedCount,
   EsignWaitingFor,
+  EsignBatchId,
 ] as const;
 
 /** The type names the Temporal CLI uses (`--search-attribute Name=Type`, `search-attribute create --type`). */

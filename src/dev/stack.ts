@@ -18,6 +18,7 @@ import { parseEnv } from '../util/env.js';
 import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { installObservability } from '../observability/runtime.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
+import { PRIORITY_AND_FAIRNESS } from '../temporal/dev-server.js';
 import { workerConfigFromEnv } from '../worker/config.js';
 import { startWorker, type StartedWorker } from '../worker/start.js';
 import { samplePdf as samplePdfBytes } from '../sandbox/pdf.js';
@@ -161,6 +162,7 @@ async function main(): Promise<void> {
       '--ui-codec-endpoint',
       codecUrl,
       ...esignSearchAttributes.flatMap((sa) => ['--search-attribute', `${sa.name}=${cliTypeOf(sa)}`]),
+      ...PRIORITY_AND_FAIRNESS,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -218,6 +220,8 @@ async function main(): Promise<void> {
       ESIGN_WORKER_SET_CURRENT: 'true',
       ESIGN_ARCHIVE_DIR: join(dataDir, 'archive'),
       ESIGN_DOCUMENT_ROOTS: join(dataDir, 'documents'),
+      // Where `npx esign template create` puts templates when ESIGN_TEMPLATE_STORE is unset (docs/templates.md).
+      ESIGN_TEMPLATE_STORE: join(dataDir, 'templates'),
       ...evidenceDefaults,
       ...process.env,
       ESIGN_ALLOWED_URLS: [process.env.ESIGN_ALLOWED_URLS, hostOrigin].filter(Boolean).join(','),
@@ -266,6 +270,7 @@ async function main(): Promise<void> {
   say('dev', `  Webhook bridge  ${bridge.url}/webhooks/esign   (metrics: ${bridge.url}/metrics)`);
   say('dev', `  Codec endpoint  ${codecUrl}   (payloads are encrypted; the Web UI decodes through it)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
+  say('dev', `  Templates       ${workerConfig.templateStore?.location ?? 'none'}   (npx esign template --help; docs/templates.md)`);
   say('dev', `  Worker metrics  ${metricsAddress ? `http://${metricsAddress}/metrics` : 'off'}`);
   say('dev', `  Sandbox outbox  ${sandbox.url}/_sandbox/outbox.html   (invitations and one-time codes)`);
   say(

@@ -11,6 +11,19 @@ export interface DevServerOptions extends ServerOptions {
 }
 
 /**
+ * Task queue priority and fairness, off by default in a self-hosted server: bulk sends run behind interactive
+ * transactions, one batch beside another (docs/bulk-send.md; deploy/temporal/dynamicconfig.yaml for the cluster).
+ */
+export const PRIORITY_AND_FAIRNESS = [
+  '--dynamic-config-value',
+  'matching.useNewMatcher=true',
+  '--dynamic-config-value',
+  'matching.enableFairness=true',
+  '--dynamic-config-value',
+  'matching.enableMigration=true',
+] as const;
+
+/**
  * A local Temporal dev server (tests, benchmarks, the chaos run, history
  * recording) on 127.0.0.1, with the workflows' search attributes registered and
  * only its errors logged; `options` override any of these.
@@ -20,13 +33,15 @@ export interface DevServerOptions extends ServerOptions {
  * out is tried again, up to three times.
  */
 export async function startDevServer(options: DevServerOptions = {}): Promise<TestWorkflowEnvironment> {
-  const { cliPath, ...overrides } = options;
+  const { cliPath, extraArgs = [], ...overrides } = options;
   const cli = cliPath ?? (await ensureTemporalBinaries('cli')).cli;
   const server = {
     executable: executableFor(cli),
     ip: '127.0.0.1',
     searchAttributes: [...esignSearchAttributes],
     log: { format: 'pretty', level: 'error' },
+    // Added to, never replaced: every dev server runs the matcher production does.
+    extraArgs: [...PRIORITY_AND_FAIRNESS, ...extraArgs],
     ...overrides,
   } satisfies LocalOptions['server'];
   for (let attempt = 1; ; attempt++) {

@@ -32,7 +32,8 @@ export interface EsignWorkerOptions {
 
 /** The worker of the transaction workflow, with its activities bound to their dependencies. */
 export async function createEsignWorker(options: EsignWorkerOptions): Promise<Worker> {
-  const activities = createActivities(options.deps);
+  // A batch's transactions start on the worker's own task queue unless the batch names one.
+  const activities = createActivities({ taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE, ...options.deps });
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',

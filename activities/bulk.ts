@@ -1,0 +1,216 @@
+/**
+ * The bulk send's steps: read its CSV once into pages in the store, start a page of transactions, count them,
+ * cancel them, and write the result CSV. Each is safe to retry: a page's transactions have deterministic ids
+ * (a start that finds one running or closed takes it), and every file is rewritten whole.
+ */
+import { Context, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure, type Client } from '@temporalio/client';
+import { stringify } from 'csv-stringify/sync';
+import { batchKeys, BULK_PAGE_ROWS, BULK_PRIORITY, type BatchCounts, type InvalidRow } from '../src/definitions/bulk.js';
+import { EsignBatchId } from '../src/definitions/search-attributes.js';
+import { cancelUpdate, type EsignTransactionResult } from '../src/definitions/transaction.js';
+import { FailureType } from '../src/failures.js';
+import { startEsignTransaction, getEsignTransaction } from '../src/client/transactions.js';
+import type { ObjectStore } from '../src/storage/object-store.js';
+import { BatchFileError, checkHeader, parseBatchCsv, referenceOf, splitCells, type BatchRow } from '../src/bulk/rows.js';
+import { requestFor, templateColumns, type BulkTemplates } from '../src/bulk/template-rows.js';
+
+export interface BulkDeps {
+  /** Where batches' CSVs, pages and results are kept (ESIGN_TEMPLATE_STORE). */
+  store?: ObjectStore;
+  templates?: BulkTemplates;
+  /** The transactions' task queue when the batch names none: the worker's own. */
+  taskQueue: string;
+}
+
+interface StartedRow {
+  line: number;
+  referenceId?: string;
+  error?: string;
+}
+
+export function createBulkActivities(deps: BulkDeps) {
+  const need = () => {
+    if (!deps.store || !deps.templates)
+      throw ApplicationFailure.nonRetryable(
+        'this worker has no template store (set ESIGN_TEMPLATE_STORE): bulk sends need one for their templates and files',
+        FailureType.StoreNotConfigured,
+      );
+    return { store: deps.store, templates: deps.templates };
+  };
+  const invalid = (message: string) => ApplicationFailure.nonRetryable(message, FailureType.BatchInvalid);
+  const readJson = async <T>(store: ObjectStore, key: string): Promise<T> => {
+    const body = await store.get(key);
+    if (!body) throw ApplicationFailure.nonRetryable(`${store.urlOf(key)} is missing`, FailureType.BatchInvalid);
+    return JSON.parse(body.toString('utf8')) as T;
+  };
+
+  return {
+    /** Checks the CSV's header against the template and writes its rows as pages: the only read of the whole file. */
+    async prepareBatch(input: { batchId: string; template: string; csvKey: string }): Promise<{ rows: number; pages: number }> {
+      const { store, templates } = need();
+      const template = await templates.get(input.template).catch((err: unknown) => {
+        throw invalid(`template ${input.template}: ${(err as Error).message}`);
+      });
+      const csv = await store.get(input.csvKey);
+      if (!csv) throw invalid(`the batch's CSV is not in the store (${store.urlOf(input.csvKey)})`);
+      let parsed: ReturnType<typeof parseBatchCsv>;
+      try {
+        parsed = parseBatchCsv(csv);
+        checkHeader(parsed.header, templateColumns(template));
+      } catch (err) {
+        if (err instanceof BatchFileError) throw invalid(err.message);
+        throw err;
+      }
+      const pages = Math.ceil(parsed.rows.length / BULK_PAGE_ROWS);
+      for (let page = 0; page < pages; page++) {
+        const rows = parsed.rows.slice(page * BULK_PAGE_ROWS, (page + 1) * BULK_PAGE_ROWS);
+        await store.put(batchKeys.page(input.batchId, page), JSON.stringify(rows));
+        heartbeat(page);
+      }
+      return { rows: parsed.rows.length, pages };
+    },
+
+    /**
+     * Starts one transaction per row of a page, at the bulk priority with the batch as fairness key. A row that
+     * cannot become a transaction is refused with its line and reason; the others start.
+     */
+    async startBatchPage(input: {
+      batchId: string;
+      template: string;
+      page: number;
+      callbackUrl?: string;
+      signingDeadline?: string;
+      taskQueue?: string;
+    }): Promise<{ started: number; invalid: InvalidRow[] }> {
+      const { store, templates } = need();
+      const { client } = Context.current();
+      const template = await templates.get(input.template);
+      const rows = await readJson<BatchRow[]>(store, batchKeys.page(input.batchId, input.page));
+      const outcomes: StartedRow[] = [];
+      for (const row of rows) {
+        outcomes.push(await startRow(client, template, row, input, deps.taskQueue));
+        heartbeat(row.line);
+      }
+      await store.put(batchKeys.started(input.batchId, input.page), JSON.stringify(outcomes));
+      return {
+        started: outcomes.filter((o) => o.referenceId !== undefined).length,
+        invalid: outcomes.filter((o) => o.error !== undefined).map((o) => ({ line: o.line, reason: o.error! })),
+      };
+    },
+
+    /** The batch's transactions by where they are, from visibility (about a second behind). */
+    async batchCounts(input: { batchId: string }): Promise<BatchCounts> {
+      const { client } = Context.current();
+      const of = `EsignBatchId = '${input.batchId}' AND WorkflowType = 'esignTransaction'`;
+      const count = async (where: string) => (await client.workflow.count(`${of} AND ${where}`)).count;
+      const [inFlight, running, completed, failed, closed] = await Promise.all([
+        count(`ExecutionStatus = 'Running' AND EsignStatus IN ('uploading', 'creating')`),
+        count(`ExecutionStatus = 'Running'`),
+        count(`ExecutionStatus = 'Completed' AND EsignStatus = 'completed'`),
+        count(`ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut', 'Canceled')`),
+        count(`ExecutionStatus != 'Running'`),
+      ]);
+      return { inFlight, waiting: running - inFlight, completed, endedOtherwise: closed - completed - failed, failed };
+    },
+
+    /** Asks every running transaction of the batch to cancel: each withdraws unless someone signed (then it completes and is archived). */
+    async cancelBatchTransactions(input: { batchId: string; reason: string }): Promise<{ asked: number }> {
+      const { client } = Context.current();
+      let asked = 0;
+      const query = `EsignBatchId = '${input.batchId}' AND WorkflowType = 'esignTransaction' AND ExecutionStatus = 'Running'`;
+      for await (const wf of client.workflow.list({ query })) {
+        await client.workflow
+          .getHandle(wf.workflowId)
+          .executeUpdate(cancelUpdate, { args: [{ reason: input.reason }] })
+          .catch(() => undefined); // Refused (someone signed, or it ended meanwhile): it ends on its own.
+        asked++;
+        heartbeat(asked);
+      }
+      return { asked };
+    },
+
+    /**
+     * One line per row: its outcome, transaction, archive or error; rows a cancel kept from starting are
+     * `not_started`. Written whole, so a retry replaces it.
+     */
+    async writeBatchResult(input: { batchId: string; pages: number; startedPages: number }): Promise<{ url: string }> {
+      const { store } = need();
+      const { client } = Context.current();
+      const lines: string[][] = [['line', 'referenceId', 'outcome', 'transactionId', 'archive', 'error']];
+      for (let page = input.startedPages; page < input.pages; page++) {
+        for (const row of await readJson<BatchRow[]>(store, batchKeys.page(input.batchId, page)))
+          lines.push([String(row.line), '', 'not_started', '', '', 'the batch was cancelled before this row started']);
+      }
+      for (let page = 0; page < input.startedPages; page++) {
+        for (const row of await readJson<StartedRow[]>(store, batchKeys.started(input.batchId, page))) {
+          if (!row.referenceId) {
+            lines.push([String(row.line), '', 'invalid', '', '', row.error ?? '']);
+            continue;
+          }
+          lines.push([String(row.line), row.referenceId, ...(await outcomeOf(client, row.referenceId))]);
+        }
+        heartbeat(page);
+      }
+      const [head, ...rows] = lines;
+      rows.sort((a, b) => Number(a[0]) - Number(b[0]));
+      const key = batchKeys.result(input.batchId);
+      await store.put(key, stringify([head!, ...rows]));
+      return { url: store.urlOf(key) };
+    },
+  };
+}
+
+async function startRow(
+  client: Client,
+  template: Parameters<typeof requestFor>[0],
+  row: BatchRow,
+  batch: { batchId: string; callbackUrl?: string; signingDeadline?: string; taskQueue?: string },
+  workerQueue: string,
+): Promise<StartedRow> {
+  const columns = templateColumns(template);
+  const ref = referenceOf(batch.batchId, row);
+  const cells = splitCells(row, columns);
+  if ('reason' in ref) return { line: row.line, error: ref.reason };
+  if ('reason' in cells) return { line: row.line, error: cells.reason };
+  const request = requestFor(template, ref.referenceId, cells, batch);
+  if ('reason' in request) return { line: row.line, error: request.reason };
+  try {
+    const { handle } = await startEsignTransaction(client, request.input, {
+      taskQueue: batch.taskQueue ?? workerQueue,
+      batchId: batch.batchId,
+      priority: { priorityKey: BULK_PRIORITY, fairnessKey: batch.batchId },
+    });
+    // A referenceId the row chose may belong to a transaction outside the batch: that one is not this row's.
+    if (row.cells.referenceId !== undefined) {
+      const owner = (await handle.describe()).typedSearchAttributes.get(EsignBatchId);
+      if (owner !== batch.batchId)
+        return { line: row.line, error: `referenceId "${ref.referenceId}" is already used by another transaction` };
+    }
+    return { line: row.line, referenceId: ref.referenceId };
+  } catch (err) {
+    const message = (err as Error).message;
+    // Refused input is the row's fault; anything else (Temporal unreachable) is retried by the activity.
+    if ((err as Error).name === 'InvalidTransactionInput') return { line: row.line, error: message };
+    throw err;
+  }
+}
+
+/** outcome, transactionId, archive, error of a row's transaction. */
+async function outcomeOf(client: Client, referenceId: string): Promise<[string, string, string, string]> {
+  const handle = getEsignTransaction(client, referenceId);
+  const described = await handle.describe().catch(() => undefined);
+  if (!described) return ['missing', '', '', 'no workflow for this row (deleted by retention?)'];
+  if (described.status.name === 'RUNNING') return ['running', '', '', ''];
+  try {
+    const result: EsignTransactionResult = await handle.result();
+    return [
+      result.status,
+      result.transactionId ?? '',
+      result.archive?.uri ?? '',
+      result.status === 'completed' ? '' : (result.reason ?? ''),
+    ];
+  } catch (err) {
+    return ['failed', '', '', (err as Error).message];
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Bulk send from a backend or the CLI: submit a batch (a template and a CSV), follow it, cancel it. The CSV goes
+ * to the store, never through workflow input; the batch's id comes from its name, template and file, so a
+ * second submission of the same batch starts nothing (it returns the first).
+ */
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  BATCH_ID,
+  batchKeys,
+  batchProgressQuery,
+  BULK_PRIORITY,
+  BULK_WORKFLOW_TYPE,
+  cancelBatchUpdate,
+  type BatchProgress,
+  type BatchResult,
+  type BulkSendInput,
+} from '../definitions/bulk.js';
+import { EsignBatchId, EsignStatus } from '../definitions/search-attributes.js';
+import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
+import type { esignBulkSend } from '../../workflows/bulk-send.js';
+import { batchIdFor, checkHeader, parseBatchCsv, sha256Hex } from '../bulk/rows.js';
+import { templateColumns, type BulkTemplates } from '../bulk/template-rows.js';
+import type { ObjectStore } from '../storage/object-store.js';
+
+export interface BulkSendRequest {
+  /** A name people recognise (`Q3 NDAs`); with the template and the file, it makes the batch's id. */
+  name: string;
+  /** `NDA@3`, or `NDA` for its latest version (resolved now: the batch keeps that version). */
+  template: string;
+  csv: Buffer;
+  /** Transactions being created at the provider at once (default 50). */
+  maxInFlight?: number;
+  callbackUrl?: string;
+  signingDeadline?: string;
+  /** The workers' task queue (the batch and its transactions). */
+  taskQueue?: string;
+}
+
+export interface SubmittedBatch {
+  batchId: string;
+  handle: WorkflowHandle<typeof esignBulkSend>;
+  /** True when this exact batch was submitted before: nothing new was started. */
+  existing: boolean;
+  rows: number;
+  template: string;
+}
+
+/** Checks the batch (the template exists, the CSV's header fits it), stores the CSV and starts the batch once. */
+export async function sendBulk(
+  client: Client,
+  stores: { objects: ObjectStore; templates: BulkTemplates },
+  request: BulkSendRequest,
+): Promise<SubmittedBatch> {
+  const template = await stores.templates.get(request.template);
+  const { header, rows } = parseBatchCsv(request.csv);
+  checkHeader(header, templateColumns(template));
+  const sha256 = sha256Hex(request.csv);
+  const csvKey = batchKeys.upload(sha256);
+  await stores.objects.put(csvKey, request.csv);
+  const batchId = batchIdFor(request.name, template.ref, sha256);
+  const taskQueue = request.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const input: BulkSendInput = {
+    batchId,
+    name: request.name,
+    template: template.ref,
+    csvKey,
+    maxInFlight: request.maxInFlight ?? 50,
+    taskQueue,
+    ...(request.callbackUrl ? { callbackUrl: request.callbackUrl } : {}),
+    ...(request.signingDeadline ? { signingDeadline: request.signingDeadline } : {}),
+  };
+  const submitted = { batchId, rows: rows.length, template: template.ref };
+  const handle = getBatch(client, batchId);
+  // Submitted before (running or ended): that batch is the answer. Two submissions racing here both reach the
+  // start below, whose policies let only one of them start it.
+  if (
+    await handle.describe().then(
+      () => true,
+      () => false,
+    )
+  )
+    return { ...submitted, handle, existing: true };
+  try {
+    await client.workflow.start<typeof esignBulkSend>(BULK_WORKFLOW_TYPE, {
+      workflowId: batchId,
+      taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      priority: { priorityKey: BULK_PRIORITY, fairnessKey: batchId },
+      memo: { name: request.name, template: template.ref, rows: rows.length },
+      typedSearchAttributes: [
+        { key: EsignBatchId, value: batchId },
+        { key: EsignStatus, value: 'batch_preparing' },
+      ],
+    });
+    return { ...submitted, handle, existing: false };
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return { ...submitted, handle, existing: true };
+  }
+}
+
+export function getBatch(client: Client, batchId: string): WorkflowHandle<typeof esignBulkSend> {
+  if (!BATCH_ID.test(batchId)) throw new Error(`"${batchId}" is not a batch id (they look like bulk-<name>-<12 hex digits>)`);
+  return client.workflow.getHandle<typeof esignBulkSend>(batchId);
+}
+
+/** Where the batch is: its live progress while it runs, its result once it has ended. */
+export async function batchProgress(client: Client, batchId: string): Promise<BatchProgress | BatchResult> {
+  const handle = getBatch(client, batchId);
+  const { status } = await handle.describe();
+  if (status.name === 'RUNNING') return handle.query(batchProgressQuery);
+  return handle.result();
+}
+
+/** Stops starting rows and withdraws every transaction not yet signed (signed ones are archived); answers once asked. */
+export async function cancelBatch(client: Client, batchId: string, reason?: string): Promise<BatchProgress> {
+  return getBatch(client, batchId).executeUpdate(cancelBatchUpdate, { args: [reason ? { reason } : {}] });
+}

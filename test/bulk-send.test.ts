@@ -1,0 +1,173 @@
+// Bulk send on the real dev server, with the sandbox over HTTP signing and the real webhook bridge: one template,
+// one CSV, one transaction per row; submitted twice, it runs once; bad rows are reported by line; a 429 storm
+// slows it without losing a row; a cancel withdraws what is not signed and archives what is.
+import { expect, it } from 'vitest';
+import { batchProgress, cancelBatch, sendBulk } from '../src/client/bulk.js';
+import { BatchFileError } from '../src/bulk/rows.js';
+import { batchKeys, BULK_WORKFLOW_TYPE, type BatchResult } from '../src/definitions/bulk.js';
+import { startFromTemplate } from '../src/client/templates.js';
+import { bulkBed, ndaCsv, resultRows, type BulkBed } from './support/bulk.js';
+import { eventually } from './support/eventually.js';
+import { devServerAndSandbox } from './support/sandbox.js';
+
+const env = devServerAndSandbox();
+
+/** The provider's transactions of a batch: one per started row, never two. */
+async function providerTransactions(batchId: string): Promise<string[]> {
+  const refs: string[] = [];
+  for (let offset = 0; ; offset += 500) {
+    const { data } = await env.sandbox.client.listTransactions({ limit: 500, offset });
+    refs.push(...data.map((t) => t.referenceId ?? '').filter((r) => r.startsWith(`${batchId}.`)));
+    if (data.length < 500) return refs;
+  }
+}
+
+async function finish(bed: BulkBed, batchId: string): Promise<{ result: BatchResult; rows: Record<string, string>[] }> {
+  const signer = bed.signBatch(batchId);
+  const result = (await env.ctx.client.workflow.getHandle(batchId).result()) as BatchResult;
+  await signer.stop();
+  const csv = await bed.objects.get(batchKeys.result(batchId));
+  return { result, rows: resultRows(csv!) };
+}
+
+it('sends a 500-row batch to completion: one transaction per row, each archived, and a resubmission starts nothing', async () => {
+  const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-500');
+  try {
+    await bed.startWorker();
+    const request = { name: 'Five hundred NDAs', template: 'NDA-bulk', csv: ndaCsv(500), maxInFlight: 50, taskQueue: bed.taskQueue };
+    const first = await sendBulk(env.ctx.client, bed, request);
+    expect(first).toMatchObject({ existing: false, rows: 500, template: bed.template.ref });
+    expect(await sendBulk(env.ctx.client, bed, request)).toMatchObject({ batchId: first.batchId, existing: true });
+
+    const { result, rows } = await finish(bed, first.batchId);
+    expect(result).toMatchObject({ phase: 'done', rows: 500, started: 500, invalid: 0, completed: 500, failed: 0, endedOtherwise: 0 });
+    expect(rows).toHaveLength(500);
+    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: 500 }, (_, i) => String(i + 2)));
+    expect(rows.every((r) => r.outcome === 'completed' && r.archive!.startsWith('file:') && r.transactionId !== '')).toBe(true);
+    expect(new Set(rows.map((r) => r.archive)).size).toBe(500);
+    expect((await providerTransactions(first.batchId)).sort()).toEqual(rows.map((r) => r.referenceId).sort());
+
+    // Ended: submitting it again finds it, and no second batch workflow exists.
+    expect(await sendBulk(env.ctx.client, bed, request)).toMatchObject({ batchId: first.batchId, existing: true });
+    const batches = await env.ctx.client.workflow.count(`WorkflowId = '${first.batchId}' AND WorkflowType = '${BULK_WORKFLOW_TYPE}'`);
+    expect(batches.count).toBe(1);
+  } finally {
+    await bed.close();
+  }
+}, 600_000);
+
+it('reports each bad row with its line and reason and sends the others; refuses a header no row could fit before starting anything', async () => {
+  const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-bad');
+  try {
+    await bed.startWorker();
+    // A transaction outside the batch holds the reference a row asks for.
+    const taken = `taken-${Date.now()}`;
+    await startFromTemplate(
+      env.ctx.client,
+      bed.templates,
+      'NDA-bulk',
+      {
+        referenceId: taken,
+        roles: { Employee: { name: 'Outside Person', email: 'outside@example.com' } },
+        values: { company: 'Other' },
+      },
+      { taskQueue: bed.taskQueue },
+    );
+    const csv = Buffer.from(
+      [
+        'Employee,company,referenceId',
+        'Ada Lovelace <ada@example.com>,Acme,',
+        'not an address,Acme,',
+        'Grace Hopper <grace@example.com>,,',
+        'Alan Turing <alan@example.com>,Acme,,surplus',
+        `Edsger Dijkstra <edsger@example.com>,Acme,${taken}`,
+        'Barbara Liskov <barbara@example.com>,Acme,',
+      ].join('\n'),
+    );
+    const batch = await sendBulk(env.ctx.client, bed, { name: 'Some bad rows', template: 'NDA-bulk', csv, taskQueue: bed.taskQueue });
+    const { result, rows } = await finish(bed, batch.batchId);
+    expect(result).toMatchObject({ phase: 'done', rows: 6, started: 2, invalid: 4, completed: 2 });
+    const byLine: Record<string, Record<string, string>> = Object.fromEntries(rows.map((r) => [r.line!, r]));
+    expect(byLine['2']).toMatchObject({ outcome: 'completed' });
+    expect(byLine['7']).toMatchObject({ outcome: 'completed' });
+    expect(byLine['3']?.outcome).toBe('invalid');
+    expect(byLine['3']?.error).toMatch(/Employee/);
+    expect(byLine['4']?.outcome).toBe('invalid');
+    expect(byLine['4']?.error).toMatch(/company/);
+    expect(byLine['5']).toMatchObject({ outcome: 'invalid', error: 'the row has 1 cell(s) more than the header' });
+    expect(byLine['6']?.outcome).toBe('invalid');
+    expect(byLine['6']?.error).toMatch(/already used by another transaction/);
+    expect(result.firstInvalid.map((r) => r.line)).toEqual([3, 4, 5, 6]);
+
+    // A header that no row could fit: refused before anything is stored or started.
+    const wrong = sendBulk(env.ctx.client, bed, {
+      name: 'Wrong header',
+      template: 'NDA-bulk',
+      csv: Buffer.from('Employe,company\nA <a@x.org>,B\n'),
+    });
+    await expect(wrong).rejects.toThrow(BatchFileError);
+    await expect(wrong).rejects.toThrow(/column "Employe" is neither a role nor a merge field.*no column for role "Employee"/);
+    await expect(sendBulk(env.ctx.client, bed, { name: 'No template', template: 'Nope@1', csv: ndaCsv(1) })).rejects.toThrow(/Nope@1/);
+  } finally {
+    await bed.close();
+  }
+}, 300_000);
+
+it('goes through a 429 storm from the provider without losing or doubling a row', async () => {
+  const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-429');
+  try {
+    await bed.startWorker();
+    await env.sandbox.control.setFaults({ rateLimitRate: 0.5 });
+    const before = (await env.sandbox.control.injectedFaults())['429'] ?? 0;
+    const batch = await sendBulk(env.ctx.client, bed, {
+      name: 'Storm',
+      template: 'NDA-bulk',
+      csv: ndaCsv(40),
+      maxInFlight: 10,
+      taskQueue: bed.taskQueue,
+    });
+    const { result, rows } = await finish(bed, batch.batchId);
+    await env.sandbox.control.setFaults({});
+    expect((await env.sandbox.control.injectedFaults())['429'] ?? 0).toBeGreaterThan(before + 10);
+    expect(result).toMatchObject({ phase: 'done', started: 40, completed: 40 });
+    expect(rows.every((r) => r.outcome === 'completed')).toBe(true);
+    expect((await providerTransactions(batch.batchId)).length).toBe(40);
+  } finally {
+    await env.sandbox.control.setFaults({});
+    await bed.close();
+  }
+}, 300_000);
+
+it('cancels mid-batch: what is signed is archived, what is not is withdrawn, rows not started are reported', async () => {
+  const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-cancel');
+  try {
+    await bed.startWorker();
+    const batch = await sendBulk(env.ctx.client, bed, {
+      name: 'To cancel',
+      template: 'NDA-bulk',
+      csv: ndaCsv(200),
+      maxInFlight: 10,
+      taskQueue: bed.taskQueue,
+    });
+    // Some are signed before the cancel.
+    const signer = bed.signBatch(batch.batchId);
+    await eventually('a few transactions signed', async () => (await batchProgress(env.ctx.client, batch.batchId)).completed >= 5);
+    await signer.stop();
+    const answered = await cancelBatch(env.ctx.client, batch.batchId, 'wrong template');
+    expect(answered.started).toBeLessThan(200);
+    const result = (await env.ctx.client.workflow.getHandle(batch.batchId).result()) as BatchResult;
+    const rows = resultRows((await bed.objects.get(batchKeys.result(batch.batchId)))!);
+    expect(result.phase).toBe('cancelled');
+    expect(rows).toHaveLength(200);
+    const outcomes = rows.reduce<Record<string, number>>((n, r) => ({ ...n, [r.outcome!]: (n[r.outcome!] ?? 0) + 1 }), {});
+    expect(outcomes.completed).toBeGreaterThanOrEqual(5);
+    expect(outcomes.cancelled).toBeGreaterThan(0);
+    expect(outcomes.not_started).toBeGreaterThan(0);
+    expect(outcomes.completed! + outcomes.cancelled! + outcomes.not_started!).toBe(200);
+    expect(rows.filter((r) => r.outcome === 'completed').every((r) => r.archive!.startsWith('file:'))).toBe(true);
+    const running = await env.ctx.client.workflow.count(`EsignBatchId = '${batch.batchId}' AND ExecutionStatus = 'Running'`);
+    expect(running.count).toBe(0);
+  } finally {
+    await bed.close();
+  }
+}, 300_000);

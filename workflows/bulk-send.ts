@@ -1,0 +1,114 @@
+/**
+ * One bulk send: a template and a CSV become one transaction per row.
+ * prepare (the CSV checked against the template, split into pages in the store) -> send (a page at a time, at
+ * most `maxInFlight` transactions being created at once, each at the bulk priority with the batch as fairness
+ * key) -> follow (until every transaction has ended; a cancel withdraws what is not signed) -> report (the
+ * result CSV in the store). Long batches continue as new with their cursor (docs/bulk-send.md).
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  makeContinueAsNewFunc,
+  setHandler,
+  setWorkflowOptions,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  batchProgressQuery,
+  cancelBatchUpdate,
+  type BatchResult,
+  type BulkSendCarried,
+  type BulkSendInput,
+} from '../src/definitions/bulk.js';
+import { BULK, BULK_FILES, step } from './activity-options.js';
+import { Batch } from './bulk/batch.js';
+import { versioningBehavior } from './versioning.js';
+
+/** How long the sender waits for room under `maxInFlight`, and the longest wait between counts while following. */
+const ROOM_WAIT_MS = 2_000;
+const MAX_FOLLOW_WAIT_MS = 10 * 60_000;
+
+export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarried): Promise<BatchResult> {
+  const batch = new Batch(input, carried);
+  setHandler(batchProgressQuery, () => batch.progress());
+  setHandler(cancelBatchUpdate, (_request) => batch.cancel(), { validator: (_request) => batch.checkCancel() });
+  const { batchId } = input;
+  const counts = async () => batch.applyCounts(await step(BULK, 'Count the batch’s transactions').batchCounts({ batchId }));
+
+  // ------------------------------------------------ 1. prepare: the only read of the whole file
+  if (!carried) {
+    batch.moveTo('preparing');
+    const prepared = await step(BULK_FILES, 'Check the CSV against the template and split it into pages').prepareBatch({
+      batchId,
+      template: input.template,
+      csvKey: input.csvKey,
+    });
+    batch.prepared(prepared.rows, prepared.pages);
+  } else {
+    batch.moveTo(batch.sending ? 'sending' : 'following');
+  }
+
+  // ------------------------------------------------ 2. send, a page at a time
+  while (batch.sending) {
+    if (batch.historyFull()) return handOver();
+    await counts();
+    if (!batch.roomForPage) {
+      await condition(() => batch.cancelRequested, ROOM_WAIT_MS);
+      continue;
+    }
+    const page = batch.nextPage;
+    batch.pageStarted(
+      await step(BULK, `Start the transactions of page ${page + 1} of ${batch.pages}`).startBatchPage({
+        batchId,
+        template: input.template,
+        page,
+        ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+        ...(input.signingDeadline ? { signingDeadline: input.signingDeadline } : {}),
+        ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
+      }),
+    );
+  }
+
+  // ------------------------------------------------ 3. follow every transaction to its end
+  batch.moveTo('following');
+  let wait = ROOM_WAIT_MS;
+  for (;;) {
+    if (batch.cancelPending) {
+      batch.moveTo('cancelling');
+      await step(BULK_FILES, 'Withdraw the batch’s unsigned transactions').cancelBatchTransactions({
+        batchId,
+        reason: 'the bulk send was cancelled',
+      });
+      batch.cancelsSent = true;
+      batch.moveTo('following');
+    }
+    await counts();
+    if (batch.allEnded) break;
+    if (batch.historyFull()) return handOver();
+    await condition(() => batch.cancelPending, wait);
+    wait = Math.min(MAX_FOLLOW_WAIT_MS, Math.round(wait * 1.5));
+  }
+
+  // ------------------------------------------------ 4. report, one line per row
+  batch.moveTo('reporting');
+  const { url } = await step(BULK_FILES, 'Write the result CSV').writeBatchResult({
+    batchId,
+    pages: batch.pages,
+    startedPages: batch.nextPage,
+  });
+  batch.moveTo(batch.cancelRequested ? 'cancelled' : 'done');
+  await condition(allHandlersFinished);
+  return { ...batch.progress(), resultUrl: url };
+
+  async function handOver(): Promise<never> {
+    await condition(allHandlersFinished);
+    // Pinned like a transaction: a new run starts on the deployment's current version when that changed.
+    if (workflowInfo().targetWorkerDeploymentVersionChanged)
+      return makeContinueAsNewFunc<typeof esignBulkSend>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(input, batch.carry());
+    return continueAsNew<typeof esignBulkSend>(input, batch.carry());
+  }
+}
+
+// Pinned: a batch lives as long as its slowest transaction; it moves to new code only at continue-as-new.
+setWorkflowOptions(versioningBehavior('PINNED'), esignBulkSend);
