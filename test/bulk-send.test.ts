@@ -1,7 +1,9 @@
 // Bulk send on the real dev server, with the sandbox over HTTP signing and the real webhook bridge: one template,
 // one CSV, one transaction per row; submitted twice, it runs once; bad rows are reported by line; a 429 storm
 // slows it without losing a row; a cancel withdraws what is not signed and archives what is.
-import { expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { expect, inject, it } from 'vitest';
+import { launch, type Launched } from '../src/tools/launch.js';
 import { batchProgress, cancelBatch, sendBulk } from '../src/client/bulk.js';
 import { BatchFileError } from '../src/bulk/rows.js';
 import { batchKeys, BULK_WORKFLOW_TYPE, type BatchResult } from '../src/definitions/bulk.js';
@@ -168,6 +170,50 @@ it('cancels mid-batch: what is signed is archived, what is not is withdrawn, row
     const running = await env.ctx.client.workflow.count(`EsignBatchId = '${batch.batchId}' AND ExecutionStatus = 'Running'`);
     expect(running.count).toBe(0);
   } finally {
+    await bed.close();
+  }
+}, 300_000);
+
+it('survives a worker killed in the middle of a page: the page is started again and no row gets a second transaction', async () => {
+  const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-crash');
+  const children: Launched[] = [];
+  const child = async (extra: Record<string, string> = {}) => {
+    const c = await launch(fileURLToPath(new URL('./support/worker-child.ts', import.meta.url)), {
+      env: {
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        PROVIDER_URL: env.sandbox.running.url,
+        PROVIDER_TOKEN: env.sandbox.token,
+        TASK_QUEUE: bed.taskQueue,
+        ARCHIVE_DIR: bed.archiveDir,
+        DOCUMENT_ROOT: bed.storeDir,
+        TEMPLATE_STORE: bed.storeDir,
+        ...extra,
+      },
+      ready: /worker-ready/,
+    });
+    children.push(c);
+    return c;
+  };
+  try {
+    // Killed right after page 2 (rows 52-76) started its transactions, before it could report them.
+    const first = await child({ CRASH_IN_PAGE: '2' });
+    const batch = await sendBulk(env.ctx.client, bed, {
+      name: 'Crash',
+      template: 'NDA-bulk',
+      csv: ndaCsv(100),
+      maxInFlight: 100,
+      taskQueue: bed.taskQueue,
+    });
+    expect(await first.exited).toBe('SIGKILL');
+    await child();
+    const { result, rows } = await finish(bed, batch.batchId);
+    expect(result).toMatchObject({ phase: 'done', started: 100, completed: 100 });
+    expect(rows.every((r) => r.outcome === 'completed')).toBe(true);
+    const refs = await providerTransactions(batch.batchId);
+    expect(refs).toHaveLength(100);
+    expect(new Set(refs).size).toBe(100);
+  } finally {
+    await Promise.all(children.map((c) => c.kill()));
     await bed.close();
   }
 }, 300_000);

@@ -140,8 +140,8 @@ async function signWaiting(sandbox: TestSandbox, batchId: string, signed: Set<st
   for (let offset = 0; ; offset += 500) {
     const { data } = await sandbox.client.listTransactions({ status: 'esign_pending', limit: 500, offset });
     for (const t of data) {
-      if (!t.referenceId?.startsWith(`${batchId}.`) || signed.has(t.id!)) continue;
-      pending.push({ id: t.id!, participants: t.participants.filter((p) => p.status !== 'signed').map((p) => p.id) });
+      if (!t.referenceId?.startsWith(`${batchId}.`) || signed.has(t.id)) continue;
+      pending.push({ id: t.id, participants: t.participants.filter((p) => p.status !== 'signed').map((p) => p.id) });
     }
     if (data.length < 500) break;
   }

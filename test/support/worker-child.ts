@@ -1,8 +1,12 @@
 // A worker in its own process, so a test can SIGKILL it. With
 // CRASH_AFTER_CREATE=1 it kills itself right after the provider created the
-// transaction (201 received) and before the activity completes.
+// transaction (201 received) and before the activity completes; with
+// CRASH_IN_PAGE=N, right after a bulk send's page N started its transactions,
+// before the activity reports them. TEMPLATE_STORE gives it templates and batch files.
 import { LocalArchiveStore } from '../../src/archive/store.js';
 import { EsignClient } from '../../src/esign/client.js';
+import { LocalObjectStore } from '../../src/storage/object-store.js';
+import { LocalTemplateStore } from '../../src/templates/index.js';
 import { createEsignWorker } from '../../src/worker/create-worker.js';
 import { NativeConnection } from '@temporalio/worker';
 
@@ -12,13 +16,26 @@ const client = new EsignClient({ baseUrl: env.PROVIDER_URL!, token: env.PROVIDER
 const worker = await createEsignWorker({
   connection,
   taskQueue: env.TASK_QUEUE!,
-  deps: { minReconcileInterval: '1 second', client, archive: new LocalArchiveStore(env.ARCHIVE_DIR!), documentRoots: [env.DOCUMENT_ROOT!] },
+  deps: {
+    minReconcileInterval: '1 second',
+    client,
+    archive: new LocalArchiveStore(env.ARCHIVE_DIR!),
+    documentRoots: [env.DOCUMENT_ROOT!],
+    ...(env.TEMPLATE_STORE
+      ? { templates: new LocalTemplateStore(env.TEMPLATE_STORE), objects: new LocalObjectStore(env.TEMPLATE_STORE) }
+      : {}),
+  },
   wrapActivities: (activities) => ({
     ...activities,
     async createTransaction(request) {
       const ref = await activities.createTransaction(request);
       if (env.CRASH_AFTER_CREATE === '1') process.kill(process.pid, 'SIGKILL');
       return ref;
+    },
+    async startBatchPage(input) {
+      const started = await activities.startBatchPage(input);
+      if (env.CRASH_IN_PAGE !== undefined && input.page === Number(env.CRASH_IN_PAGE)) process.kill(process.pid, 'SIGKILL');
+      return started;
     },
   }),
 });
