@@ -81,6 +81,7 @@ export function createBulkActivities(deps: BulkDeps) {
       page: number;
       callbackUrl?: string;
       signingDeadline?: string;
+      reconcileInterval?: string;
       taskQueue?: string;
     }): Promise<{ started: number; invalid: InvalidRow[] }> {
       const { store, templates } = need();
@@ -165,7 +166,7 @@ async function startRow(
   client: Client,
   template: Parameters<typeof requestFor>[0],
   row: BatchRow,
-  batch: { batchId: string; callbackUrl?: string; signingDeadline?: string; taskQueue?: string },
+  batch: { batchId: string; callbackUrl?: string; signingDeadline?: string; reconcileInterval?: string; taskQueue?: string },
   workerQueue: string,
 ): Promise<StartedRow> {
   const columns = templateColumns(template);

@@ -22,6 +22,7 @@ import { HttpTimestampAuthority } from '@libpdf/core';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { HttpRevocationProvider } from '../src/evidence/revocation-client.js';
 import { stateMachineScenarios } from './histories/state-machine.js';
+import { bulkScenarios } from './histories/bulk.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
@@ -429,6 +430,10 @@ async function main(): Promise<void> {
   Object.assign(
     scenarios,
     stateMachineScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, deps, input, callbackUrl }),
+  );
+  Object.assign(
+    scenarios,
+    bulkScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, deps, input, callbackUrl }),
   );
   Object.assign(scenarios, inboxScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, pdf, deps }));
   const wanted = process.argv.slice(2);

@@ -71,7 +71,9 @@ const STATE_MACHINE_PATHS = [
   'replace-then-cancel.json',
 ];
 
-/** Every path the current code records (npm run replay:regenerate). */
+/** A bulk send with a bad row, signed to its end; one cancelled while it sends (from 0.2.0). */
+const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json'];
+/** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
 const RECORDED = [
   ...STATE_MACHINE_PATHS,
   ...PATHS,
@@ -96,7 +98,7 @@ const EXPECTED: Record<string, string[]> = {
     ...TRANSACTION_PATHS.map((f) => `before-state-machine-patch/${f}`),
     ...RECORDED,
   ],
-  [CURRENT_VERSION]: RECORDED,
+  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS],
 };
 /** Workflow types whose open runs move to the current version (each declares AUTO_UPGRADE beside its definition). */
 const FOLLOW_CURRENT = ['esignInbox', 'esignLateCompletion', 'evidenceUpkeep'];

@@ -65,6 +65,7 @@ export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarr
         page,
         ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
         ...(input.signingDeadline ? { signingDeadline: input.signingDeadline } : {}),
+        ...(input.reconcileInterval ? { reconcileInterval: input.reconcileInterval } : {}),
         ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
       }),
     );

@@ -47,7 +47,13 @@ export function sha256Hex(bytes: Buffer): string {
 export function parseBatchCsv(csv: Buffer): { header: string[]; rows: BatchRow[] } {
   let records: { record: string[]; info: { lines: number } }[];
   try {
-    records = parse(csv, { bom: true, info: true, skip_empty_lines: true, relax_column_count: true, trim: true }) as unknown as typeof records;
+    records = parse(csv, {
+      bom: true,
+      info: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      trim: true,
+    }) as unknown as typeof records;
   } catch (err) {
     throw new BatchFileError(`the CSV cannot be read: ${(err as Error).message}`);
   }

@@ -28,7 +28,7 @@ export function requestFor(
   template: StoredTemplate,
   referenceId: string,
   cells: { roles: Record<string, string>; values: Record<string, string> },
-  batch: { callbackUrl?: string; signingDeadline?: string },
+  batch: { callbackUrl?: string; signingDeadline?: string; reconcileInterval?: string },
 ): { input: EsignTransactionInput } | { reason: string } {
   const roles: TemplateRequest['roles'] = {};
   const problems: string[] = [];
@@ -48,6 +48,7 @@ export function requestFor(
       overrides: {
         ...(batch.callbackUrl ? { callbackUrl: batch.callbackUrl } : {}),
         ...(batch.signingDeadline ? { signingDeadline: batch.signingDeadline } : {}),
+        ...(batch.reconcileInterval ? { reconcileInterval: batch.reconcileInterval } : {}),
       },
     });
     return { input };

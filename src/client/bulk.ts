@@ -32,6 +32,8 @@ export interface BulkSendRequest {
   maxInFlight?: number;
   callbackUrl?: string;
   signingDeadline?: string;
+  /** How often each transaction polls the provider in case a webhook is lost. */
+  reconcileInterval?: string;
   /** The workers' task queue (the batch and its transactions). */
   taskQueue?: string;
 }
@@ -68,6 +70,7 @@ export async function sendBulk(
     taskQueue,
     ...(request.callbackUrl ? { callbackUrl: request.callbackUrl } : {}),
     ...(request.signingDeadline ? { signingDeadline: request.signingDeadline } : {}),
+    ...(request.reconcileInterval ? { reconcileInterval: request.reconcileInterval } : {}),
   };
   const submitted = { batchId, rows: rows.length, template: template.ref };
   const handle = getBatch(client, batchId);

@@ -25,6 +25,8 @@ export interface BulkSendInput {
   /** Passed to every transaction of the batch. */
   callbackUrl?: string;
   signingDeadline?: string;
+  /** How often each transaction polls the provider in case a webhook is lost (the template's default otherwise). */
+  reconcileInterval?: string;
   /** The transactions' task queue (the batch's own by default). */
   taskQueue?: string;
 }

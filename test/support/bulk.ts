@@ -13,6 +13,9 @@ import { LocalObjectStore } from '../../src/storage/object-store.js';
 import { LocalTemplateStore, type StoredTemplate } from '../../src/templates/index.js';
 import { createEsignWorker } from '../../src/worker/create-worker.js';
 import { startTestBridge } from './bridge.js';
+import { NDA_DEFINITION } from './nda-template.js';
+
+export { NDA_DEFINITION, ndaCsv } from './nda-template.js';
 import type { TestSandbox } from './sandbox.js';
 import { uniqueTaskQueue, type TemporalTestContext } from './temporal.js';
 
@@ -29,34 +32,6 @@ export interface BulkBed {
   /** Signs every transaction of the batch that awaits signatures, until `stop` is called; how many it signed. */
   signBatch(batchId: string): { stop(): Promise<number> };
   close(): Promise<void>;
-}
-
-/** One role, one required merge field and an optional one, each shown in a text tag. */
-export const NDA_DEFINITION = {
-  name: 'NDA-bulk',
-  roles: [{ name: 'Employee' }],
-  fields: [{ name: 'company' }, { name: 'team', required: false }],
-  documents: [
-    {
-      title: 'Non-disclosure agreement',
-      path: 'nda.pdf',
-      tags: [
-        { type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, role: 'Employee' },
-        { type: 'TEXTANNOT', x: 72, y: 200, width: 200, height: 20, page: 0, role: 'Employee', field: 'company' },
-        { type: 'TEXTANNOT', x: 72, y: 240, width: 200, height: 20, page: 0, role: 'Employee', field: 'team' },
-      ],
-    },
-  ],
-  defaults: { notifyParticipants: { email: false } },
-} as const;
-
-/** `rows` rows of `Employee,company`, each a different person. */
-export function ndaCsv(rows: number, extra: string[] = []): Buffer {
-  const lines = [
-    'Employee,company',
-    ...Array.from({ length: rows }, (_, i) => `Person ${i + 1} <person${i + 1}@example.com>,Acme ${i % 7}`),
-  ];
-  return Buffer.from([...lines, ...extra].join('\n') + '\n');
 }
 
 /** The result CSV as records. */
