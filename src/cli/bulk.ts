@@ -5,19 +5,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { batchProgress, cancelBatch, sendBulk } from '../client/bulk.js';
+import { BatchEnded, batchProgress, cancelBatch, sendBulk } from '../client/bulk.js';
 import type { BatchProgress } from '../definitions/bulk.js';
 import { BatchFileError } from '../bulk/rows.js';
 import { objectStoreAt } from '../storage/object-store.js';
 import { templateStoreAt, templateStoreSetting } from '../templates/index.js';
-import { CliError, Exit, type CliContext } from './context.js';
+import { CliError, Exit, type CliContext, type CliKit } from './context.js';
 import { fields } from './output.js';
-
-export interface CliKit {
-  withContext<T>(run: (ctx: CliContext) => Promise<T>): Promise<T>;
-  print(value: unknown, human: () => string): void;
-  json(): boolean;
-}
 
 /** The store of templates and batch files: ESIGN_TEMPLATE_STORE, or the dev stack's under its data folder. */
 function stores(ctx: CliContext) {
@@ -115,7 +109,12 @@ export function registerBulkCommands(program: Command, kit: CliKit): void {
     .description('stop starting rows and withdraw every transaction of the batch not yet signed (signed ones are archived)')
     .option('--reason <text>')
     .action(async (batchId: string, o: { reason?: string }) => {
-      const p = await kit.withContext((ctx) => cancelBatch(ctx.client, batchId, o.reason));
+      const p = await kit.withContext((ctx) =>
+        cancelBatch(ctx.client, batchId, o.reason).catch((err: unknown) => {
+          if (err instanceof BatchEnded) throw new CliError(err.message, Exit.failed);
+          throw err;
+        }),
+      );
       kit.print(p, () => progressLine(p));
     });
 }

@@ -7,6 +7,8 @@ import * as commands from './commands.js';
 import { CliError, createContext, Exit, type CliContext } from './context.js';
 import { demo } from './demo.js';
 import { evidenceTable, fields, table } from './output.js';
+import { registerBulkCommands } from './bulk.js';
+import { registerTemplateCommands, startWithTemplate, type TemplateStartOptions } from './templates.js';
 
 const program = new Command('esign')
   .description('Durable e-signature transactions on Temporal')
@@ -30,7 +32,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 program
   .command('start')
-  .description('start a transaction from PDFs (uploaded by the CLI) or StoragePaths, or from a JSON input file')
+  .description('start a transaction from PDFs (uploaded by the CLI) or StoragePaths, from a JSON input file, or from a template')
   .option('--file <path>', 'a local PDF (repeatable)', collect)
   .option('--storage-path <path>', 'an already uploaded StoragePath (repeatable)', collect)
   .option('--signer <"First Last <email>">', 'a signer (repeatable, in signing order)', collect)
@@ -41,12 +43,16 @@ program
   .option('--deadline <duration>', 'signing deadline, e.g. "14 days"')
   .option('--reconcile <duration>', 'provider poll interval, e.g. "1 hour"')
   .option('--signing-url', "return the first signer's URL in the same call")
-  .action(async (options: commands.StartOptions) => {
-    const started = await withContext((ctx) => commands.start(ctx, options));
+  .option('--template <name@version>', 'start from a template (docs/templates.md) instead of files and signers')
+  .option('--role <Role="First Last <email>">', "a template role's person (repeatable)", collect)
+  .option('--value <field=text>', "a template's merge value (repeatable)", collect)
+  .action(async (options: TemplateStartOptions) => {
+    const templated = options.template !== undefined || options.role !== undefined || options.value !== undefined;
+    const started = await withContext((ctx) => (templated ? startWithTemplate(ctx, options) : commands.start(ctx, options)));
     print(
       started,
       () =>
-        `${fields({ referenceId: started.referenceId, workflowId: started.workflowId, ...(started.signingUrl ? { signingUrl: started.signingUrl } : {}) })}\n\n${table(started.participants)}`,
+        `${fields({ referenceId: started.referenceId, workflowId: started.workflowId, ...('template' in started ? { template: started.template } : {}), ...(started.signingUrl ? { signingUrl: started.signingUrl } : {}) })}\n\n${table(started.participants)}`,
     );
   });
 
@@ -135,6 +141,9 @@ program
     if (json()) print(result, () => '');
   });
 
+registerTemplateCommands(program, { withContext, print, json });
+registerBulkCommands(program, { withContext, print, json });
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
@@ -149,7 +158,9 @@ try {
     process.stderr.write(`esign: refused: ${err.cause?.message ?? err.message}\n`);
     process.exitCode = Exit.failed;
   } else {
-    process.stderr.write(`esign: ${explain(err instanceof Error ? err.message : String(err))}\n`);
+    // An SDK error's own message is often generic ("Failed to start Workflow"): its cause says why.
+    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    process.stderr.write(`esign: ${explain(err instanceof Error ? `${err.message}${cause}` : String(err))}\n`);
     process.exitCode = Exit.failed;
   }
 }

@@ -119,5 +119,19 @@ export async function batchProgress(client: Client, batchId: string): Promise<Ba
 
 /** Stops starting rows and withdraws every transaction not yet signed (signed ones are archived); answers once asked. */
 export async function cancelBatch(client: Client, batchId: string, reason?: string): Promise<BatchProgress> {
-  return getBatch(client, batchId).executeUpdate(cancelBatchUpdate, { args: [reason ? { reason } : {}] });
+  const handle = getBatch(client, batchId);
+  const { status } = await handle.describe();
+  if (status.name !== 'RUNNING') {
+    const ended = await handle.result().then(
+      (r) => r.phase,
+      () => status.name.toLowerCase(),
+    );
+    throw new BatchEnded(`the batch has ended (${ended}): nothing is left to cancel`);
+  }
+  return handle.executeUpdate(cancelBatchUpdate, { args: [reason ? { reason } : {}] });
+}
+
+/** A cancel for a batch that has already ended. */
+export class BatchEnded extends Error {
+  override readonly name = 'BatchEnded';
 }
