@@ -10,10 +10,12 @@ import type { EsignClient } from '../src/esign/client.js';
 import { hashFile, hashStream } from '../src/util/streams.js';
 import type { SandboxControlClient } from '../src/sandbox/control-client.js';
 import type { ArchiveManifest } from '../src/archive/store.js';
-import { statusQuery, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
+import { esignCompletedSignal, esignEventSignal, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { ChaosReceiver } from './receiver.js';
 import type { Scenario } from './schedule.js';
 import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
+import { checkVersions, runsOf, type Run, type VersionCounts } from './versions.js';
+import type { RollingDeploy } from './workers.js';
 
 export interface ChaosChecks {
   /** Empty when the run is clean; each entry names the transaction and what went wrong. */
@@ -31,6 +33,8 @@ export interface ChaosChecks {
   stagingLeftovers: number;
   /** Events to the integrator's callback: distinct, attempts, and attempts whose signature did not verify. */
   integratorEvents: { distinct: number; attempts: number; unverified: number };
+  /** Where the transactions ran, when the run had a rolling deploy (./versions.ts). */
+  versions?: VersionCounts;
 }
 
 interface CheckInput {
@@ -45,6 +49,7 @@ interface CheckInput {
   /** Participants per transaction, by index in the run. */
   participants: number[];
   referencePrefix: string;
+  deploy?: RollingDeploy;
 }
 
 /** The outcomes each scenario may end in; the provider's final state decides which is right. */
@@ -68,6 +73,9 @@ const PROVIDER_STATE_OF: Record<string, readonly string[]> = {
 
 const { WorkflowTaskFailedCause } = proto.temporal.api.enums.v1;
 
+/** The signals through which the inbox hands a provider notification to its transaction. */
+const NOTIFICATION_SIGNALS = new Set([esignCompletedSignal.name, esignEventSignal.name]);
+
 export async function checkRun({
   client,
   provider,
@@ -78,6 +86,7 @@ export async function checkRun({
   receiver,
   participants,
   referencePrefix,
+  deploy,
 }: CheckInput): Promise<ChaosChecks> {
   const problems: string[] = [];
   const checks: ChaosChecks = {
@@ -179,28 +188,39 @@ export async function checkRun({
     for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
     return decoded.map((p) => payloadConverter.fromPayload(p));
   };
+  const chains = new Map<string, Run[]>();
   for (const r of ended) {
-    const status = await client.workflow.getHandle(workflowIdFor(r.referenceId)).query(statusQuery);
-    if (r.status === 'completed') {
-      if (status.notificationsAccepted > 0) checks.completedBy.webhook++;
-      else checks.completedBy.reconciliation++;
-    }
-
     const deliveries = await control.deliveries({ transactionId: r.transactionId! });
     for (const d of deliveries) checks.webhooks[d.status]++;
     const acked = new Set(deliveries.filter((d) => d.status === 'delivered').map((d) => d.notificationId));
 
-    for (const workflowId of [workflowIdFor(r.referenceId), inboxIdFor(r.transactionId!)]) {
-      const history = await client.workflow
-        .getHandle(workflowId)
-        .fetchHistory()
-        .catch(() => undefined);
-      if (!history) {
-        if (workflowId !== inboxIdFor(r.transactionId!) || acked.size > 0) problems.push(`${workflowId}: no history`);
-        continue;
-      }
+    // Every run of the transaction, those before a continue-as-new included.
+    const transactionId = workflowIdFor(r.referenceId);
+    const runs = await runsOf(client, transactionId);
+    chains.set(r.referenceId, runs);
+    if (runs.length === 0) problems.push(`${transactionId}: no history`);
+    if (r.status === 'completed') {
+      // Read from the histories rather than asked of the workflow: a query needs a worker of the run's version,
+      // and a transaction that ended on a version since retired has none.
+      const notified = runs.some((run) =>
+        run.events.some((e) => NOTIFICATION_SIGNALS.has(e.workflowExecutionSignaledEventAttributes?.signalName ?? '')),
+      );
+      if (notified) checks.completedBy.webhook++;
+      else checks.completedBy.reconciliation++;
+    }
+    const inboxId = inboxIdFor(r.transactionId!);
+    const inbox = await client.workflow
+      .getHandle(inboxId)
+      .fetchHistory()
+      .catch(() => undefined);
+    if (!inbox && acked.size > 0) problems.push(`${inboxId}: no history`);
+    const histories = [
+      ...runs.map((run) => ({ workflowId: transactionId, events: run.events })),
+      ...(inbox ? [{ workflowId: inboxId, events: inbox.events ?? [] }] : []),
+    ];
+    for (const { workflowId, events } of histories) {
       const activityTypes = new Map<string, string>();
-      for (const e of history.events ?? []) {
+      for (const e of events) {
         const id = String(e.eventId);
         if (e.activityTaskScheduledEventAttributes) activityTypes.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
         const startedAttempt = e.activityTaskStartedEventAttributes?.attempt ?? 1;
@@ -226,6 +246,7 @@ export async function checkRun({
     }
     for (const lost of acked) problems.push(`${r.referenceId}: webhook ${lost} was acknowledged by the bridge but is in no inbox history`);
   }
+  if (deploy) checks.versions = checkVersions(deploy, chains, problems);
   return checks;
 }
 

@@ -8,6 +8,20 @@ const list = (counts: Record<string, number>) =>
     .map(([k, n]) => `${k} ${n}`)
     .join(', ') || 'none';
 
+/** Where the transactions ran across the workers' rolling deploy, and how long the old version took to drain. */
+function deployRow(r: ChaosReport): string {
+  const { deploy: d, versions: v } = r;
+  if (d.currentAt === undefined || !v) return `${d.from} → ${d.to} did not happen${d.failure ? `: ${d.failure}` : ''}`;
+  const seconds = (n: number | null) => (n === null ? 'never' : `${n.toFixed(1)} s`);
+  return (
+    `${d.from} → ${d.to} of deployment ${d.deployment}, current (on every partition, confirmed by ${d.routingConfirmedBy}) after ${d.startedBefore} transactions had started; ` +
+    `transactions on ${d.from} only ${v.transactions.onOld}, on ${d.to} only ${v.transactions.onNew}, ` +
+    `moved at a continue-as-new ${v.transactions.moved} (runs: ${v.runs.onOld} on ${d.from}, ${v.runs.onNew} on ${d.to}); ` +
+    `${d.from} drained ${seconds(v.drainSeconds)} after ${d.to} became current, its workers stopped at ${seconds(v.stopSeconds)}. ` +
+    `Each run on one version, every transaction started after the switch on ${d.to}, no ${d.from} run open when its workers stopped`
+  );
+}
+
 /** The report of a run as markdown: what was broken, what was checked, and the verdict. */
 export function formatReport(r: ChaosReport, command: string): string {
   const verdict = r.problems.length === 0 ? '**Clean**: nothing lost, nothing duplicated.' : `**${r.problems.length} problem(s)**`;
@@ -32,6 +46,7 @@ export function formatReport(r: ChaosReport, command: string): string {
     `| processes killed / exited on their own | ${Object.entries(r.serviceRestarts)
       .map(([name, s]) => `${name} ${s.kills}/${s.unexpectedExits}`)
       .join(', ')} |`,
+    `| rolling deploy | ${deployRow(r)} |`,
     `| activity retries (absorbed) | ${list(r.activityRetries)} |`,
     `| client retries (absorbed) | ${list(r.clientRetries)} |`,
     `| partial downloads left in scratch | ${r.stagingLeftovers} |`,

@@ -1,17 +1,16 @@
 // The chaos run: the whole system (a Temporal dev server with a persisted
-// database, the sandbox injecting faults, the bridge, two workers) drives M
-// transactions to completion while a seeded schedule kills workers, restarts
-// the bridge and stops Temporal once. On the cluster, two bridges behind the
-// load balancer, each killed in turn, and the Temporal services and PostgreSQL
-// fail one by one. Then the checks in ./checks.ts decide whether anything was
-// lost or duplicated.
+// database, the sandbox injecting faults, the bridge, two versioned workers)
+// drives M transactions to completion while a seeded schedule kills workers,
+// restarts the bridge, stops Temporal once and rolls the workers out to a new
+// version once. On the cluster, two bridges behind the load balancer, each
+// killed in turn, and the Temporal services and PostgreSQL fail one by one.
+// Then the checks in ./checks.ts decide whether anything was lost or
+// duplicated, or ran on a version it should not have.
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { startDevServer } from '../src/temporal/dev-server.js';
 import { getEsignTransaction, startEsignTransaction } from '../src/client/transactions.js';
 import { newCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { dataConverterFromEnv } from '../src/codec/data-converter.js';
@@ -20,19 +19,25 @@ import type { FaultConfigInput } from '../src/sandbox/faults.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { ensureTemporalBinaries } from '../src/temporal/binaries.js';
 import { freePort } from '../src/util/net.js';
-import { seededRandom } from '../src/util/seeded-random.js';
 import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
 import { launchSandbox, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
 import { RoundRobinBalancer } from '../src/cluster/balancer.js';
-import { PostgresServer } from '../src/cluster/postgres.js';
-import { freeClusterPorts, setupNamespace, setupSchemas, TemporalCluster } from '../src/cluster/temporal.js';
-import { ensureTemporalServer } from '../src/cluster/topology.js';
 import { checkRun, type ChaosChecks } from './checks.js';
-import { chaosSchedule, describeAction, type ChaosAction, type Scenario } from './schedule.js';
+import {
+  chaosSchedule,
+  defaultFaults,
+  describeAction,
+  transactionPlan,
+  type ChaosAction,
+  type ChaosEvent,
+  type Scenario,
+} from './schedule.js';
 import { ChaosReceiver } from './receiver.js';
+import { clusterTemporal, devServerTemporal } from './temporal.js';
+import { ChaosWorkers, type RollingDeploy } from './workers.js';
 import { Service } from '../src/tools/service.js';
 
 export interface ChaosOptions {
@@ -68,21 +73,12 @@ export interface ChaosReport extends ChaosChecks {
   serviceRestarts: Record<string, { kills: number; unexpectedExits: number }>;
   /** Start to result of each transaction, in seconds: p50 and the slowest. */
   durations: { p50: number; max: number; slowest: string };
+  /** The workers' rolling deploy, as it happened; where the transactions ran is in `versions`. */
+  deploy: RollingDeploy;
   workDir: string;
 }
 
-export const defaultFaults = (seed: number): FaultConfigInput => ({
-  error5xxRate: 0.05,
-  resetRate: 0.02,
-  // Work done, answer lost: what makes a retried create dangerous.
-  lostResponseRate: 0.02,
-  rateLimitRate: 0.02,
-  retryAfterSeconds: 1,
-  truncateZipRate: 0.02,
-  duplicateWebhookRate: 0.1,
-  dropWebhookRate: 0.05,
-  seed,
-});
+export { defaultFaults } from './schedule.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -146,72 +142,87 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       join(logs, `${name}.log`),
     );
   });
-  const bundle = await prebuiltBundle(work);
-  const workers = [1, 2].map(
-    (n) =>
-      new Service(
-        `worker-${n}`,
-        'src/worker/main.ts',
-        {
-          ...common,
-          ESIGN_WORKFLOW_BUNDLE: bundle,
-          // Every completed ZIP is verified as in production: seals chained to the sandbox CA, certificate of completion required.
-          ...sandboxWorkerEnv(sandbox, { archive: archiveDir, documents: docs }),
-          ESIGN_SHUTDOWN_GRACE: '2 seconds',
-          LOG_LEVEL: 'info',
-        },
-        /worker polling/,
-        join(logs, `worker-${n}.log`),
-      ),
-  );
-  const services = [...bridges, ...workers];
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, dataConverter: dataConverterFromEnv({ ESIGN_CODEC_KEYS: codecKeys })! });
   const provider = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token });
+  // Both versions run the same bundle: what the deploy exercises is the routing, not a change of code.
+  const workers = new ChaosWorkers({
+    count: 2,
+    env: {
+      ...common,
+      ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
+      // Every completed ZIP is verified as in production: seals chained to the sandbox CA, certificate of completion required.
+      ...sandboxWorkerEnv(sandbox, { archive: archiveDir, documents: docs }),
+      ESIGN_SHUTDOWN_GRACE: '2 seconds',
+      LOG_LEVEL: 'info',
+    },
+    logs,
+    deployment: 'esign-chaos',
+    taskQueue,
+    versions: ['v1', 'v2'],
+    client,
+    namespace: client.options.namespace,
+    deadline,
+    log,
+  });
+  const services = () => [...bridges, ...workers.services];
   let clean = false;
 
   try {
-    await Promise.all(services.map((s) => s.start()));
+    await Promise.all([...bridges.map((s) => s.start()), workers.start()]);
 
     // ---------------------------------------------------- chaos schedule
     const schedule = chaosSchedule({
       seed,
       transactions: M,
-      workers: workers.length,
+      workers: 2,
       bridges: bridges.length,
       cluster: options.cluster ?? false,
     });
     let started = 0;
     let driversDone = false;
     const performed: ChaosReport['events'] = [];
+    // A Temporal outage and the deploy take turns. Each is a test of its own, and a restart in the middle of the
+    // deploy can hold the new version back for a minute while the server recovers its deployment bookkeeping,
+    // by when no transaction is left to start on it.
+    let turn: Promise<unknown> = Promise.resolve();
+    const inTurn = (fn: () => Promise<void>): Promise<void> => {
+      const mine = turn.then(fn);
+      turn = mine.catch(() => undefined);
+      return mine;
+    };
     const perform = async (action: ChaosAction) => {
       if (action.kind === 'kill-worker') {
-        const w = workers[action.worker]!;
-        await w.kill();
-        await sleep(action.downMs);
-        await w.start();
+        await workers.kill(action.worker, action.downMs);
+      } else if (action.kind === 'rolling-deploy') {
+        await inTurn(() => workers.rollOut(() => started));
       } else if (action.kind === 'restart-bridge') {
         const b = bridges[action.bridge ?? 0]!;
         await b.kill();
         await sleep(action.downMs);
         await b.start();
       } else {
-        await temporal.perform(action);
+        await inTurn(() => temporal.perform(action));
       }
     };
-    // Never left unhandled while the drivers run: a failed restart becomes a problem in the report.
-    const monkey: Promise<Error | undefined> = (async () => {
-      for (const event of schedule) {
+    const play = async (events: ChaosEvent[]) => {
+      for (const event of events) {
         while (started < event.afterStarted && !driversDone) await sleep(50);
         const at = (performance.now() - t0) / 1000;
-        log(`chaos: [${at.toFixed(1)} s, ${started} started] ${describeAction(event.action)}`);
+        const description = describeAction(event.action, workers.currentVersion);
+        log(`chaos: [${at.toFixed(1)} s, ${started} started] ${description}`);
         await perform(event.action);
-        performed.push({ afterStarted: event.afterStarted, description: describeAction(event.action), at });
+        performed.push({ afterStarted: event.afterStarted, description, at });
       }
-    })().then(
-      () => undefined,
-      (err: unknown) => err as Error,
-    );
+    };
+    // The deploy keeps its own time, as a real one does not wait for a worker to come back: behind slow restarts
+    // it would come so late that the new version carried nothing. Neither timeline is left unhandled while the
+    // drivers run: a failed restart or deploy becomes a problem in the report.
+    const isDeploy = (e: ChaosEvent) => e.action.kind === 'rolling-deploy';
+    const monkey: Promise<Error | undefined> = Promise.allSettled([
+      play(schedule.filter((e) => !isDeploy(e))),
+      play(schedule.filter(isDeploy)),
+    ]).then((outcomes) => outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error) : undefined)).find(Boolean));
 
     // ------------------------------------------------- driving the users
     const clientRetries: Record<string, number> = {};
@@ -245,22 +256,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         throw err;
       }
     };
-    const random = seededRandom(seed);
-    const participantCounts = Array.from({ length: M }, () => (random() < 0.3 ? 2 : 1));
-    // Most transactions are signed; a tenth each declines, is ended by the provider, or races its deadline (seeded shuffle).
-    const tenth = M >= 10 ? Math.floor(M / 10) : 0;
-    const providerEnds = ['provider-cancel', 'provider-expire', 'provider-delete'] as const;
-    const scenarios: Scenario[] = [
-      ...Array.from({ length: tenth }, () => 'decline' as const),
-      ...Array.from({ length: tenth }, (_, k) => providerEnds[k % 3]!),
-      ...Array.from({ length: tenth }, () => 'deadline-race' as const),
-    ];
-    while (scenarios.length < M) scenarios.push('sign');
-    for (let k = scenarios.length - 1; k > 0; k--) {
-      const j = Math.floor(random() * (k + 1));
-      [scenarios[k], scenarios[j]] = [scenarios[j]!, scenarios[k]!];
-    }
-    const raceDelaysMs = Array.from({ length: M }, () => 6_000 + random() * 4_000);
+    const { participantCounts, scenarios, raceDelaysMs } = transactionPlan(seed, M);
 
     const results = new Map<string, EsignTransactionResult | Error>();
     const planned = new Map<string, Scenario>();
@@ -361,7 +357,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     driversDone = true;
     const chaosError = await monkey;
-    await Promise.all(services.map((s) => s.start())); // all up for the checks
+    // The old version's runs have all ended with their transactions, so its drain finishes now, if not before.
+    await workers.drained();
+    // All up for the checks, but the retired version's workers.
+    await Promise.all([...bridges.map((s) => s.start()), workers.upForChecks()]);
     const seconds = (performance.now() - t0) / 1000;
     log(`chaos: all ${M} transactions returned after ${seconds.toFixed(1)} s; checking`);
 
@@ -378,6 +377,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       receiver,
       participants: participantCounts,
       referencePrefix: `chaos-${seed}-`,
+      deploy: workers.deploy,
     });
     if (chaosError) checks.problems.unshift(`the chaos schedule itself failed: ${chaosError.message}`);
     clean = checks.problems.length === 0;
@@ -394,17 +394,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       concurrency,
       seconds,
       faults,
-      events: performed,
+      events: performed.sort((a, b) => a.at - b.at),
       injected,
       clientRetries,
-      serviceRestarts: Object.fromEntries(services.map((s) => [s.name, { kills: s.kills, unexpectedExits: s.unexpectedExits }])),
+      serviceRestarts: Object.fromEntries(services().map((s) => [s.name, { kills: s.kills, unexpectedExits: s.unexpectedExits }])),
+      deploy: workers.deploy,
       workDir: work,
       ...checks,
     };
   } finally {
     await provider.close();
     await connection.close();
-    await Promise.all(services.map((s) => s.close()));
+    await Promise.all(services().map((s) => s.close()));
     await sandbox.stop();
     await balancer?.close();
     await receiver.close();
@@ -412,72 +413,4 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     if (clean && !options.keep) await rm(work, { recursive: true, force: true });
     else log(`chaos: logs, databases and archives kept in ${work}`);
   }
-}
-
-/** The Temporal side of a chaos run, and how the schedule breaks it. */
-interface ChaosTemporal {
-  address: string;
-  perform(action: Exclude<ChaosAction, { kind: 'kill-worker' | 'restart-bridge' }>): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** The dev server with a persisted database: the schedule stops and restarts it whole. */
-async function devServerTemporal(work: string, cli: string): Promise<ChaosTemporal> {
-  const port = await freePort();
-  const start = () =>
-    startDevServer({
-      cliPath: cli,
-      port,
-      dbFilename: join(work, 'temporal.sqlite'),
-      // Its own errors during the planned restart are expected noise; the checks are the verdict.
-      log: { format: 'pretty', level: 'never' },
-    });
-  let server = await start();
-  return {
-    address: `127.0.0.1:${port}`,
-    async perform(action) {
-      await server.teardown();
-      await sleep(action.downMs);
-      server = await start();
-    },
-    stop: () => server.teardown(),
-  };
-}
-
-/** PostgreSQL and the four Temporal services, each process broken on its own. */
-async function clusterTemporal(work: string, cli: string, logs: string): Promise<ChaosTemporal> {
-  const logFile = (name: string) => createWriteStream(join(logs, `${name}.log`), { flags: 'a' });
-  const serverDir = await ensureTemporalServer();
-  const pg = new PostgresServer({ dataDir: join(work, 'postgres'), port: await freePort(), log: logFile('postgres') });
-  await pg.start();
-  const cluster = new TemporalCluster({ serverDir, pg, ports: await freeClusterPorts(), logs: (s) => logFile(`temporal-${s}`) });
-  try {
-    await setupSchemas(serverDir, pg);
-    await cluster.start();
-    await setupNamespace(cli, cluster.address);
-  } catch (err) {
-    await cluster.stop();
-    await pg.stop();
-    throw err;
-  }
-  return {
-    address: cluster.address,
-    async perform(action) {
-      if (action.kind === 'kill-temporal-service') {
-        await cluster.kill(action.service);
-        await sleep(action.downMs);
-        await cluster.startService(action.service);
-      } else if (action.kind === 'restart-postgres') {
-        await pg.kill();
-        await sleep(action.downMs);
-        await pg.start();
-      } else {
-        throw new Error(`${action.kind} is a dev-server action`);
-      }
-    },
-    async stop() {
-      await cluster.stop();
-      await pg.stop();
-    },
-  };
 }

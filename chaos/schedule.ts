@@ -1,3 +1,4 @@
+import type { FaultConfigInput } from '../src/sandbox/faults.js';
 import { seededRandom } from '../src/util/seeded-random.js';
 
 /** How the driver ends a transaction; the checks hold its outcome against the provider's final state. */
@@ -8,7 +9,44 @@ export type ChaosAction =
   | { kind: 'restart-bridge'; /** Which of several bridges; absent when there is one. */ bridge?: number; downMs: number }
   | { kind: 'restart-temporal'; downMs: number }
   | { kind: 'kill-temporal-service'; service: 'history' | 'matching' | 'frontend'; downMs: number }
-  | { kind: 'restart-postgres'; downMs: number };
+  | { kind: 'restart-postgres'; downMs: number }
+  /** The workers' next version deployed beside theirs and made current; the old one drains, then stops (chaos/workers.ts). */
+  | { kind: 'rolling-deploy' };
+
+/** The faults the sandbox injects by default (the issue's mix), in a sequence fixed by the seed. */
+export const defaultFaults = (seed: number): FaultConfigInput => ({
+  error5xxRate: 0.05,
+  resetRate: 0.02,
+  // Work done, answer lost: what makes a retried create dangerous.
+  lostResponseRate: 0.02,
+  rateLimitRate: 0.02,
+  retryAfterSeconds: 1,
+  truncateZipRate: 0.02,
+  duplicateWebhookRate: 0.1,
+  dropWebhookRate: 0.05,
+  seed,
+});
+
+/** The shape of each of a run's transactions, fixed by the seed: its signers, its scenario, when a race signs. */
+export function transactionPlan(seed: number, transactions: number) {
+  const random = seededRandom(seed);
+  const participantCounts = Array.from({ length: transactions }, () => (random() < 0.3 ? 2 : 1));
+  // Most transactions are signed; a tenth each declines, is ended by the provider, or races its deadline (seeded shuffle).
+  const tenth = transactions >= 10 ? Math.floor(transactions / 10) : 0;
+  const providerEnds = ['provider-cancel', 'provider-expire', 'provider-delete'] as const;
+  const scenarios: Scenario[] = [
+    ...Array.from({ length: tenth }, () => 'decline' as const),
+    ...Array.from({ length: tenth }, (_, k) => providerEnds[k % 3]!),
+    ...Array.from({ length: tenth }, () => 'deadline-race' as const),
+  ];
+  while (scenarios.length < transactions) scenarios.push('sign');
+  for (let k = scenarios.length - 1; k > 0; k--) {
+    const j = Math.floor(random() * (k + 1));
+    [scenarios[k], scenarios[j]] = [scenarios[j]!, scenarios[k]!];
+  }
+  const raceDelaysMs = Array.from({ length: transactions }, () => 6_000 + random() * 4_000);
+  return { participantCounts, scenarios, raceDelaysMs };
+}
 
 /**
  * A chaos event fires once `afterStarted` transactions have been started.
@@ -30,7 +68,10 @@ export interface ScheduleOptions {
   cluster?: boolean;
 }
 
-/** The seeded schedule of a run: worker kills, bridge restarts, and one Temporal restart (or, on the cluster, each service and PostgreSQL once). */
+/**
+ * The seeded schedule of a run: worker kills, bridge restarts, one Temporal restart (or, on the cluster, each
+ * service and PostgreSQL once), and one rolling deploy of the workers.
+ */
 export function chaosSchedule({ seed, transactions, workers, bridges = 1, cluster = false }: ScheduleOptions): ChaosEvent[] {
   const random = seededRandom(seed ^ 0x5eed);
   const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
@@ -65,13 +106,19 @@ export function chaosSchedule({ seed, transactions, workers, bridges = 1, cluste
       action: { kind: 'restart-temporal', downMs: between(2000, 6000) },
     });
   }
+  // Drawn after everything else, so a seed's other events are the ones it had before the deploy existed.
+  events.push({
+    afterStarted: between(Math.floor(transactions * 0.3), Math.floor(transactions * 0.6)),
+    action: { kind: 'rolling-deploy' },
+  });
   return events.sort((a, b) => a.afterStarted - b.afterStarted);
 }
 
-export function describeAction(a: ChaosAction): string {
+/** `workerVersion`: the build id of the workers a kill hits. */
+export function describeAction(a: ChaosAction, workerVersion?: string): string {
   switch (a.kind) {
     case 'kill-worker':
-      return `SIGKILL worker ${a.worker + 1}, restart after ${a.downMs} ms`;
+      return `SIGKILL worker ${a.worker + 1}${workerVersion ? ` of ${workerVersion}` : ''}, restart after ${a.downMs} ms`;
     case 'restart-bridge':
       return `SIGKILL ${a.bridge === undefined ? 'the bridge' : `bridge ${a.bridge + 1}`}, restart after ${a.downMs} ms`;
     case 'restart-temporal':
@@ -80,5 +127,7 @@ export function describeAction(a: ChaosAction): string {
       return `SIGKILL the Temporal ${a.service} service, restart after ${a.downMs} ms`;
     case 'restart-postgres':
       return `SIGKILL PostgreSQL (postmaster and backends), restart after ${a.downMs} ms`;
+    case 'rolling-deploy':
+      return "rolling deploy: the workers' next version started beside them and made current, the old one drained, then stopped";
   }
 }

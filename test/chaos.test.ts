@@ -1,17 +1,21 @@
 // The small chaos run of `npm run chaos`: 30 transactions through the whole
-// system (own Temporal dev server, sandbox with faults, bridge, two workers)
-// while workers are SIGKILLed, the bridge is killed and Temporal restarts;
-// most are signed, the rest decline, are ended by the provider or race their deadline.
+// system (own Temporal dev server, sandbox with faults, bridge, two versioned
+// workers) while workers are SIGKILLed, the bridge is killed, Temporal
+// restarts and the workers are rolled out to a new version; most are signed,
+// the rest decline, are ended by the provider or race their deadline.
 import { expect, it } from 'vitest';
+import { formatReport } from '../chaos/report.js';
 import { defaultFaults, runChaos } from '../chaos/run-chaos.js';
+import { expectRollingDeploy } from './support/chaos.js';
 
 it('ends every transaction in the one outcome the provider agrees with, archiving each completed one once, whatever is killed on the way', async () => {
   const lines: string[] = [];
   // A denser mix than the default: 30 transactions make few enough API calls that a 2 % fault could go unseen.
   const faults = { ...defaultFaults(1), resetRate: 0.04, lostResponseRate: 0.04, rateLimitRate: 0.05 };
-  const report = await runChaos({ seed: 1, transactions: 30, concurrency: 15, faults, timeoutMs: 4 * 60_000, log: (l) => lines.push(l) });
+  const report = await runChaos({ seed: 1, transactions: 30, concurrency: 5, faults, timeoutMs: 4 * 60_000, log: (l) => lines.push(l) });
 
-  expect(report.problems, lines.join('\n')).toEqual([]);
+  const context = `${formatReport(report, 'test/chaos.test.ts')}\n${lines.join('\n')}`;
+  expect(report.problems, context).toEqual([]);
   // 21 signed, 3 declined, 3 ended by the provider (one each way), 3 racing their deadline (completed or expired).
   expect(report.outcomes).toMatchObject({ declined: 3, cancelled: 1, deleted: 1 });
   expect(report.completed).toBeGreaterThanOrEqual(21);
@@ -25,6 +29,7 @@ it('ends every transaction in the one outcome the provider agrees with, archivin
   expect(kinds).toContain('stop the Temporal dev server');
   expect(kinds.filter((k) => k.startsWith('SIGKILL worker')).length).toBeGreaterThanOrEqual(4);
   expect(kinds).toContain('SIGKILL the bridge');
+  expectRollingDeploy(report, context);
   expect(report.injected['5xx']).toBeGreaterThan(0);
   expect(report.injected.reset).toBeGreaterThan(0);
   expect(report.injected.lostResponse).toBeGreaterThan(0);

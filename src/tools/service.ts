@@ -32,6 +32,11 @@ export class Service {
     return this.#process?.child.pid;
   }
 
+  /** Changes the environment from the next start on, a restart after a crash included, as editing a unit file would. */
+  setEnv(changes: Record<string, string>): void {
+    this.#env = { ...this.#env, ...changes };
+  }
+
   /** Starts the process and resolves once it is ready; retries while it exits early. */
   start(): Promise<void> {
     this.#wanted = true;
