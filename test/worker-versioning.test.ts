@@ -6,7 +6,7 @@
 // complete and are archived; no workflow task fails.
 import { temporal } from '@temporalio/proto';
 import { expect, it } from 'vitest';
-import { startEsignTransaction } from '../src/client/transactions.js';
+import { getEsignStatus, startEsignTransaction } from '../src/client/transactions.js';
 import { replaceTransactionUpdate, statusQuery } from '../src/definitions/transaction.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { eventually } from './support/eventually.js';
@@ -152,6 +152,14 @@ it('moves a parked draft to the new version without a message to wake it', async
     await v.signAll(latest);
     expect((await latest.result()).status).toBe('completed');
     expect([...(await taskFailures(firstRun)), ...(await taskFailures(latest))]).toEqual([]);
+
+    // Its version retired, no worker answers a query about it: its status comes from its result.
+    await v.stop('v2');
+    expect(await getEsignStatus(ctx.client, input.referenceId, 2_000)).toMatchObject({
+      phase: 'completed',
+      fromResult: true,
+      result: { status: 'completed', referenceId: input.referenceId },
+    });
   } finally {
     await v.close();
   }

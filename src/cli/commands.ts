@@ -5,14 +5,13 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { s3Client } from '../archive/s3-store.js';
-import { getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../client/transactions.js';
+import { getEsignStatus, getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../client/transactions.js';
 import { describeIssues } from '../util/zod-issues.js';
 import { hashFile, writeHashed } from '../util/streams.js';
 import {
   cancelUpdate,
   retryArchiveUpdate,
   issueSigningUrlUpdate,
-  statusQuery,
   WORKFLOW_TYPE,
   type EsignTransactionResult,
   type EsignTransactionStatus,
@@ -33,7 +32,7 @@ async function found<T>(referenceId: string, call: () => Promise<T>): Promise<T>
 }
 
 export async function status(ctx: CliContext, referenceId: string): Promise<EsignTransactionStatus> {
-  return found(referenceId, () => getEsignTransaction(ctx.client, referenceId).query(statusQuery));
+  return found(referenceId, () => getEsignStatus(ctx.client, referenceId));
 }
 
 export interface StartOptions {

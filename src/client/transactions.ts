@@ -4,7 +4,9 @@ import { describeIssues } from '../util/zod-issues.js';
 import {
   DEFAULT_TASK_QUEUE,
   issueSigningUrlUpdate,
+  statusQuery,
   WORKFLOW_TYPE,
+  type EsignTransactionStatus,
   workflowIdFor,
   type IssueSigningUrlRequest,
 } from '../definitions/transaction.js';
@@ -73,6 +75,38 @@ export async function startEsignTransaction(
   }
   const handle = await client.workflow.start<typeof esignTransaction>(WORKFLOW_TYPE, startOptions);
   return { handle, workflowId };
+}
+
+/**
+ * A transaction's status. An ended one is still asked (its participants, its counts), but only for a few seconds:
+ * a query needs a worker of the version the run ended on, and once that version is retired none answers, so its
+ * result (kept by the server, no worker needed) says how it ended instead (`fromResult`).
+ */
+export async function getEsignStatus(client: Client, referenceId: string, endedQueryMs = 5_000): Promise<EsignTransactionStatus> {
+  const handle = getEsignTransaction(client, referenceId);
+  const { status } = await handle.describe();
+  if (status.name === 'RUNNING') return handle.query(statusQuery);
+  try {
+    return await client.withDeadline(Date.now() + endedQueryMs, () => handle.query(statusQuery));
+  } catch {
+    const result = await handle.result().catch(() => null);
+    const phase = result?.status ?? (status.name.toLowerCase() as EsignTransactionStatus['phase']);
+    return {
+      phase,
+      summary: `Ended ${phase}${result?.reason ? `: ${result.reason}` : ''} (read from the result: no worker answered)`,
+      referenceId,
+      transactionId: result?.transactionId ?? null,
+      esignId: result?.esignId ?? null,
+      participants: [],
+      providerStatus: null,
+      deadline: null,
+      lastReconciledAt: null,
+      notificationsAccepted: 0,
+      notificationsRejected: 0,
+      result,
+      fromResult: true,
+    };
+  }
 }
 
 export function getEsignTransaction(client: Client, referenceId: string): WorkflowHandle<typeof esignTransaction> {

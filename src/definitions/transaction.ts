@@ -78,6 +78,11 @@ export interface EsignTransactionStatus {
   result: EsignTransactionResult | null;
   /** Why the completed ZIP was refused, while the phase is `archive_invalid`. */
   archiveProblem?: string;
+  /**
+   * Set when an ended transaction's status was read from its result because no worker answered the query
+   * (one of the Worker Deployment version it ended on: retired). Participants and counts are then unknown.
+   */
+  fromResult?: true;
 }
 
 /** The provider's `esign-completed` webhook payload (spec section 6), delivered by the bridge. */
