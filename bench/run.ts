@@ -1,6 +1,7 @@
 // `npm run bench` runs every scenario but `cluster`; `npm run bench -- <name>` one of them.
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { archiveStreaming } from './archive-streaming.js';
+import { bulkSend } from './bulk-send.js';
 import { clusterVsDevServer } from './cluster.js';
 import { endToEnd } from './end-to-end.js';
 import { evidenceVerification } from './evidence-verification.js';
@@ -19,6 +20,7 @@ const scenarios: Record<string, (command: string) => Promise<void>> = {
   evidence: evidenceVerification,
   waiting: manyWaiting,
   memory: workflowMemory,
+  bulk: bulkSend,
   cluster: clusterVsDevServer,
 };
 

@@ -33,7 +33,11 @@ export interface BenchStack {
   stop: () => Promise<void>;
 }
 
-export async function startBenchStack(name: string, options: { workerEnv?: Record<string, string> } = {}): Promise<BenchStack> {
+export async function startBenchStack(
+  name: string,
+  /** Extra worker settings; a function of the stack's work dir when they name a place in it. */
+  options: { workerEnv?: Record<string, string> | ((work: string) => Record<string, string>) } = {},
+): Promise<BenchStack> {
   const temporal = await startDevServer();
   const work = await mkdtemp(join(tmpdir(), `bench-${name}-`));
   const docs = join(work, 'docs');
@@ -57,7 +61,7 @@ export async function startBenchStack(name: string, options: { workerEnv?: Recor
     LOG_LEVEL: 'info',
     // BENCH_PROFILE_DIR: each worker writes a V8 CPU profile there when it stops (bench/profile-summary.ts reads it).
     ...(process.env.BENCH_PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}` } : {}),
-    ...options.workerEnv,
+    ...(typeof options.workerEnv === 'function' ? options.workerEnv(work) : options.workerEnv),
   };
   const addWorker = () => launch('src/worker/main.ts', { env: workerEnv, ready: /worker polling/ });
   const worker = await addWorker();

@@ -18,6 +18,8 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
       BENCH_EVIDENCE_RUNS: '1',
       BENCH_WAITING_N: '5',
       BENCH_MEMORY_N: '5',
+      BENCH_BULK_ROWS: '30',
+      BENCH_BULK_SECONDS: '2',
     },
     300_000,
   );
@@ -30,6 +32,7 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
     'evidence verification',
     'many waiting transactions',
     'memory per cached workflow',
+    'bulk send beside interactive signing',
   ]) {
     expect(text).toContain(`## ${scenario}:`);
   }

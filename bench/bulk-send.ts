@@ -1,0 +1,171 @@
+// `npm run bench -- bulk`: a bulk send beside interactive signing. Interactive transactions (start with the
+// signer's URL, update-with-start) arrive at a steady rate, first alone, then while a batch of BENCH_BULK_ROWS
+// rows is being sent; their start→signing-URL latency is compared in the same run (goal: p99 beside the batch at
+// most 1.5× alone). The batch's rate, rows created at the provider per second, is reported beside the rate of the
+// same transactions started one by one at the same concurrency (what the batch would be without its machinery).
+import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { batchProgress, sendBulk } from '../src/client/bulk.js';
+import { samplePdf } from '../src/sandbox/pdf.js';
+import { startEsignTransaction } from '../src/client/transactions.js';
+import { LocalObjectStore } from '../src/storage/object-store.js';
+import { LocalTemplateStore } from '../src/templates/index.js';
+import { NDA_DEFINITION, ndaCsv } from '../test/support/nda-template.js';
+import { fmt, markdownTable, percentile, record } from './lib.js';
+import { benchSigner, startBenchStack, type BenchStack } from './stack.js';
+
+const ROWS = Number(process.env.BENCH_BULK_ROWS ?? 5000);
+const MAX_IN_FLIGHT = Number(process.env.BENCH_BULK_IN_FLIGHT ?? 50);
+/** Interactive starts per second, and for how long each phase measures them. */
+const RATE = Number(process.env.BENCH_BULK_INTERACTIVE_RATE ?? 2);
+const SECONDS = Number(process.env.BENCH_BULK_SECONDS ?? 30);
+/** The worker's activity and workflow task slots (its defaults when unset). */
+const SLOTS = process.env.BENCH_BULK_WORKER_SLOTS;
+
+export async function bulkSend(command: string): Promise<void> {
+  const stack = await startBenchStack('bulk', {
+    workerEnv: (work) => ({
+      ESIGN_TEMPLATE_STORE: join(work, 'templates'),
+      // Fewer task slots than the load: tasks wait in the server's queue, where priority orders them.
+      ...(SLOTS ? { ESIGN_MAX_CONCURRENT_ACTIVITIES: SLOTS, ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: SLOTS } : {}),
+    }),
+  });
+  try {
+    const storeDir = join(stack.work, 'templates');
+    const stores = { templates: new LocalTemplateStore(storeDir), objects: new LocalObjectStore(storeDir) };
+    await writeFile(join(stack.work, 'nda.pdf'), await samplePdf('NDA'));
+    await stores.templates.create(structuredClone(NDA_DEFINITION) as never, stack.work);
+    {
+      // Warm-up: the worker's caches and the bundle's first tasks.
+      await interactive(stack, 1, 5, 'warm');
+      const alone = await interactive(stack, RATE, SECONDS, 'alone');
+      const batchStart = performance.now();
+      const batch = await sendBulk(stack.client, stores, {
+        name: `bench ${Date.now()}`,
+        template: 'NDA-bulk',
+        csv: ndaCsv(ROWS),
+        maxInFlight: MAX_IN_FLIGHT,
+        taskQueue: stack.taskQueue,
+      });
+      // Measured while the batch is still creating transactions.
+      await waitFor(async () => (await batchProgress(stack.client, batch.batchId)).started >= MAX_IN_FLIGHT);
+      const beside = await interactive(stack, RATE, SECONDS, 'beside');
+      const progressAtEnd = await batchProgress(stack.client, batch.batchId);
+      const created = async () => {
+        const p = await batchProgress(stack.client, batch.batchId);
+        return p.started === ROWS && p.inFlight === 0;
+      };
+      await waitFor(created, 60 * 60_000);
+      const batchSeconds = (performance.now() - batchStart) / 1000;
+      const oneByOne = await oneByOneRate(stack, Math.min(ROWS, 500), MAX_IN_FLIGHT);
+      const p99 = (xs: number[]) =>
+        percentile(
+          [...xs].sort((a, b) => a - b),
+          99,
+        );
+      const p50 = (xs: number[]) =>
+        percentile(
+          [...xs].sort((a, b) => a - b),
+          50,
+        );
+      const rows = [
+        {
+          load: 'interactive alone',
+          starts: alone.length,
+          'p50 ms': fmt(p50(alone), 0),
+          'p99 ms': fmt(p99(alone), 0),
+          'p99 / alone': '1.00',
+        },
+        {
+          load: `interactive beside a ${ROWS}-row batch`,
+          starts: beside.length,
+          'p50 ms': fmt(p50(beside), 0),
+          'p99 ms': fmt(p99(beside), 0),
+          'p99 / alone': fmt(p99(beside) / p99(alone), 2),
+        },
+      ];
+      await record('bulk send beside interactive signing', command, markdownTable(rows), [
+        `Interactive: ${RATE} starts per second for ${SECONDS} s per phase, each with its signer's URL in the same call (start→URL); beside the batch, its ${progressAtEnd.started} rows started by the end of the phase. Goal: p99 beside the batch at most 1.5× alone.`,
+        `Batch: ${ROWS} rows created at the provider in ${fmt(batchSeconds, 1)} s, ${fmt(ROWS / batchSeconds, 2)} rows/s with at most ${MAX_IN_FLIGHT} in flight (the interactive phase ran beside it for ${SECONDS} s of that).`,
+        `The same transactions started one by one at concurrency ${MAX_IN_FLIGHT} (${Math.min(ROWS, 500)} of them, nothing else running): ${fmt(oneByOne, 2)} per second. Batch / one by one: ${fmt(ROWS / batchSeconds / oneByOne, 2)}.`,
+      ]);
+    }
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** Starts `rate` interactive transactions a second for `seconds` (open loop); the start→signing-URL latency of each. */
+async function interactive(stack: BenchStack, rate: number, seconds: number, tag: string): Promise<number[]> {
+  const latencies: number[] = [];
+  const starts: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const due = t0 + (i * 1000) / rate;
+    await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+    const participantId = crypto.randomUUID();
+    starts.push(
+      (async () => {
+        const s = performance.now();
+        await startEsignTransaction(
+          stack.client,
+          {
+            referenceId: `bench-${tag}-${Date.now()}-${i}`,
+            documents: [
+              {
+                title: 'Agreement',
+                source: { path: stack.pdf },
+                tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+              },
+            ],
+            participants: [benchSigner(participantId)],
+            notifyParticipants: { email: false },
+          },
+          { taskQueue: stack.taskQueue, signingUrlFor: { participantIds: [participantId] } },
+        );
+        latencies.push(performance.now() - s);
+      })(),
+    );
+  }
+  await Promise.all(starts);
+  return latencies;
+}
+
+/** Transactions started one by one (no batch) at `concurrency`, until each has its signing URL: per second. */
+async function oneByOneRate(stack: BenchStack, count: number, concurrency: number): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const participantId = crypto.randomUUID();
+        await startEsignTransaction(
+          stack.client,
+          {
+            referenceId: `bench-one-${Date.now()}-${i}`,
+            documents: [
+              {
+                title: 'Agreement',
+                source: { path: stack.pdf },
+                tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
+              },
+            ],
+            participants: [benchSigner(participantId)],
+            notifyParticipants: { email: false },
+          },
+          { taskQueue: stack.taskQueue, signingUrlFor: { participantIds: [participantId] } },
+        );
+      }
+    }),
+  );
+  return count / ((performance.now() - t0) / 1000);
+}
+
+async function waitFor(done: () => Promise<boolean>, timeoutMs = 10 * 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > until) throw new Error('the batch did not get there in time');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
