@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { batchProgress, sendBulk } from '../src/client/bulk.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
-import { startEsignTransaction } from '../src/client/transactions.js';
 import { LocalObjectStore } from '../src/storage/object-store.js';
 import { LocalTemplateStore } from '../src/templates/index.js';
 import { NDA_DEFINITION, ndaCsv } from '../test/support/nda-template.js';
 import { fmt, markdownTable, percentile, record } from './lib.js';
-import { benchSigner, startBenchStack, type BenchStack } from './stack.js';
+import { startBenchStack, type BenchStack } from './stack.js';
+import { startWithSigningUrl } from './transactions.js';
 
 const ROWS = Number(process.env.BENCH_BULK_ROWS ?? 5000);
 const MAX_IN_FLIGHT = Number(process.env.BENCH_BULK_IN_FLIGHT ?? 50);
@@ -103,26 +103,10 @@ async function interactive(stack: BenchStack, rate: number, seconds: number, tag
   for (let i = 0; i < rate * seconds; i++) {
     const due = t0 + (i * 1000) / rate;
     await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
-    const participantId = crypto.randomUUID();
     starts.push(
       (async () => {
         const s = performance.now();
-        await startEsignTransaction(
-          stack.client,
-          {
-            referenceId: `bench-${tag}-${Date.now()}-${i}`,
-            documents: [
-              {
-                title: 'Agreement',
-                source: { path: stack.pdf },
-                tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
-              },
-            ],
-            participants: [benchSigner(participantId)],
-            notifyParticipants: { email: false },
-          },
-          { taskQueue: stack.taskQueue, signingUrlFor: { participantIds: [participantId] } },
-        );
+        await startWithSigningUrl(stack, `bench-${tag}-${Date.now()}-${i}`);
         latencies.push(performance.now() - s);
       })(),
     );
@@ -139,23 +123,7 @@ async function oneByOneRate(stack: BenchStack, count: number, concurrency: numbe
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         const i = next++;
-        const participantId = crypto.randomUUID();
-        await startEsignTransaction(
-          stack.client,
-          {
-            referenceId: `bench-one-${Date.now()}-${i}`,
-            documents: [
-              {
-                title: 'Agreement',
-                source: { path: stack.pdf },
-                tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
-              },
-            ],
-            participants: [benchSigner(participantId)],
-            notifyParticipants: { email: false },
-          },
-          { taskQueue: stack.taskQueue, signingUrlFor: { participantIds: [participantId] } },
-        );
+        await startWithSigningUrl(stack, `bench-one-${Date.now()}-${i}`);
       }
     }),
   );

@@ -24,6 +24,19 @@ export async function benchTransaction(
   webhookToArchived: number[],
 ): Promise<string> {
   const t0 = performance.now();
+  const { handle, transactionId, participantId } = await startWithSigningUrl(target, referenceId);
+  await target.sign(transactionId, participantId);
+  const signed = performance.now();
+  const result = await handle.result();
+  if (result.status !== 'completed') throw new Error(`transaction ${referenceId} ended ${result.status}`);
+  const done = performance.now();
+  startToArchived.push(done - t0);
+  webhookToArchived.push(done - signed);
+  return transactionId;
+}
+
+/** A one-signer transaction started with its signer's URL in the same call (update-with-start), as a backend would. */
+export async function startWithSigningUrl(target: Pick<TransactionTarget, 'client' | 'taskQueue' | 'pdf'>, referenceId: string) {
   const participantId = crypto.randomUUID();
   const { handle, transactionId } = await startEsignTransaction(
     target.client,
@@ -42,12 +55,5 @@ export async function benchTransaction(
     },
     { taskQueue: target.taskQueue, signingUrlFor: { participantIds: [participantId] } },
   );
-  await target.sign(transactionId!, participantId);
-  const signed = performance.now();
-  const result = await handle.result();
-  if (result.status !== 'completed') throw new Error(`transaction ${referenceId} ended ${result.status}`);
-  const done = performance.now();
-  startToArchived.push(done - t0);
-  webhookToArchived.push(done - signed);
-  return transactionId!;
+  return { handle, transactionId: transactionId!, participantId };
 }
