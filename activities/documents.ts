@@ -1,4 +1,5 @@
-import { open, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { open, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -9,6 +10,8 @@ import type { DocumentSource } from '../src/transaction/input.js';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
 import { callProvider, whileHeartbeating } from './support/heartbeat.js';
 import type { UrlPolicy } from './support/url-policy.js';
+import { TemplateDocumentNotFound } from '../src/templates/errors.js';
+import type { TemplateStore } from '../src/templates/store.js';
 
 export interface DocumentDeps {
   client: EsignClient;
@@ -16,6 +19,8 @@ export interface DocumentDeps {
   documentRoots: readonly string[];
   urlPolicy: UrlPolicy;
   maxDocumentBytes: number;
+  /** Where template documents (`{template: {sha256}}` sources) are read from (ESIGN_TEMPLATE_STORE). */
+  templates?: Pick<TemplateStore, 'readDocument' | 'location'>;
 }
 
 export interface UploadDocumentsInput {
@@ -76,6 +81,14 @@ export function createDocumentActivities(deps: DocumentDeps) {
       for (const d of input.documents) if ('storagePath' in d.source && d.source.sha256) sha256[d.source.storagePath] = d.source.sha256;
       const pending = input.documents.map((d, i) => ({ d, i })).filter(({ d }) => !('storagePath' in d.source));
       if (pending.length === 0) return { storagePaths: storagePaths as string[], sha256 };
+      const fromTemplate = pending.find(({ d }) => 'template' in d.source);
+      if (fromTemplate && !deps.templates) {
+        throw ApplicationFailure.nonRetryable(
+          `documents[${fromTemplate.i}] (${fromTemplate.d.title}) is a template's document, but this worker has no template store: ` +
+            'set ESIGN_TEMPLATE_STORE to the store the template was created in',
+          FailureType.StoreNotConfigured,
+        );
+      }
 
       // Heartbeats cover reading, fetching and uploading: a killed worker is noticed in seconds.
       return whileHeartbeating(async () => {
@@ -98,6 +111,16 @@ export function createDocumentActivities(deps: DocumentDeps) {
               await checkPdf(target, label, deps.maxDocumentBytes);
               files.push({ path: target, fileName: safeName(url.pathname, i) });
               hashes.push((await hashFile(target)).sha256);
+            } else if ('template' in d.source) {
+              const target = join(scratch, `${i}.pdf`);
+              await writeFile(target, await templateDocument(deps.templates!, d.source.template, label));
+              await checkPdf(target, label, deps.maxDocumentBytes);
+              files.push({
+                path: target,
+                fileName: `${d.title.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || `document-${i + 1}`}.pdf`,
+              });
+              // The hash the template names: what the archive holds the provider's original to, as for a caller's upload.
+              hashes.push(d.source.template.sha256);
             }
           }
           ctx.heartbeat({ uploading: files.length });
@@ -113,6 +136,34 @@ export function createDocumentActivities(deps: DocumentDeps) {
       });
     },
   };
+}
+
+/** A template document's bytes, exactly those its SHA-256 names; a store that lacks it fails the upload for good. */
+async function templateDocument(
+  templates: NonNullable<DocumentDeps['templates']>,
+  source: { sha256: string; ref?: string | undefined },
+  label: string,
+): Promise<Buffer> {
+  let bytes: Buffer;
+  try {
+    bytes = await templates.readDocument(source.sha256);
+  } catch (err) {
+    if (err instanceof TemplateDocumentNotFound) {
+      throw invalid(
+        `${label}: ${err.message}${source.ref ? ` (template ${source.ref})` : ''}; is the worker's ESIGN_TEMPLATE_STORE the one the template was created in?`,
+      );
+    }
+    // The store is unreachable or failing: worth another attempt.
+    throw ApplicationFailure.retryable(
+      `${label}: cannot read from ${templates.location}: ${(err as Error).message}`,
+      FailureType.DocumentSourceUnavailable,
+    );
+  }
+  // Checked here too: the archive relies on this hash, whatever store implementation answered.
+  if (createHash('sha256').update(bytes).digest('hex') !== source.sha256) {
+    throw invalid(`${label}: the template store's copy of ${source.sha256} does not match its SHA-256`);
+  }
+  return bytes;
 }
 
 function safeName(pathname: string, i: number): string {

@@ -1,5 +1,8 @@
 import type { EsignClient } from '../src/esign/client.js';
 import { createArchiveActivities } from './archive.js';
+import { createBulkActivities } from './bulk.js';
+import type { ObjectStore } from '../src/storage/object-store.js';
+import { DEFAULT_TASK_QUEUE } from '../src/definitions/transaction.js';
 import type { ArchiveStore } from '../src/archive/store.js';
 import { createCompletionActivities } from './completion.js';
 import { createDocumentActivities } from './documents.js';
@@ -12,6 +15,7 @@ import { CallbackSigner } from './support/callback-signer.js';
 import { UrlPolicy } from './support/url-policy.js';
 import type { ZipLimits } from '../src/archive/zip-verify.js';
 import type { EvidencePolicy } from '../src/archive/evidence.js';
+import type { TemplateStore } from '../src/templates/index.js';
 
 export interface ActivityDeps {
   client: EsignClient;
@@ -30,8 +34,14 @@ export interface ActivityDeps {
   minReconcileInterval?: string | number;
   /** How long an unowned webhook waits in its inbox before it is closed as orphaned. */
   inboxOrphanAfter?: string;
+  /** Templates' documents (ESIGN_TEMPLATE_STORE); without it, a transaction naming one fails with StoreNotConfigured. */
+  templates?: TemplateStore;
   /** Where renewals of archived evidence take their time-stamps and revocation data, and when they are due. */
   upkeep?: EvidenceUpkeepDeps['upkeep'];
+  /** Bulk send's files (a batch's CSV, pages and result), kept where the templates are (ESIGN_TEMPLATE_STORE). */
+  objects?: ObjectStore;
+  /** The worker's task queue: a batch's transactions run there unless the batch names another. */
+  taskQueue?: string;
 }
 
 /** All activities of the transaction workflow, bound to their dependencies. */
@@ -50,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
       documentRoots: deps.documentRoots ?? [],
       urlPolicy,
       maxDocumentBytes: deps.maxDocumentBytes ?? 25 * 1024 * 1024,
+      ...(deps.templates ? { templates: deps.templates } : {}),
     }),
     ...createTransactionActivities({ client: deps.client }),
     ...createArchiveActivities({
@@ -61,6 +72,11 @@ export function createActivities(deps: ActivityDeps) {
     ...createCompletionActivities({ urlPolicy, ...(callbackSigner ? { callbackSigner } : {}) }),
     ...createInboxActivities(deps.inboxOrphanAfter ? { orphanAfter: deps.inboxOrphanAfter } : {}),
     ...createEvidenceUpkeepActivities({ archive: deps.archive, ...(deps.upkeep ? { upkeep: deps.upkeep } : {}) }),
+    ...createBulkActivities({
+      ...(deps.objects ? { store: deps.objects } : {}),
+      ...(deps.templates ? { templates: deps.templates } : {}),
+      taskQueue: deps.taskQueue ?? DEFAULT_TASK_QUEUE,
+    }),
   };
 }
 

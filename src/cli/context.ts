@@ -28,6 +28,13 @@ export interface CliContext {
   close(): Promise<void>;
 }
 
+/** What main.ts hands a file of commands (templates.ts, …) to register them with: its context, printing and --json. */
+export interface CliKit {
+  withContext<T>(run: (ctx: CliContext) => Promise<T>): Promise<T>;
+  print(value: unknown, human: () => string): void;
+  json(): boolean;
+}
+
 export async function createContext(env: NodeJS.ProcessEnv = process.env): Promise<CliContext> {
   if (env.ESIGN_DATA_DIR && !existsSync(env.ESIGN_DATA_DIR)) {
     throw new CliError(

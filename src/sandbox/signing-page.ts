@@ -129,7 +129,8 @@ function render() {
         el.dataset.tag = t.docIndex + ':' + t.tagIndex; el.dataset.type = t.type;
         el.style.left = (t.x * scale) + 'px'; el.style.top = ((hgt - t.y - t.height) * scale) + 'px';
         el.style.width = (t.width * scale) + 'px'; el.style.height = (t.height * scale) + 'px';
-        el.textContent = t.applied || ((t.required ? '* ' : '') + t.type.replace(/TEMPLATE.*$/, '').toLowerCase());
+        el.textContent = t.applied || ((t.required ? '* ' : '') + (t.prefilled ?? t.type.replace(/TEMPLATE.*$/, '').toLowerCase()));
+        if (t.prefilled !== null && !t.applied) el.dataset.prefilled = t.prefilled;
         el.title = t.applied ? 'Applied' : 'Click to apply: ' + t.suggested;
         el.disabled = !!t.applied || !p || !p.yourTurn;
         el.addEventListener('click', () => apply(t, el));

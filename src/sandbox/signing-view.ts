@@ -16,6 +16,8 @@ export interface SigningTagView {
   required: boolean;
   participantId: string;
   suggested: string;
+  /** Text the sender filled in (`customData.text`, e.g. a template's merge value): shown on the tag before it is applied. */
+  prefilled: string | null;
   applied: string | null;
 }
 
@@ -98,6 +100,7 @@ export function signingView(
                 esignId: t.esignId,
               },
             ),
+            prefilled: typeof tag.customData.text === 'string' ? tag.customData.text : null,
             applied: applied.get(`${docIndex}:${tagIndex}`) ?? null,
           })),
       };

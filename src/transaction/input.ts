@@ -30,6 +30,17 @@ export const DocumentSource = z.union([
     .strict(),
   z.object({ path: z.string().min(1) }).strict(),
   z.object({ url: z.url({ protocol: /^https?$/ }) }).strict(),
+  /** A template's document (docs/templates.md), read from the worker's template store by its SHA-256; `ref` is for messages. */
+  z
+    .object({
+      template: z
+        .object({
+          sha256: z.string().regex(/^[0-9a-f]{64}$/, "must be the lowercase hex SHA-256 of the template's document"),
+          ref: z.string().min(1).optional(),
+        })
+        .strict(),
+    })
+    .strict(),
 ]);
 export type DocumentSource = z.infer<typeof DocumentSource>;
 

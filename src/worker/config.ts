@@ -6,6 +6,7 @@ import { envBool, envList, parseEnv } from '../util/env.js';
 import { parseCertificates } from '../evidence/pki.js';
 import type { EvidencePolicy } from '../archive/evidence.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
+import { templateStoreSetting, type TemplateStoreSetting } from '../templates/env.js';
 
 /** Environment of the worker (Temporal connection settings come from @temporalio/envconfig: TEMPORAL_ADDRESS, …). */
 export const WorkerEnv = z.object({
@@ -97,6 +98,8 @@ export interface WorkerConfig {
   };
   workflowBundlePath: string | undefined;
   evidence: EvidencePolicy;
+  /** ESIGN_TEMPLATE_STORE: where template documents are read from; absent when unset. */
+  templateStore: TemplateStoreSetting | undefined;
   /** Worker Versioning: absent for an unversioned worker. `buildId` undefined: derived from the workflow bundle. */
   deployment: { name: string; buildId: string | undefined; setCurrent: boolean } | undefined;
   /** The evidence upkeep: absent without a time-stamping authority. */
@@ -198,6 +201,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     workflowBundlePath: e.ESIGN_WORKFLOW_BUNDLE ? resolve(e.ESIGN_WORKFLOW_BUNDLE) : undefined,
     evidence,
     upkeep: upkeepConfig(e, evidence),
+    templateStore: templateStoreSetting(env),
     deployment: deploymentConfig(e),
   };
 }

@@ -11,6 +11,8 @@ import { ensureEvidenceUpkeepSchedule } from '../client/evidence-upkeep.js';
 import { EsignClient } from '../esign/client.js';
 import { HttpRevocationProvider } from '../evidence/revocation-client.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
+import { templateStoreAt } from '../templates/env.js';
+import { objectStoreAt } from '../storage/object-store.js';
 import type { WorkerConfig } from './config.js';
 import { createEsignWorker, workflowsPath } from './create-worker.js';
 
@@ -130,6 +132,8 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       callbackSecrets: config.callbackSecrets,
       evidence: config.evidence,
       ...(config.upkeep ? { upkeep: upkeepDeps(config.upkeep, config.evidence.trustAnchors) } : {}),
+      // Bulk send's files live beside the templates.
+      ...(config.templateStore ? { templates: templateStoreAt(config.templateStore), objects: objectStoreAt(config.templateStore) } : {}),
     },
     ...(bundle ? { workflowBundle: bundle } : {}),
     ...(deployment ? { deployment } : {}),
