@@ -4,15 +4,22 @@
  * (a start that finds one running or closed takes it), and every file is rewritten whole.
  */
 import { Context, heartbeat } from '@temporalio/activity';
-import { ApplicationFailure, type Client } from '@temporalio/client';
+import {
+  ApplicationFailure,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type Client,
+} from '@temporalio/client';
 import { stringify } from 'csv-stringify/sync';
 import { batchKeys, BULK_PAGE_ROWS, BULK_PRIORITY, type BatchCounts, type InvalidRow } from '../src/definitions/bulk.js';
 import { EsignBatchId } from '../src/definitions/search-attributes.js';
 import { cancelUpdate, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import { FailureType } from '../src/failures.js';
-import { startEsignTransaction, getEsignTransaction } from '../src/client/transactions.js';
+import { getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../src/client/transactions.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
-import { BatchFileError, checkHeader, parseBatchCsv, referenceOf, splitCells, type BatchRow } from '../src/bulk/rows.js';
+import { BatchFileError, checkHeader, parseBatchCsv, REFERENCE_COLUMN, referenceOf, splitCells, type BatchRow } from '../src/bulk/rows.js';
 import { requestFor, templateColumns, type BulkTemplates } from '../src/bulk/template-rows.js';
 
 export interface BulkDeps {
@@ -105,28 +112,41 @@ export function createBulkActivities(deps: BulkDeps) {
       const { client } = Context.current();
       const of = `EsignBatchId = '${input.batchId}' AND WorkflowType = 'esignTransaction'`;
       const count = async (where: string) => (await client.workflow.count(`${of} AND ${where}`)).count;
-      const [inFlight, running, completed, failed, closed] = await Promise.all([
+      // A run that continued as new is not an end: each transaction's ended run is counted once.
+      const [inFlight, running, completed, failed, ended] = await Promise.all([
         count(`ExecutionStatus = 'Running' AND EsignStatus IN ('uploading', 'creating')`),
         count(`ExecutionStatus = 'Running'`),
         count(`ExecutionStatus = 'Completed' AND EsignStatus = 'completed'`),
         count(`ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut', 'Canceled')`),
-        count(`ExecutionStatus != 'Running'`),
+        count(`ExecutionStatus NOT IN ('Running', 'ContinuedAsNew')`),
       ]);
-      return { inFlight, waiting: running - inFlight, completed, endedOtherwise: closed - completed - failed, failed };
+      // Five counts are not one instant: never a negative figure.
+      return {
+        inFlight,
+        waiting: Math.max(0, running - inFlight),
+        completed,
+        endedOtherwise: Math.max(0, ended - completed - failed),
+        failed,
+      };
     },
 
-    /** Asks every running transaction of the batch to cancel: each withdraws unless someone signed (then it completes and is archived). */
-    async cancelBatchTransactions(input: { batchId: string; reason: string }): Promise<{ asked: number }> {
+    /**
+     * Asks every transaction the batch started to cancel: each withdraws unless someone signed (then it completes
+     * and is archived). By the ids its pages recorded, not by visibility, which lags behind the last starts; each
+     * cancel is accepted, not waited for (the batch follows the transactions to their ends).
+     */
+    async cancelBatchTransactions(input: { batchId: string; pages: number; reason: string }): Promise<{ asked: number }> {
+      const { store } = need();
       const { client } = Context.current();
       let asked = 0;
-      const query = `EsignBatchId = '${input.batchId}' AND WorkflowType = 'esignTransaction' AND ExecutionStatus = 'Running'`;
-      for await (const wf of client.workflow.list({ query })) {
-        await client.workflow
-          .getHandle(wf.workflowId)
-          .executeUpdate(cancelUpdate, { args: [{ reason: input.reason }] })
-          .catch(() => undefined); // Refused (someone signed, or it ended meanwhile): it ends on its own.
-        asked++;
-        heartbeat(asked);
+      for (let page = 0; page < input.pages; page++) {
+        const started = (await readJson<StartedRow[]>(store, batchKeys.started(input.batchId, page))).filter((r) => r.referenceId);
+        for (let i = 0; i < started.length; i += 8) {
+          const some = started.slice(i, i + 8);
+          await Promise.all(some.map((r) => askToCancel(client, r.referenceId!, input.reason)));
+          asked += some.length;
+          heartbeat(page);
+        }
       }
       return { asked };
     },
@@ -135,7 +155,7 @@ export function createBulkActivities(deps: BulkDeps) {
      * One line per row: its outcome, transaction, archive or error; rows a cancel kept from starting are
      * `not_started`. Written whole, so a retry replaces it.
      */
-    async writeBatchResult(input: { batchId: string; pages: number; startedPages: number }): Promise<{ url: string }> {
+    async writeBatchResult(input: { batchId: string; pages: number; startedPages: number }): Promise<{ url: string; running: number }> {
       const { store } = need();
       const { client } = Context.current();
       const lines: string[][] = [['line', 'referenceId', 'outcome', 'transactionId', 'archive', 'error']];
@@ -157,7 +177,8 @@ export function createBulkActivities(deps: BulkDeps) {
       rows.sort((a, b) => Number(a[0]) - Number(b[0]));
       const key = batchKeys.result(input.batchId);
       await store.put(key, stringify([head!, ...rows]));
-      return { url: store.urlOf(key) };
+      // Visibility said none runs; this read every row: the batch follows on while any still does.
+      return { url: store.urlOf(key), running: rows.filter((r) => r[2] === 'running').length };
     },
   };
 }
@@ -169,6 +190,7 @@ async function startRow(
   batch: { batchId: string; callbackUrl?: string; signingDeadline?: string; reconcileInterval?: string; taskQueue?: string },
   workerQueue: string,
 ): Promise<StartedRow> {
+  if (row.error) return { line: row.line, error: row.error };
   const columns = templateColumns(template);
   const ref = referenceOf(batch.batchId, row);
   const cells = splitCells(row, columns);
@@ -176,25 +198,28 @@ async function startRow(
   if ('reason' in cells) return { line: row.line, error: cells.reason };
   const request = requestFor(template, ref.referenceId, cells, batch);
   if ('reason' in request) return { line: row.line, error: request.reason };
+  let existing = false;
   try {
-    const { handle } = await startEsignTransaction(client, request.input, {
+    await startEsignTransaction(client, request.input, {
       taskQueue: batch.taskQueue ?? workerQueue,
       batchId: batch.batchId,
       priority: { priorityKey: BULK_PRIORITY, fairnessKey: batch.batchId },
+      onlyOnce: true,
     });
-    // A referenceId the row chose may belong to a transaction outside the batch: that one is not this row's.
-    if (row.cells.referenceId !== undefined) {
-      const owner = (await handle.describe()).typedSearchAttributes.get(EsignBatchId);
-      if (owner !== batch.batchId)
-        return { line: row.line, error: `referenceId "${ref.referenceId}" is already used by another transaction` };
-    }
-    return { line: row.line, referenceId: ref.referenceId };
   } catch (err) {
-    const message = (err as Error).message;
-    // Refused input is the row's fault; anything else (Temporal unreachable) is retried by the activity.
-    if ((err as Error).name === 'InvalidTransactionInput') return { line: row.line, error: message };
-    throw err;
+    // Refused input is the row's fault; one that ran before (a page started again after a crash) is the row's if
+    // the batch started it; anything else (Temporal unreachable) is retried by the activity.
+    if (err instanceof InvalidTransactionInput) return { line: row.line, error: err.message };
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    existing = true;
   }
+  // A referenceId the row chose, or found taken, may belong to a transaction outside the batch: not this row's.
+  if (existing || row.cells[REFERENCE_COLUMN] !== undefined) {
+    const owner = (await getEsignTransaction(client, ref.referenceId).describe()).typedSearchAttributes.get(EsignBatchId);
+    if (owner !== batch.batchId)
+      return { line: row.line, error: `referenceId "${ref.referenceId}" is already used by another transaction` };
+  }
+  return { line: row.line, referenceId: ref.referenceId };
 }
 
 /** outcome, transactionId, archive, error of a row's transaction. */
@@ -213,5 +238,20 @@ async function outcomeOf(client: Client, referenceId: string): Promise<[string, 
     ];
   } catch (err) {
     return ['failed', '', '', (err as Error).message];
+  }
+}
+
+/** Asks one transaction to cancel, waiting until it accepted (not until it ended). Its refusal (signed, ended) is an answer. */
+async function askToCancel(client: Client, referenceId: string, reason: string): Promise<void> {
+  try {
+    await getEsignTransaction(client, referenceId).startUpdate(cancelUpdate, {
+      args: [{ reason }],
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return;
+    // Ended meanwhile: an update finds no running workflow to take it.
+    if (/already completed/i.test((err as Error).message)) return;
+    throw err;
   }
 }

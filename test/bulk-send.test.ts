@@ -24,8 +24,12 @@ async function providerTransactions(batchId: string): Promise<string[]> {
   }
 }
 
-async function finish(bed: BulkBed, batchId: string): Promise<{ result: BatchResult; rows: Record<string, string>[] }> {
-  const signer = bed.signBatch(batchId);
+async function finish(
+  bed: BulkBed,
+  batchId: string,
+  ownReferences: string[] = [],
+): Promise<{ result: BatchResult; rows: Record<string, string>[] }> {
+  const signer = bed.signBatch(batchId, ownReferences);
   const result = (await env.ctx.client.workflow.getHandle(batchId).result()) as BatchResult;
   await signer.stop();
   const csv = await bed.objects.get(batchKeys.result(batchId));
@@ -84,11 +88,13 @@ it('reports each bad row with its line and reason and sends the others; refuses 
         'Alan Turing <alan@example.com>,Acme,,surplus',
         `Edsger Dijkstra <edsger@example.com>,Acme,${taken}`,
         'Barbara Liskov <barbara@example.com>,Acme,',
+        `Donald Knuth <donald@example.com>,Acme,${taken}-dup`,
+        `Frances Allen <frances@example.com>,Acme,${taken}-dup`,
       ].join('\n'),
     );
     const batch = await sendBulk(env.ctx.client, bed, { name: 'Some bad rows', template: 'NDA-bulk', csv, taskQueue: bed.taskQueue });
-    const { result, rows } = await finish(bed, batch.batchId);
-    expect(result).toMatchObject({ phase: 'done', rows: 6, started: 2, invalid: 4, completed: 2 });
+    const { result, rows } = await finish(bed, batch.batchId, [`${taken}-dup`]);
+    expect(result).toMatchObject({ phase: 'done', rows: 8, started: 3, invalid: 5, completed: 3 });
     const byLine: Record<string, Record<string, string>> = Object.fromEntries(rows.map((r) => [r.line!, r]));
     expect(byLine['2']).toMatchObject({ outcome: 'completed' });
     expect(byLine['7']).toMatchObject({ outcome: 'completed' });
@@ -99,7 +105,10 @@ it('reports each bad row with its line and reason and sends the others; refuses 
     expect(byLine['5']).toMatchObject({ outcome: 'invalid', error: 'the row has 1 cell(s) more than the header' });
     expect(byLine['6']?.outcome).toBe('invalid');
     expect(byLine['6']?.error).toMatch(/already used by another transaction/);
-    expect(result.firstInvalid.map((r) => r.line)).toEqual([3, 4, 5, 6]);
+    // Two rows naming one referenceId would share a transaction: the second is refused.
+    expect(byLine['8']?.outcome).toBe('completed');
+    expect(byLine['9']).toMatchObject({ outcome: 'invalid', error: `referenceId "${taken}-dup" repeats line 8` });
+    expect(result.firstInvalid.map((r) => r.line)).toEqual([3, 4, 5, 6, 9]);
 
     // A header that no row could fit: refused before anything is stored or started.
     const wrong = sendBulk(env.ctx.client, bed, {

@@ -53,6 +53,8 @@ export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarr
   while (batch.sending) {
     if (batch.historyFull()) return handOver();
     await counts();
+    // A cancel taken during the count: no page starts after it.
+    if (!batch.sending) break;
     if (!batch.roomForPage) {
       await condition(() => batch.cancelRequested, ROOM_WAIT_MS);
       continue;
@@ -79,28 +81,37 @@ export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarr
       batch.moveTo('cancelling');
       await step(BULK_FILES, 'Withdraw the batch’s unsigned transactions').cancelBatchTransactions({
         batchId,
+        pages: batch.nextPage,
         reason: 'the bulk send was cancelled',
       });
       batch.cancelsSent = true;
       batch.moveTo('following');
     }
     await counts();
-    if (batch.allEnded) break;
+    // A cancel taken during the count is served first: its update waits for it, and so do the end and a hand-over.
+    if (batch.cancelPending) continue;
+    if (batch.noneRunning) {
+      // ------------------------------------------------ 4. report, one line per row
+      // Visibility says none runs, but it lags behind the last starts and forgets what retention deleted: the
+      // result, which reads every row's transaction, decides. One still running sends the batch back to following.
+      batch.moveTo('reporting');
+      const written = await step(BULK_FILES, 'Write the result CSV').writeBatchResult({
+        batchId,
+        pages: batch.pages,
+        startedPages: batch.nextPage,
+      });
+      if (written.running === 0 && !batch.cancelPending) {
+        batch.moveTo(batch.cancelRequested ? 'cancelled' : 'done');
+        await condition(allHandlersFinished);
+        return { ...batch.progress(), resultUrl: written.url };
+      }
+      // Still running after all (or a cancel came): follow on, after the wait.
+      batch.moveTo('following');
+    }
     if (batch.historyFull()) return handOver();
     await condition(() => batch.cancelPending, wait);
     wait = Math.min(MAX_FOLLOW_WAIT_MS, Math.round(wait * 1.5));
   }
-
-  // ------------------------------------------------ 4. report, one line per row
-  batch.moveTo('reporting');
-  const { url } = await step(BULK_FILES, 'Write the result CSV').writeBatchResult({
-    batchId,
-    pages: batch.pages,
-    startedPages: batch.nextPage,
-  });
-  batch.moveTo(batch.cancelRequested ? 'cancelled' : 'done');
-  await condition(allHandlersFinished);
-  return { ...batch.progress(), resultUrl: url };
 
   async function handOver(): Promise<never> {
     await condition(allHandlersFinished);

@@ -15,6 +15,8 @@ export interface BatchRow {
   /** Its line in the file (the header is line 1). */
   line: number;
   cells: Record<string, string>;
+  /** Why it cannot start, found when the file was read (a referenceId an earlier row has). */
+  error?: string;
 }
 
 /** What the header must match: the template's roles (one column each) and merge fields. */
@@ -60,7 +62,7 @@ export function parseBatchCsv(csv: Buffer): { header: string[]; rows: BatchRow[]
   const [head, ...body] = records;
   if (!head) throw new BatchFileError('the CSV is empty: it needs a header line naming the roles and merge fields');
   const header = head.record;
-  const rows = body.map(({ record, info }) => {
+  const rows: BatchRow[] = body.map(({ record, info }) => {
     const cells: Record<string, string> = {};
     header.forEach((column, i) => {
       if (record[i] !== undefined && record[i] !== '') cells[column] = record[i]!;
@@ -69,6 +71,15 @@ export function parseBatchCsv(csv: Buffer): { header: string[]; rows: BatchRow[]
     if (record.length > header.length) cells['\u0000extra'] = String(record.length - header.length);
     return { line: info.lines, cells };
   });
+  // Two rows naming one referenceId would share one transaction: the later ones are refused.
+  const firstLine = new Map<string, number>();
+  for (const row of rows) {
+    const ref = row.cells[REFERENCE_COLUMN];
+    if (ref === undefined) continue;
+    const first = firstLine.get(ref);
+    if (first === undefined) firstLine.set(ref, row.line);
+    else row.error = `referenceId "${ref}" repeats line ${first}`;
+  }
   return { header, rows };
 }
 

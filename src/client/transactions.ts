@@ -26,6 +26,11 @@ export interface StartOptions {
   batchId?: string;
   /** Task queue priority and fairness key (bulk sends queue behind interactive transactions: docs/bulk-send.md). */
   priority?: Priority;
+  /**
+   * Never a second run for this referenceId, even once the first has ended (a bulk row started again after a
+   * crash): the start is refused with WorkflowExecutionAlreadyStartedError and the caller takes the existing one.
+   */
+  onlyOnce?: boolean;
 }
 
 export interface StartedTransaction {
@@ -54,6 +59,7 @@ export async function startEsignTransaction(
     workflowId,
     args: [input] as [EsignTransactionInput],
     workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    ...(options.onlyOnce ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
     memo: {
       title: parsed.data.title ?? parsed.data.documents.map((d) => d.title).join(', '),
       participantCount: parsed.data.participants.length,

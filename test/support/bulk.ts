@@ -29,8 +29,11 @@ export interface BulkBed {
   archiveDir: string;
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
-  /** Signs every transaction of the batch that awaits signatures, until `stop` is called; how many it signed. */
-  signBatch(batchId: string): { stop(): Promise<number> };
+  /**
+   * Signs every transaction of the batch that awaits signatures, until `stop` is called; how many it signed. Rows
+   * with a referenceId of their own are named in `ownReferences` (the provider knows nothing of batches).
+   */
+  signBatch(batchId: string, ownReferences?: string[]): { stop(): Promise<number> };
   close(): Promise<void>;
 }
 
@@ -83,12 +86,13 @@ export async function bulkBed(ctx: TemporalTestContext, sandbox: TestSandbox, pr
       await worker.running;
       worker = undefined;
     },
-    signBatch(batchId) {
+    signBatch(batchId, ownReferences = []) {
       let stopped = false;
       const signed = new Set<string>();
       const loop = (async () => {
         while (!stopped) {
-          await signWaiting(sandbox, batchId, signed);
+          // The provider may be injecting 429s (a storm test): a failed pass is tried again on the next.
+          await signWaiting(sandbox, batchId, ownReferences, signed).catch(() => undefined);
           await new Promise((r) => setTimeout(r, 300));
         }
         return signed.size;
@@ -110,12 +114,13 @@ export async function bulkBed(ctx: TemporalTestContext, sandbox: TestSandbox, pr
 }
 
 /** Signs, through the sandbox, every pending provider transaction of the batch (eight at a time). */
-async function signWaiting(sandbox: TestSandbox, batchId: string, signed: Set<string>): Promise<void> {
+async function signWaiting(sandbox: TestSandbox, batchId: string, ownReferences: string[], signed: Set<string>): Promise<void> {
   const pending: { id: string; participants: string[] }[] = [];
   for (let offset = 0; ; offset += 500) {
     const { data } = await sandbox.client.listTransactions({ status: 'esign_pending', limit: 500, offset });
     for (const t of data) {
-      if (!t.referenceId?.startsWith(`${batchId}.`) || signed.has(t.id)) continue;
+      const ours = t.referenceId?.startsWith(`${batchId}.`) || ownReferences.includes(t.referenceId ?? '');
+      if (!ours || signed.has(t.id)) continue;
       pending.push({ id: t.id, participants: t.participants.filter((p) => p.status !== 'signed').map((p) => p.id) });
     }
     if (data.length < 500) break;

@@ -89,10 +89,9 @@ export class Batch {
     this.#show();
   }
 
-  /** Every started transaction is visible and none is running. */
-  get allEnded(): boolean {
-    const { inFlight, waiting, completed, endedOtherwise, failed } = this.counts;
-    return inFlight + waiting === 0 && completed + endedOtherwise + failed >= this.started;
+  /** Visibility sees none of the batch's transactions running (the result decides whether that is so). */
+  get noneRunning(): boolean {
+    return this.counts.inFlight + this.counts.waiting === 0;
   }
 
   /** The cancel update: answered once the batch's transactions were asked to withdraw. */
@@ -105,7 +104,7 @@ export class Batch {
 
   /** Refuses a cancel that comes too late to withdraw anything (the update's validator). */
   checkCancel(): void {
-    if (this.phase === 'reporting' || this.phase === 'done' || this.phase === 'cancelled')
+    if (this.phase === 'done' || this.phase === 'cancelled')
       throw ApplicationFailure.nonRetryable(
         `the batch has ended (${this.phase}): nothing is left to cancel`,
         FailureType.TransactionFinished,
