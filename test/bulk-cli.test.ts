@@ -1,16 +1,14 @@
 // `esign bulk send|status|cancel`, the real binary against the suite's Temporal server, a worker with a template
 // store, the sandbox and the bridge: what an operator sees, including the errors that say what to do.
-import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Exit } from '../src/cli/context.js';
 import { bulkBed, ndaCsv, type BulkBed } from './support/bulk.js';
+import { esignCli } from './support/cli.js';
 import { devServerAndSandbox } from './support/sandbox.js';
 
-const bin = fileURLToPath(new URL('../bin/esign.js', import.meta.url));
 const env = devServerAndSandbox();
 let bed: BulkBed;
 let dir: string;
@@ -23,26 +21,15 @@ afterAll(async () => {
   await bed?.close();
 });
 
-function esign(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      {
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: inject('temporalAddress'),
-          ESIGN_TASK_QUEUE: bed.taskQueue,
-          ESIGN_TEMPLATE_STORE: bed.storeDir,
-          // A data dir of its own: no dev stack codec keys (the worker has none).
-          ESIGN_DATA_DIR: dir,
-        },
-        timeout: 120_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const esign = esignCli(
+  () => ({
+    ESIGN_TASK_QUEUE: bed.taskQueue,
+    ESIGN_TEMPLATE_STORE: bed.storeDir,
+    // A data dir of its own: no dev stack codec keys (the worker has none).
+    ESIGN_DATA_DIR: dir,
+  }),
+  120_000,
+);
 
 it('sends a batch, says so when it is sent again, shows a progress bar, and ends with the result file', async () => {
   const csv = join(dir, 'people.csv');

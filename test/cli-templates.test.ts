@@ -1,17 +1,15 @@
 // `esign template create|list|show` and `esign start --template`, run as the real CLI (bin/esign.js) against the
 // suite's Temporal server, the test sandbox and a worker reading the same template store: the dev stack's default
 // one, `<ESIGN_DATA_DIR>/templates`.
-import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalTemplateStore, type StoredTemplate } from '../src/templates/index.js';
+import { esignCli } from './support/cli.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 import { ndaTemplateFolder } from './support/templates.js';
 
-const bin = fileURLToPath(new URL('../bin/esign.js', import.meta.url));
 let env: EsignTestEnv;
 let dataDir: string;
 let folder: Awaited<ReturnType<typeof ndaTemplateFolder>>;
@@ -25,26 +23,12 @@ afterAll(async () => {
   await env?.close();
 });
 
-function esign(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      {
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: inject('temporalAddress'),
-          ESIGN_TASK_QUEUE: env.taskQueue,
-          ESIGN_PROVIDER_URL: env.sandbox.running.url,
-          ESIGN_DATA_DIR: dataDir,
-          ESIGN_TEMPLATE_STORE: '',
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const esign = esignCli(() => ({
+  ESIGN_TASK_QUEUE: env.taskQueue,
+  ESIGN_PROVIDER_URL: env.sandbox.running.url,
+  ESIGN_DATA_DIR: dataDir,
+  ESIGN_TEMPLATE_STORE: '',
+}));
 
 describe('esign template', () => {
   it('creates versions idempotently, lists and shows them, and says what to do when something is wrong', async () => {

@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { esignCli } from './support/cli.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
-const bin = fileURLToPath(new URL('../bin/esign.js', import.meta.url));
 let env: EsignTestEnv;
 let dataDir: string;
 
@@ -20,25 +18,11 @@ afterAll(async () => {
 });
 
 /** Runs the real `esign` binary against the suite's Temporal server and the test sandbox. */
-function esign(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      {
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: inject('temporalAddress'),
-          ESIGN_TASK_QUEUE: env.taskQueue,
-          ESIGN_PROVIDER_URL: env.sandbox.running.url,
-          ESIGN_DATA_DIR: dataDir,
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const esign = esignCli(() => ({
+  ESIGN_TASK_QUEUE: env.taskQueue,
+  ESIGN_PROVIDER_URL: env.sandbox.running.url,
+  ESIGN_DATA_DIR: dataDir,
+}));
 
 describe('esign CLI', () => {
   it('runs the demo hands-off and exits 0 once the archive is verified; then status, list and download work on it', async () => {
