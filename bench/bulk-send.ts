@@ -48,7 +48,7 @@ export async function bulkSend(command: string): Promise<void> {
         taskQueue: stack.taskQueue,
       });
       // Measured while the batch is still creating transactions.
-      await waitFor(async () => (await batchProgress(stack.client, batch.batchId)).started >= MAX_IN_FLIGHT);
+      await waitFor(async () => (await batchProgress(stack.client, batch.batchId)).started >= Math.min(MAX_IN_FLIGHT, ROWS));
       const beside = await interactive(stack, RATE, SECONDS, 'beside');
       const progressAtEnd = await batchProgress(stack.client, batch.batchId);
       const created = async () => {
