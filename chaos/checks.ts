@@ -46,9 +46,10 @@ interface CheckInput {
   /** What the driver did to each transaction (run-chaos.ts), so its outcome can be held against it. */
   planned: Map<string, Scenario>;
   receiver: ChaosReceiver;
-  /** Participants per transaction, by index in the run. */
-  participants: number[];
-  referencePrefix: string;
+  /** How many participants a transaction has, by referenceId. */
+  participants: (referenceId: string) => number;
+  /** The run's referenceIds start with one of these (the driven transactions', the batch's rows'). */
+  referencePrefixes: string[];
   deploy?: RollingDeploy;
 }
 
@@ -72,6 +73,7 @@ const PROVIDER_STATE_OF: Record<string, readonly string[]> = {
 };
 
 const { WorkflowTaskFailedCause } = proto.temporal.api.enums.v1;
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
 /** The signals through which the inbox hands a provider notification to its transaction. */
 const NOTIFICATION_SIGNALS = new Set([esignCompletedSignal.name, esignEventSignal.name]);
@@ -85,7 +87,7 @@ export async function checkRun({
   planned,
   receiver,
   participants,
-  referencePrefix,
+  referencePrefixes,
   deploy,
 }: CheckInput): Promise<ChaosChecks> {
   const problems: string[] = [];
@@ -125,10 +127,9 @@ export async function checkRun({
     const ends = heard.filter((e) => e.type.startsWith('transaction.'));
     if (ends.length !== 1 || ends[0]!.type !== `transaction.${result.status}`)
       problems.push(`${referenceId}: the integrator heard ${ends.map((e) => e.type).join(', ') || 'no end'} for ${result.status}`);
-    const index = Number(referenceId.slice(referencePrefix.length));
     const signed = new Set(heard.filter((e) => e.type === 'participant.signed').map((e) => e.participantId));
-    if (result.status === 'completed' && signed.size !== participants[index])
-      problems.push(`${referenceId}: the integrator heard ${signed.size} of ${participants[index]} signatures`);
+    if (result.status === 'completed' && signed.size !== participants(referenceId))
+      problems.push(`${referenceId}: the integrator heard ${signed.size} of ${participants(referenceId)} signatures`);
     const providerStatus = (await provider.getTransaction(result.transactionId)).status;
     if (!PROVIDER_STATE_OF[result.status]?.includes(providerStatus))
       problems.push(`${referenceId}: the workflow says ${result.status}, the provider says ${providerStatus}`);
@@ -167,9 +168,9 @@ export async function checkRun({
   const perReference = new Map<string, number>();
   for (let offset = 0; ; offset += 500) {
     const page = await provider.listTransactions({ limit: 500, offset });
-    for (const t of page.data) {
-      if (!t.referenceId?.startsWith(referencePrefix)) continue;
-      perReference.set(t.referenceId, (perReference.get(t.referenceId) ?? 0) + 1);
+    for (const { referenceId: ref } of page.data) {
+      if (!ref || !referencePrefixes.some((p) => ref.startsWith(p))) continue;
+      perReference.set(ref, (perReference.get(ref) ?? 0) + 1);
     }
     if (offset + page.data.length >= page.total || page.data.length === 0) break;
   }
@@ -219,23 +220,8 @@ export async function checkRun({
       ...(inbox ? [{ workflowId: inboxId, events: inbox.events ?? [] }] : []),
     ];
     for (const { workflowId, events } of histories) {
-      const activityTypes = new Map<string, string>();
+      checkHistory(workflowId, events, checks.activityRetries, problems);
       for (const e of events) {
-        const id = String(e.eventId);
-        if (e.activityTaskScheduledEventAttributes) activityTypes.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
-        const startedAttempt = e.activityTaskStartedEventAttributes?.attempt ?? 1;
-        if (startedAttempt > 1) {
-          const type = activityTypes.get(String(e.activityTaskStartedEventAttributes!.scheduledEventId)) ?? '?';
-          checks.activityRetries[type] = (checks.activityRetries[type] ?? 0) + startedAttempt - 1;
-        }
-        const wtf = e.workflowTaskFailedEventAttributes;
-        // UNHANDLED_COMMAND is the server refusing a completion because a signal arrived during the task; the SDK
-        // replays the task with the signal, so it is how Temporal works, not a fault of ours.
-        if (wtf && wtf.cause !== WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND)
-          problems.push(`${workflowId}: workflow task failed (${WorkflowTaskFailedCause[wtf.cause ?? 0]}): ${wtf.failure?.message ?? ''}`);
-        const failed = e.activityTaskFailedEventAttributes?.failure;
-        if (failed?.applicationFailureInfo?.nonRetryable)
-          problems.push(`${workflowId}: non-retryable activity failure: ${failed.message ?? ''}`);
         const signaled = e.workflowExecutionSignaledEventAttributes;
         if (signaled?.signalName === inboxNotificationSignal.name) {
           const [notification] = (await decode(signaled.input?.payloads ?? [])) as { data?: { notificationId?: string } }[];
@@ -248,6 +234,31 @@ export async function checkRun({
   }
   if (deploy) checks.versions = checkVersions(deploy, chains, problems);
   return checks;
+}
+
+/**
+ * Adds to `problems` a history's failed workflow tasks and non-retryable activity failures, and to `retries` the
+ * attempts beyond the first of each activity type.
+ */
+export function checkHistory(workflowId: string, events: HistoryEvent[], retries: Record<string, number>, problems: string[]): void {
+  const activityTypes = new Map<string, string>();
+  for (const e of events) {
+    const id = String(e.eventId);
+    if (e.activityTaskScheduledEventAttributes) activityTypes.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
+    const startedAttempt = e.activityTaskStartedEventAttributes?.attempt ?? 1;
+    if (startedAttempt > 1) {
+      const type = activityTypes.get(String(e.activityTaskStartedEventAttributes!.scheduledEventId)) ?? '?';
+      retries[type] = (retries[type] ?? 0) + startedAttempt - 1;
+    }
+    const wtf = e.workflowTaskFailedEventAttributes;
+    // UNHANDLED_COMMAND is the server refusing a completion because a signal arrived during the task; the SDK
+    // replays the task with the signal, so it is how Temporal works, not a fault of ours.
+    if (wtf && wtf.cause !== WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND)
+      problems.push(`${workflowId}: workflow task failed (${WorkflowTaskFailedCause[wtf.cause ?? 0]}): ${wtf.failure?.message ?? ''}`);
+    const failed = e.activityTaskFailedEventAttributes?.failure;
+    if (failed?.applicationFailureInfo?.nonRetryable)
+      problems.push(`${workflowId}: non-retryable activity failure: ${failed.message ?? ''}`);
+  }
 }
 
 /** Gives the sandbox's outbox a moment to finish retries still under way (its backoff may have grown during an outage). */

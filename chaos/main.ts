@@ -1,4 +1,4 @@
-// `npm run chaos [-- --seed N --transactions M --concurrency C --keep --cluster]`
+// `npm run chaos [-- --seed N --transactions M --concurrency C --batch-rows B --keep --cluster]`
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../src/tools/launch.js';
 import { formatReport, writeLastReport } from './report.js';
@@ -9,6 +9,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: process.env.CHAOS_SEED ?? String(Date.now() % 100_000) },
     transactions: { type: 'string', default: process.env.CHAOS_TRANSACTIONS ?? '200' },
     concurrency: { type: 'string' },
+    'batch-rows': { type: 'string', default: process.env.CHAOS_BATCH_ROWS ?? '20' },
     keep: { type: 'boolean', default: false },
     cluster: { type: 'boolean', default: false },
     'no-record': { type: 'boolean', default: false },
@@ -16,21 +17,25 @@ const { values } = parseArgs({
 });
 const seed = Number(values.seed);
 const transactions = Number(values.transactions);
-if (!Number.isInteger(seed) || !Number.isInteger(transactions) || transactions < 1) {
-  console.error('usage: npm run chaos -- [--seed <integer>] [--transactions <count>] [--concurrency <count>] [--keep] [--cluster]');
+const batchRows = Number(values['batch-rows']);
+if (!Number.isInteger(seed) || !Number.isInteger(transactions) || transactions < 1 || !Number.isInteger(batchRows) || batchRows < 1) {
+  console.error(
+    'usage: npm run chaos -- [--seed <integer>] [--transactions <count>] [--concurrency <count>] [--batch-rows <count>] [--keep] [--cluster]',
+  );
   process.exit(2);
 }
 
 const report = await runChaos({
   seed,
   transactions,
+  batchRows,
   ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
   keep: values.keep,
   cluster: values.cluster,
 });
 const markdown = formatReport(
   report,
-  `npm run chaos -- --seed ${seed} --transactions ${transactions}${values.concurrency ? ` --concurrency ${values.concurrency}` : ''}${values.cluster ? ' --cluster' : ''}`,
+  `npm run chaos -- --seed ${seed} --transactions ${transactions} --batch-rows ${batchRows}${values.concurrency ? ` --concurrency ${values.concurrency}` : ''}${values.cluster ? ' --cluster' : ''}`,
 );
 process.stdout.write(`\n${markdown}\n`);
 if (!values['no-record']) {

@@ -22,8 +22,26 @@ function deployRow(r: ChaosReport): string {
   );
 }
 
+/** The bulk-send batch: its rows, how they ended, and that it ran once. */
+function batchRow(r: ChaosReport): string {
+  const b = r.batch;
+  if (!b) return 'never submitted';
+  const where =
+    b.runs > 1
+      ? `, in ${b.runs} runs (${b.versions.join(' → ')}, moved at a continue-as-new)`
+      : b.versions.length
+        ? ` on ${b.versions[0]}`
+        : '';
+  return (
+    `${b.rows} rows (${b.batchId}) submitted after ${b.submittedAfter} transactions had started, and submitted again; ${b.phase} after ${b.seconds.toFixed(1)} s: ` +
+    `${b.completed} rows completed in its result CSV, ${b.archived} of them archived once where the CSV says, ${b.duplicates} duplicate provider transactions; ` +
+    `one batch workflow for its id${where}`
+  );
+}
+
 /** The report of a run as markdown: what was broken, what was checked, and the verdict. */
 export function formatReport(r: ChaosReport, command: string): string {
+  const all = r.transactions + (r.batch?.rows ?? 0);
   const verdict = r.problems.length === 0 ? '**Clean**: nothing lost, nothing duplicated.' : `**${r.problems.length} problem(s)**`;
   return [
     `Run ${new Date().toISOString()} on ${machine()}  `,
@@ -34,12 +52,12 @@ export function formatReport(r: ChaosReport, command: string): string {
     '| | |',
     '|---|---|',
     `| topology | ${r.topology === 'cluster' ? 'PostgreSQL and the Temporal services as separate processes, two bridges behind a round-robin balancer (docs/cluster.md)' : 'the Temporal dev server (SQLite)'} |`,
-    `| transactions | ${r.transactions} at concurrency ${r.concurrency}, seed ${r.seed}, ${r.seconds.toFixed(1)} s |`,
+    `| transactions | ${r.transactions} driven at concurrency ${r.concurrency}${r.batch ? ` and ${r.batch.rows} of a bulk-send batch` : ''}, seed ${r.seed}, ${r.seconds.toFixed(1)} s |`,
     `| start → archived | p50 ${r.durations.p50.toFixed(1)} s, slowest ${r.durations.max.toFixed(1)} s (${r.durations.slowest}) |`,
     `| outcomes | ${list(r.outcomes)}, each the one its scenario allows and matching the provider's final state |`,
-    `| completed | ${r.completed} of ${r.transactions} (${r.completedBy.webhook} by webhook, ${r.completedBy.reconciliation} by reconciliation poll) |`,
+    `| completed | ${r.completed} of ${all} (${r.completedBy.webhook} by webhook, ${r.completedBy.reconciliation} by reconciliation poll) |`,
     `| archives | ${r.archives}: one per transaction the provider completed, each byte-identical (SHA-256) to its ZIP |`,
-    `| provider transactions | ${r.providerTransactions} for ${r.transactions} referenceIds |`,
+    `| provider transactions | ${r.providerTransactions} for ${all} referenceIds |`,
     `| webhooks | ${r.webhooks.delivered} acknowledged by a bridge (${r.webhooks.ackedAndFoundInTemporal} found as signals in Temporal), ${r.webhooks.dropped} dropped, ${r.webhooks.pending} still pending, ${r.webhooks.failed} failed |`,
     `| faults injected by the sandbox | ${list(r.injected)} |`,
     `| chaos events | ${r.events.length}: ${r.events.map((e) => `${e.description} at ${e.at.toFixed(1)} s`).join('; ')} |`,
@@ -47,6 +65,7 @@ export function formatReport(r: ChaosReport, command: string): string {
       .map(([name, s]) => `${name} ${s.kills}/${s.unexpectedExits}`)
       .join(', ')} |`,
     `| rolling deploy | ${deployRow(r)} |`,
+    `| bulk send | ${batchRow(r)} |`,
     `| activity retries (absorbed) | ${list(r.activityRetries)} |`,
     `| client retries (absorbed) | ${list(r.clientRetries)} |`,
     `| partial downloads left in scratch | ${r.stagingLeftovers} |`,

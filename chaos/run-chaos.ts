@@ -2,9 +2,10 @@
 // database, the sandbox injecting faults, the bridge, two versioned workers)
 // drives M transactions to completion while a seeded schedule kills workers,
 // restarts the bridge, stops Temporal once and rolls the workers out to a new
-// version once. On the cluster, two bridges behind the load balancer, each
-// killed in turn, and the Temporal services and PostgreSQL fail one by one.
-// Then the checks in ./checks.ts decide whether anything was lost or
+// version once; part-way through, a bulk-send batch joins them (./bulk.ts).
+// On the cluster, two bridges behind the load balancer, each killed in turn,
+// and the Temporal services and PostgreSQL fail one by one. Then the checks
+// in ./checks.ts and ./bulk-checks.ts decide whether anything was lost or
 // duplicated, or ran on a version it should not have.
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -26,6 +27,9 @@ import { prebuiltBundle } from '../src/tools/bundle.js';
 import { launchSandbox, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
 import { RoundRobinBalancer } from '../src/cluster/balancer.js';
 import { checkRun, type ChaosChecks } from './checks.js';
+import { ChaosBatch } from './bulk.js';
+import type { BatchChecks } from './bulk-checks.js';
+import { clientRetrying, Final, ignoreEnded } from './client-calls.js';
 import {
   chaosSchedule,
   defaultFaults,
@@ -57,6 +61,8 @@ export interface ChaosOptions {
    * and restarts the history, matching and frontend services and PostgreSQL.
    */
   cluster?: boolean;
+  /** Rows of the bulk-send batch submitted part-way through (default 20). */
+  batchRows?: number;
   log?: (line: string) => void;
 }
 
@@ -75,15 +81,14 @@ export interface ChaosReport extends ChaosChecks {
   durations: { p50: number; max: number; slowest: string };
   /** The workers' rolling deploy, as it happened; where the transactions ran is in `versions`. */
   deploy: RollingDeploy;
+  /** The bulk-send batch; its transactions are also in the counts above. Absent when it was never submitted. */
+  batch?: BatchChecks;
   workDir: string;
 }
 
 export { defaultFaults } from './schedule.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Errors that retrying cannot fix: the run reports them instead of looping. */
-class Final extends Error {}
 
 const isFinished = (phase: string) => ['completed', 'declined', 'expired', 'cancelled', 'deleted'].includes(phase);
 
@@ -100,7 +105,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const logs = join(work, 'logs');
   const docs = join(work, 'docs');
   const archiveDir = join(work, 'archive');
-  await Promise.all([mkdir(logs), mkdir(docs)]);
+  const templateStore = join(work, 'templates');
+  await Promise.all([mkdir(logs), mkdir(docs), mkdir(templateStore)]);
   const pdf = join(docs, 'agreement.pdf');
   await writeFile(pdf, await samplePdf('Agreement under chaos'));
   log(`chaos: seed ${seed}, ${M} transactions, work dir ${work}`);
@@ -153,6 +159,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ESIGN_WORKFLOW_BUNDLE: await prebuiltBundle(work),
       // Every completed ZIP is verified as in production: seals chained to the sandbox CA, certificate of completion required.
       ...sandboxWorkerEnv(sandbox, { archive: archiveDir, documents: docs }),
+      ESIGN_TEMPLATE_STORE: templateStore,
       ESIGN_SHUTDOWN_GRACE: '2 seconds',
       LOG_LEVEL: 'info',
     },
@@ -169,6 +176,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let clean = false;
 
   try {
+    const { retrying, counts: clientRetries } = clientRetrying(deadline);
+    const batch = await ChaosBatch.create(
+      { client, provider, control: sandbox.control, taskQueue, seed, retrying, deadline, log },
+      { storeDir: templateStore, rows: options.batchRows ?? 20, callbackUrl: `${receiver.url}/events` },
+    );
     await Promise.all([...bridges.map((s) => s.start()), workers.start()]);
 
     // ---------------------------------------------------- chaos schedule
@@ -196,6 +208,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         await workers.kill(action.worker, action.downMs);
       } else if (action.kind === 'rolling-deploy') {
         await inTurn(() => workers.rollOut(() => started));
+      } else if (action.kind === 'bulk-send') {
+        await batch.submit(started);
       } else if (action.kind === 'restart-bridge') {
         const b = bridges[action.bridge ?? 0]!;
         await b.kill();
@@ -216,27 +230,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
     };
     // The deploy keeps its own time, as a real one does not wait for a worker to come back: behind slow restarts
-    // it would come so late that the new version carried nothing. Neither timeline is left unhandled while the
-    // drivers run: a failed restart or deploy becomes a problem in the report.
-    const isDeploy = (e: ChaosEvent) => e.action.kind === 'rolling-deploy';
+    // it would come so late that the new version carried nothing; so does the batch. No timeline is left
+    // unhandled while the drivers run: a failed restart, deploy or submission becomes a problem in the report.
+    const ownTime = (e: ChaosEvent) => e.action.kind === 'rolling-deploy' || e.action.kind === 'bulk-send';
     const monkey: Promise<Error | undefined> = Promise.allSettled([
-      play(schedule.filter((e) => !isDeploy(e))),
-      play(schedule.filter(isDeploy)),
+      play(schedule.filter((e) => !ownTime(e))),
+      ...(['rolling-deploy', 'bulk-send'] as const).map((kind) => play(schedule.filter((e) => e.action.kind === kind))),
     ]).then((outcomes) => outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error) : undefined)).find(Boolean));
 
     // ------------------------------------------------- driving the users
-    const clientRetries: Record<string, number> = {};
-    const retrying = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await fn();
-        } catch (err) {
-          if (err instanceof Final || Date.now() > deadline) throw err;
-          clientRetries[what] = (clientRetries[what] ?? 0) + 1;
-          await sleep(Math.min(2000, 250 * attempt));
-        }
-      }
-    };
     const within = <T>(ms: number, fn: () => Promise<T>) => client.withDeadline(Date.now() + ms, fn);
     const sign = async (transactionId: string, participantId: string) => {
       try {
@@ -244,15 +246,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       } catch (err) {
         // A retried sign whose first attempt went through.
         if (err instanceof SandboxControlError && err.status === 409 && /already signed|already completed/.test(err.message)) return;
-        throw err;
-      }
-    };
-    /** A provider-side action that lost a race (or a retry of one that went through): the checks judge the end. */
-    const ignoreEnded = async (action: () => Promise<unknown>) => {
-      try {
-        await action();
-      } catch (err) {
-        if (err instanceof SandboxControlError && err.status === 409) return;
         throw err;
       }
     };
@@ -357,6 +350,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     driversDone = true;
     const chaosError = await monkey;
+    // Before the drain: a batch pinned to the old version holds it until the batch moves or ends.
+    await batch.finish();
     // The old version's runs have all ended with their transactions, so its drain finishes now, if not before.
     await workers.drained();
     // All up for the checks, but the retired version's workers.
@@ -367,6 +362,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // ---------------------------------------------------------- checking
     await sandbox.control.setFaults({});
     const injected = await sandbox.control.injectedFaults();
+    await batch.addResults(results, planned);
     const checks = await checkRun({
       client,
       provider,
@@ -375,10 +371,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       results,
       planned,
       receiver,
-      participants: participantCounts,
-      referencePrefix: `chaos-${seed}-`,
+      participants: (ref) => batch.participantsOf(ref) ?? participantCounts[Number(ref.slice(`chaos-${seed}-`.length))]!,
+      referencePrefixes: [`chaos-${seed}-`, ...batch.referencePrefixes],
       deploy: workers.deploy,
     });
+    const batchChecks = await batch.check(archiveDir, workers.deploy, checks);
     if (chaosError) checks.problems.unshift(`the chaos schedule itself failed: ${chaosError.message}`);
     clean = checks.problems.length === 0;
     durations.sort((a, b) => a[1] - b[1]);
@@ -399,6 +396,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       clientRetries,
       serviceRestarts: Object.fromEntries(services().map((s) => [s.name, { kills: s.kills, unexpectedExits: s.unexpectedExits }])),
       deploy: workers.deploy,
+      ...(batchChecks ? { batch: batchChecks } : {}),
       workDir: work,
       ...checks,
     };

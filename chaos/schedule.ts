@@ -11,7 +11,9 @@ export type ChaosAction =
   | { kind: 'kill-temporal-service'; service: 'history' | 'matching' | 'frontend'; downMs: number }
   | { kind: 'restart-postgres'; downMs: number }
   /** The workers' next version deployed beside theirs and made current; the old one drains, then stops (chaos/workers.ts). */
-  | { kind: 'rolling-deploy' };
+  | { kind: 'rolling-deploy' }
+  /** Not a fault but load for the faults to meet: one bulk-send batch, submitted twice, signed as it goes (chaos/bulk.ts). */
+  | { kind: 'bulk-send' };
 
 /** The faults the sandbox injects by default (the issue's mix), in a sequence fixed by the seed. */
 export const defaultFaults = (seed: number): FaultConfigInput => ({
@@ -70,7 +72,7 @@ export interface ScheduleOptions {
 
 /**
  * The seeded schedule of a run: worker kills, bridge restarts, one Temporal restart (or, on the cluster, each
- * service and PostgreSQL once), and one rolling deploy of the workers.
+ * service and PostgreSQL once), one rolling deploy of the workers, and one bulk-send batch.
  */
 export function chaosSchedule({ seed, transactions, workers, bridges = 1, cluster = false }: ScheduleOptions): ChaosEvent[] {
   const random = seededRandom(seed ^ 0x5eed);
@@ -111,6 +113,8 @@ export function chaosSchedule({ seed, transactions, workers, bridges = 1, cluste
     afterStarted: between(Math.floor(transactions * 0.3), Math.floor(transactions * 0.6)),
     action: { kind: 'rolling-deploy' },
   });
+  // Last for the same reason as the deploy.
+  events.push({ afterStarted: between(Math.floor(transactions * 0.2), Math.floor(transactions * 0.4)), action: { kind: 'bulk-send' } });
   return events.sort((a, b) => a.afterStarted - b.afterStarted);
 }
 
@@ -129,5 +133,7 @@ export function describeAction(a: ChaosAction, workerVersion?: string): string {
       return `SIGKILL PostgreSQL (postmaster and backends), restart after ${a.downMs} ms`;
     case 'rolling-deploy':
       return "rolling deploy: the workers' next version started beside them and made current, the old one drained, then stopped";
+    case 'bulk-send':
+      return 'bulk send: one batch submitted, then submitted again, its rows signed as they become signable';
   }
 }

@@ -15,7 +15,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The Temporal side of a chaos run, and how the schedule breaks it. */
 export interface ChaosTemporal {
   address: string;
-  perform(action: Exclude<ChaosAction, { kind: 'kill-worker' | 'restart-bridge' | 'rolling-deploy' }>): Promise<void>;
+  perform(action: Exclude<ChaosAction, { kind: 'kill-worker' | 'restart-bridge' | 'rolling-deploy' | 'bulk-send' }>): Promise<void>;
   stop(): Promise<void>;
 }
 

@@ -74,36 +74,51 @@ export function checkVersions(deploy: RollingDeploy, chains: Map<string, Run[]>,
   else if (stoppingAt === undefined) problems.push(`rolling deploy: the workers of ${from} were never stopped`);
 
   for (const [referenceId, runs] of chains) {
-    const versions: string[] = [];
-    runs.forEach((run, i) => {
-      const builds = [...buildsOf(run)];
-      const version = builds[0];
-      if (builds.length !== 1 || (version !== from && version !== to)) {
-        problems.push(
-          `${referenceId}: run ${i + 1} of ${runs.length} had its workflow tasks completed by ${builds.join(' and ') || 'none'}`,
-        );
-        return;
-      }
-      versions.push(version);
-      if (version === from) {
-        counts.runs.onOld++;
-        const closed = ms(run.events.at(-1)?.eventTime);
-        if (stoppingAt !== undefined && closed > stoppingAt)
-          problems.push(
-            `${referenceId}: run ${i + 1}, pinned to ${from}, closed at ${at(closed)}, after its workers were stopped (${at(stoppingAt)})`,
-          );
-      } else counts.runs.onNew++;
-    });
-    // A run's successor is its continue-as-new, so a change between runs is a move at continue-as-new.
-    const back = versions.findIndex((v, i) => i > 0 && v === from && versions[i - 1] === to);
-    if (back > 0) problems.push(`${referenceId}: went back from ${to} to ${from} at run ${back + 1}`);
-    const startedAt = ms(runs[0]?.events[0]?.eventTime);
-    if (currentAt !== undefined && startedAt > currentAt && versions.includes(from))
-      problems.push(`${referenceId}: started at ${at(startedAt)}, after ${to} became current (${at(currentAt)}), yet ran on ${from}`);
+    const versions = versionsOf(deploy, referenceId, runs, problems, counts.runs);
     if (versions.length === 0) continue;
     if (versions.every((v) => v === from)) counts.transactions.onOld++;
     else if (versions.every((v) => v === to)) counts.transactions.onNew++;
     else counts.transactions.moved++;
   }
   return counts;
+}
+
+/**
+ * The version of each run of one workflow (`name` in problems), adding to `problems` what breaks the deploy's rules
+ * and counting its runs per version in `runCounts`. A run whose tasks were not all completed by one of the two
+ * versions is a problem and has no entry.
+ */
+export function versionsOf(
+  deploy: RollingDeploy,
+  name: string,
+  runs: Run[],
+  problems: string[],
+  runCounts: VersionCounts['runs'],
+): string[] {
+  const { from, to, currentAt, stoppingAt } = deploy;
+  const versions: string[] = [];
+  runs.forEach((run, i) => {
+    const builds = [...buildsOf(run)];
+    const version = builds[0];
+    if (builds.length !== 1 || (version !== from && version !== to)) {
+      problems.push(`${name}: run ${i + 1} of ${runs.length} had its workflow tasks completed by ${builds.join(' and ') || 'none'}`);
+      return;
+    }
+    versions.push(version);
+    if (version === from) {
+      runCounts.onOld++;
+      const closed = ms(run.events.at(-1)?.eventTime);
+      if (stoppingAt !== undefined && closed > stoppingAt)
+        problems.push(
+          `${name}: run ${i + 1}, pinned to ${from}, closed at ${at(closed)}, after its workers were stopped (${at(stoppingAt)})`,
+        );
+    } else runCounts.onNew++;
+  });
+  // A run's successor is its continue-as-new, so a change between runs is a move at continue-as-new.
+  const back = versions.findIndex((v, i) => i > 0 && v === from && versions[i - 1] === to);
+  if (back > 0) problems.push(`${name}: went back from ${to} to ${from} at run ${back + 1}`);
+  const startedAt = ms(runs[0]?.events[0]?.eventTime);
+  if (currentAt !== undefined && startedAt > currentAt && versions.includes(from))
+    problems.push(`${name}: started at ${at(startedAt)}, after ${to} became current (${at(currentAt)}), yet ran on ${from}`);
+  return versions;
 }

@@ -60,7 +60,7 @@ it('sends a 500-row batch to completion: one transaction per row, each archived,
   } finally {
     await bed.close();
   }
-}, 600_000);
+}, 900_000);
 
 it('reports each bad row with its line and reason and sends the others; refuses a header no row could fit before starting anything', async () => {
   const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-bad');
@@ -147,7 +147,7 @@ it('goes through a 429 storm from the provider without losing or doubling a row'
     await env.sandbox.control.setFaults({});
     await bed.close();
   }
-}, 300_000);
+}, 600_000);
 
 it('cancels mid-batch: what is signed is archived, what is not is withdrawn, rows not started are reported', async () => {
   const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-cancel');
@@ -162,7 +162,7 @@ it('cancels mid-batch: what is signed is archived, what is not is withdrawn, row
     });
     // Some are signed before the cancel.
     const signer = bed.signBatch(batch.batchId);
-    await eventually('a few transactions signed', async () => (await batchProgress(env.ctx.client, batch.batchId)).completed >= 5);
+    await eventually('a few transactions signed', async () => (await batchProgress(env.ctx.client, batch.batchId)).completed >= 5, 180_000);
     await signer.stop();
     const answered = await cancelBatch(env.ctx.client, batch.batchId, 'wrong template');
     expect(answered.started).toBeLessThan(200);
@@ -181,7 +181,7 @@ it('cancels mid-batch: what is signed is archived, what is not is withdrawn, row
   } finally {
     await bed.close();
   }
-}, 300_000);
+}, 600_000);
 
 it('survives a worker killed in the middle of a page: the page is started again and no row gets a second transaction', async () => {
   const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-crash');
@@ -225,4 +225,4 @@ it('survives a worker killed in the middle of a page: the page is started again 
     await Promise.all(children.map((c) => c.kill()));
     await bed.close();
   }
-}, 300_000);
+}, 600_000);

@@ -3,7 +3,7 @@
  * to the store, never through workflow input; the batch's id comes from its name, template and file, so a
  * second submission of the same batch starts nothing (it returns the first).
  */
-import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import {
   BATCH_ID,
   batchKeys,
@@ -79,7 +79,11 @@ export async function sendBulk(
   if (
     await handle.describe().then(
       () => true,
-      () => false,
+      (err: unknown) => {
+        // Absent: start it. Any other error (Temporal restarting) is the caller's to retry, never "not there".
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      },
     )
   )
     return { ...submitted, handle, existing: true };

@@ -18,3 +18,13 @@ export function expectRollingDeploy(report: ChaosReport, context: string): void 
   expect(deploy.stoppingAt, context).toBeGreaterThanOrEqual(deploy.drainedAt!);
   expect(deploy.stoppedAt, context).toBeGreaterThanOrEqual(deploy.stoppingAt!);
 }
+
+/** The bulk-send batch ran once, part-way through, and every one of its `rows` rows completed exactly once. */
+export function expectBatch(report: ChaosReport, rows: number, context: string): void {
+  const { batch } = report;
+  expect(report.events.filter((e) => e.description.startsWith('bulk send')).length, context).toBe(1);
+  expect(batch, context).toMatchObject({ rows, phase: 'done', completed: rows, archived: rows, duplicates: 0 });
+  expect(batch!.submittedAfter, context).toBeGreaterThan(0);
+  expect(batch!.submittedAfter, context).toBeLessThan(report.transactions);
+  expect(batch!.runs, context).toBe(batch!.versions.length);
+}
