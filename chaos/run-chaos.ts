@@ -233,9 +233,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // it would come so late that the new version carried nothing; so does the batch. No timeline is left
     // unhandled while the drivers run: a failed restart, deploy or submission becomes a problem in the report.
     const ownTime = (e: ChaosEvent) => e.action.kind === 'rolling-deploy' || e.action.kind === 'bulk-send';
+    let deployOver = false;
+    const deployTimeline = play(schedule.filter((e) => e.action.kind === 'rolling-deploy'));
+    void deployTimeline.then(
+      () => (deployOver = true),
+      () => (deployOver = true),
+    );
     const monkey: Promise<Error | undefined> = Promise.allSettled([
       play(schedule.filter((e) => !ownTime(e))),
-      ...(['rolling-deploy', 'bulk-send'] as const).map((kind) => play(schedule.filter((e) => e.action.kind === kind))),
+      deployTimeline,
+      play(schedule.filter((e) => e.action.kind === 'bulk-send')),
     ]).then((outcomes) => outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error) : undefined)).find(Boolean));
 
     // ------------------------------------------------- driving the users
@@ -250,6 +257,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
     };
     const { participantCounts, scenarios, raceDelaysMs } = transactionPlan(seed, M);
+    const deployAt = schedule.find((e) => e.action.kind === 'rolling-deploy')?.afterStarted ?? M;
 
     const results = new Map<string, EsignTransactionResult | Error>();
     const planned = new Map<string, Scenario>();
@@ -292,6 +300,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         // The race: signatures land around a deadline a few seconds away.
         ...(scenario === 'deadline-race' ? { signingDeadline: '8 seconds' } : {}),
       };
+      // The last few start once the new version is current, so it carries transactions however slow the machine
+      // (on a loaded one the deploy can finish after every other start). Never before the deploy is due.
+      if (i >= Math.max(deployAt, M - 3)) while (workers.deploy.currentAt === undefined && !deployOver) await sleep(200);
       try {
         await retrying('start', () => within(10_000, () => startEsignTransaction(client, input, { taskQueue })));
         started++;
