@@ -3,6 +3,7 @@
  * cancel them, and write the result CSV. Each is safe to retry: a page's transactions have deterministic ids
  * (a start that finds one running or closed takes it), and every file is rewritten whole.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context, heartbeat } from '@temporalio/activity';
 import {
   ApplicationFailure,
@@ -90,14 +91,23 @@ export function createBulkActivities(deps: BulkDeps) {
       signingDeadline?: string;
       reconcileInterval?: string;
       taskQueue?: string;
+      rowsPerSecond?: number;
     }): Promise<{ started: number; invalid: InvalidRow[] }> {
       const { store, templates } = need();
       const { client } = Context.current();
       const template = await templates.get(input.template);
       const rows = await readJson<BatchRow[]>(store, batchKeys.page(input.batchId, input.page));
       const outcomes: StartedRow[] = [];
+      // The batch's pace, row by row: a page started at once would be a burst of work beside interactive signing.
+      const spacingMs = input.rowsPerSecond ? 1_000 / input.rowsPerSecond : 0;
+      let nextAt = Date.now();
       for (const row of rows) {
-        outcomes.push(await startRow(client, template, row, input, deps.taskQueue));
+        const waitMs = nextAt - Date.now();
+        if (waitMs > 0) await sleep(waitMs, undefined, { signal: Context.current().cancellationSignal });
+        const outcome = await startRow(client, template, row, input, deps.taskQueue);
+        outcomes.push(outcome);
+        // Behind the pace (a slow start), the next row goes at once but never two: no burst to catch up.
+        if (outcome.referenceId !== undefined) nextAt = Math.max(nextAt + spacingMs, Date.now());
         heartbeat(row.line);
       }
       await store.put(batchKeys.started(input.batchId, input.page), JSON.stringify(outcomes));

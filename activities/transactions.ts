@@ -5,7 +5,7 @@ import type { ParticipantStatus } from '../src/esign/events.js';
 import { providerFailure } from '../src/esign/temporal-failure.js';
 import type { CreateTransactionRequest, IframeStyle, TransactionRecord, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import { FailureType } from '../src/failures.js';
-import { callProvider, whileHeartbeating } from './support/heartbeat.js';
+import { callProvider, callProviderThroughRateLimits, whileHeartbeating } from './support/heartbeat.js';
 
 export interface TransactionDeps {
   client: EsignClient;
@@ -82,7 +82,10 @@ export function createTransactionActivities(deps: TransactionDeps) {
   async function findExisting(request: CreateTransactionRequest, signal: AbortSignal): Promise<TransactionRecord | undefined> {
     const paths = request.documents.map((d) => d.StoragePath);
     for (let page = 0; page < lookupPages; page++) {
-      const list = await callProvider(() => deps.client.listTransactions({ limit: 100, offset: page * 100 }, { signal }));
+      const list = await callProviderThroughRateLimits(
+        () => deps.client.listTransactions({ limit: 100, offset: page * 100 }, { signal }),
+        signal,
+      );
       const found = list.data.find((t) => t.referenceId === request.referenceId && samePaths(t, paths));
       if (found) return found;
       if ((page + 1) * 100 >= list.total) return undefined;

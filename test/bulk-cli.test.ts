@@ -34,7 +34,7 @@ const esign = esignCli(
 it('sends a batch, says so when it is sent again, shows a progress bar, and ends with the result file', async () => {
   const csv = join(dir, 'people.csv');
   await writeFile(csv, ndaCsv(5));
-  const sent = await esign('bulk', 'send', '--template', 'NDA-bulk', '--csv', csv, '--name', 'CLI batch');
+  const sent = await esign('bulk', 'send', '--template', 'NDA-bulk', '--csv', csv, '--name', 'CLI batch', '--rate', '20');
   expect(sent.stderr).toBe('');
   expect(sent.code).toBe(0);
   const batchId = /batchId\s+(bulk-cli-batch-[0-9a-f]{12})/.exec(sent.stdout)?.[1];
@@ -72,6 +72,10 @@ it('refuses what it cannot send, saying what to do', async () => {
   const missing = await esign('bulk', 'send', '--template', 'NDA-bulk', '--csv', join(dir, 'nope.csv'));
   expect(missing.code).toBe(Exit.usage);
   expect(missing.stderr).toMatch(/cannot read .*nope\.csv: no such file/);
+
+  const slow = await esign('bulk', 'send', '--template', 'NDA-bulk', '--csv', bad, '--rate', '0');
+  expect(slow.code).toBe(Exit.usage);
+  expect(slow.stderr).toMatch(/--rate must be a number of rows per second of at least 0\.1, e\.g\. --rate 2/);
 
   const noTemplate = await esign('bulk', 'send', '--template', 'Nope@2', '--csv', bad);
   expect(noTemplate.code).not.toBe(0);

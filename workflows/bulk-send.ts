@@ -25,7 +25,11 @@ import { BULK, BULK_FILES, step } from './activity-options.js';
 import { Batch } from './bulk/batch.js';
 import { versioningBehavior } from './versioning.js';
 
-/** How long the sender waits for room under `maxInFlight`, and the longest wait between counts while following. */
+/**
+ * How long the sender waits for room under `maxInFlight`; while following, the wait after a count that saw
+ * transactions move, growing to the longest when nothing moves (a batch waiting months for signers counts rarely,
+ * one whose transactions are ending notices the last one within seconds).
+ */
 const ROOM_WAIT_MS = 2_000;
 const MAX_FOLLOW_WAIT_MS = 10 * 60_000;
 
@@ -69,6 +73,7 @@ export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarr
         ...(input.signingDeadline ? { signingDeadline: input.signingDeadline } : {}),
         ...(input.reconcileInterval ? { reconcileInterval: input.reconcileInterval } : {}),
         ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
+        ...(input.rowsPerSecond ? { rowsPerSecond: input.rowsPerSecond } : {}),
       }),
     );
   }
@@ -87,7 +92,8 @@ export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarr
       batch.cancelsSent = true;
       batch.moveTo('following');
     }
-    await counts();
+    const moved = await counts();
+    wait = moved ? ROOM_WAIT_MS : Math.min(MAX_FOLLOW_WAIT_MS, Math.round(wait * 1.5));
     // A cancel taken during the count is served first: its update waits for it, and so do the end and a hand-over.
     if (batch.cancelPending) continue;
     if (batch.noneRunning) {
@@ -110,7 +116,6 @@ export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarr
     }
     if (batch.historyFull()) return handOver();
     await condition(() => batch.cancelPending, wait);
-    wait = Math.min(MAX_FOLLOW_WAIT_MS, Math.round(wait * 1.5));
   }
 
   async function handOver(): Promise<never> {

@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EsignApiError } from '../../src/esign/errors.js';
 import { providerFailure } from '../../src/esign/temporal-failure.js';
 
 const HEARTBEAT_EVERY_MS = 2_000;
@@ -27,5 +29,26 @@ export async function callProvider<T>(call: () => Promise<T>): Promise<T> {
     return await whileHeartbeating(call);
   } catch (err) {
     throw providerFailure(err);
+  }
+}
+
+/** A rate-limit wait the provider may ask for in place; a longer one fails the activity, whose retry honours it. */
+const LONGEST_WAIT_IN_PLACE_MS = 30_000;
+
+/**
+ * Calls the provider like `callProvider`, but waits out its rate limits (429 with Retry-After) in place, up to
+ * `tries` calls. For a call that is one of several in a row (a scan of the list, page after page): failing the
+ * activity would start the scan over, and under a steady share of 429s a long scan would then never finish.
+ */
+export async function callProviderThroughRateLimits<T>(call: () => Promise<T>, signal: AbortSignal, tries = 6): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await whileHeartbeating(call);
+    } catch (err) {
+      const limited = err instanceof EsignApiError && err.status === 429;
+      const waitMs = limited ? Math.min(err.retryAfterMs ?? 1_000, LONGEST_WAIT_IN_PLACE_MS + 1) : undefined;
+      if (waitMs === undefined || waitMs > LONGEST_WAIT_IN_PLACE_MS || attempt >= tries) throw providerFailure(err);
+      await whileHeartbeating(() => sleep(waitMs, undefined, { signal }));
+    }
   }
 }

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { BatchEnded, batchProgress, cancelBatch, sendBulk } from '../client/bulk.js';
-import type { BatchProgress } from '../definitions/bulk.js';
+import { DEFAULT_ROWS_PER_SECOND, MIN_ROWS_PER_SECOND, type BatchProgress } from '../definitions/bulk.js';
 import { BatchFileError } from '../bulk/rows.js';
 import { objectStoreAt } from '../storage/object-store.js';
 import { templateStoreAt, templateStoreSetting } from '../templates/index.js';
@@ -41,39 +41,53 @@ export function registerBulkCommands(program: Command, kit: CliKit): void {
     .requiredOption('--csv <file>', 'the rows')
     .option('--name <name>', "the batch's name (default: the CSV file's name); with the template and the file it makes the batch id")
     .option('--max-in-flight <n>', 'transactions being created at the provider at once', (v) => Number.parseInt(v, 10), 50)
+    .option('--rate <rows-per-second>', `rows started per second at most (default ${DEFAULT_ROWS_PER_SECOND})`, Number.parseFloat)
     .option('--callback-url <url>', 'the integrator endpoint every transaction reports to')
     .option('--deadline <duration>', 'signing deadline of every transaction, e.g. "14 days"')
-    .action(async (o: { template: string; csv: string; name?: string; maxInFlight: number; callbackUrl?: string; deadline?: string }) => {
-      if (!Number.isInteger(o.maxInFlight) || o.maxInFlight < 1)
-        throw new CliError('--max-in-flight must be a whole number of at least 1', Exit.usage);
-      const csv = await readFile(o.csv).catch((err: NodeJS.ErrnoException) => {
-        throw new CliError(`cannot read ${o.csv}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, Exit.usage);
-      });
-      const submitted = await kit.withContext((ctx) =>
-        sendBulk(ctx.client, stores(ctx), {
-          name: o.name ?? o.csv.replace(/^.*\//, '').replace(/\.csv$/i, ''),
-          template: o.template,
-          csv,
-          maxInFlight: o.maxInFlight,
-          taskQueue: ctx.taskQueue,
-          ...(o.callbackUrl ? { callbackUrl: o.callbackUrl } : {}),
-          ...(o.deadline ? { signingDeadline: o.deadline } : {}),
-        }).catch((err: unknown) => {
-          if (err instanceof BatchFileError) throw new CliError(err.message, Exit.usage);
-          throw err;
-        }),
-      );
-      const { handle: _handle, ...shown } = submitted;
-      kit.print(shown, () =>
-        fields({
-          batchId: submitted.batchId,
-          template: submitted.template,
-          rows: submitted.rows,
-          ...(submitted.existing ? { note: 'submitted before: nothing new was started' } : {}),
-          next: `npx esign bulk status ${submitted.batchId} --watch`,
-        }),
-      );
-    });
+    .action(
+      async (o: {
+        template: string;
+        csv: string;
+        name?: string;
+        maxInFlight: number;
+        rate?: number;
+        callbackUrl?: string;
+        deadline?: string;
+      }) => {
+        if (!Number.isInteger(o.maxInFlight) || o.maxInFlight < 1)
+          throw new CliError('--max-in-flight must be a whole number of at least 1', Exit.usage);
+        if (o.rate !== undefined && !(o.rate >= MIN_ROWS_PER_SECOND))
+          throw new CliError(`--rate must be a number of rows per second of at least ${MIN_ROWS_PER_SECOND}, e.g. --rate 2`, Exit.usage);
+        const csv = await readFile(o.csv).catch((err: NodeJS.ErrnoException) => {
+          throw new CliError(`cannot read ${o.csv}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, Exit.usage);
+        });
+        const submitted = await kit.withContext((ctx) =>
+          sendBulk(ctx.client, stores(ctx), {
+            name: o.name ?? o.csv.replace(/^.*\//, '').replace(/\.csv$/i, ''),
+            template: o.template,
+            csv,
+            maxInFlight: o.maxInFlight,
+            ...(o.rate !== undefined ? { rowsPerSecond: o.rate } : {}),
+            taskQueue: ctx.taskQueue,
+            ...(o.callbackUrl ? { callbackUrl: o.callbackUrl } : {}),
+            ...(o.deadline ? { signingDeadline: o.deadline } : {}),
+          }).catch((err: unknown) => {
+            if (err instanceof BatchFileError) throw new CliError(err.message, Exit.usage);
+            throw err;
+          }),
+        );
+        const { handle: _handle, ...shown } = submitted;
+        kit.print(shown, () =>
+          fields({
+            batchId: submitted.batchId,
+            template: submitted.template,
+            rows: submitted.rows,
+            ...(submitted.existing ? { note: 'submitted before: nothing new was started' } : {}),
+            next: `npx esign bulk status ${submitted.batchId} --watch`,
+          }),
+        );
+      },
+    );
 
   bulk
     .command('status <batchId>')

@@ -11,6 +11,8 @@ import {
   BULK_PRIORITY,
   BULK_WORKFLOW_TYPE,
   cancelBatchUpdate,
+  DEFAULT_ROWS_PER_SECOND,
+  MIN_ROWS_PER_SECOND,
   type BatchProgress,
   type BatchResult,
   type BulkSendInput,
@@ -30,6 +32,8 @@ export interface BulkSendRequest {
   csv: Buffer;
   /** Transactions being created at the provider at once (default 50). */
   maxInFlight?: number;
+  /** Rows started per second at most (default 2, `DEFAULT_ROWS_PER_SECOND`); at least 0.1. */
+  rowsPerSecond?: number;
   callbackUrl?: string;
   signingDeadline?: string;
   /** How often each transaction polls the provider in case a webhook is lost. */
@@ -53,6 +57,10 @@ export async function sendBulk(
   stores: { objects: ObjectStore; templates: BulkTemplates },
   request: BulkSendRequest,
 ): Promise<SubmittedBatch> {
+  if (request.maxInFlight !== undefined && !(Number.isInteger(request.maxInFlight) && request.maxInFlight >= 1))
+    throw new RangeError(`maxInFlight must be a whole number of at least 1 (got ${request.maxInFlight})`);
+  if (request.rowsPerSecond !== undefined && !(request.rowsPerSecond >= MIN_ROWS_PER_SECOND))
+    throw new RangeError(`rowsPerSecond must be at least ${MIN_ROWS_PER_SECOND} (got ${request.rowsPerSecond})`);
   const template = await stores.templates.get(request.template);
   const { header, rows } = parseBatchCsv(request.csv);
   checkHeader(header, templateColumns(template));
@@ -67,6 +75,7 @@ export async function sendBulk(
     template: template.ref,
     csvKey,
     maxInFlight: request.maxInFlight ?? 50,
+    rowsPerSecond: request.rowsPerSecond ?? DEFAULT_ROWS_PER_SECOND,
     taskQueue,
     ...(request.callbackUrl ? { callbackUrl: request.callbackUrl } : {}),
     ...(request.signingDeadline ? { signingDeadline: request.signingDeadline } : {}),

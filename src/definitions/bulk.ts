@@ -12,6 +12,15 @@ export const BULK_PRIORITY = 4;
 /** Rows per page: what one activity reads and starts, and what a page file in the store holds. */
 export const BULK_PAGE_ROWS = 25;
 
+/** The slowest pace a batch may ask for: a page of rows must start within its activity's five minutes. */
+export const MIN_ROWS_PER_SECOND = 0.1;
+
+/**
+ * A batch's pace unless it asks for another: 7,200 rows an hour, which kept interactive signing within its goal
+ * beside a batch on the benchmark's 2-core machine (docs/benchmarks.md). A bigger machine or provider can take more.
+ */
+export const DEFAULT_ROWS_PER_SECOND = 2;
+
 export interface BulkSendInput {
   /** The batch's id (also its workflow id): from its name and content, so submitting it again starts nothing twice. */
   batchId: string;
@@ -22,6 +31,13 @@ export interface BulkSendInput {
   csvKey: string;
   /** At most this many of its transactions are being created at the provider at once (uploading or creating). */
   maxInFlight: number;
+  /**
+   * At most this many rows started per second (none, in a batch submitted before the pace existed: as fast as
+   * `maxInFlight` allows). What keeps a batch from
+   * taking the CPU and the provider's rate from interactive signing: each row started costs work long after its
+   * creation (docs/bulk-send.md).
+   */
+  rowsPerSecond?: number;
   /** Passed to every transaction of the batch. */
   callbackUrl?: string;
   signingDeadline?: string;

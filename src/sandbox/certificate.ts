@@ -109,12 +109,18 @@ function textsOf(trail: AuditTrail): string[] {
 function wrap(text: string, font: Face, size: number, width: number): string[] {
   const lines: string[] = [];
   let current = '';
+  let currentWidth = 0;
+  // Word by word, adding each word's width (a space breaks shaping, so the sum is the line's width): measuring the
+  // growing line again for every word made a long paragraph quadratic.
   for (const word of text.split(' ')) {
-    const candidate = current ? `${current} ${word}` : word;
-    if (textWidth(candidate, font, size) <= width || !current) current = candidate;
-    else {
+    const added = textWidth(current ? ` ${word}` : word, font, size);
+    if (currentWidth + added <= width || !current) {
+      current = current ? `${current} ${word}` : word;
+      currentWidth += added;
+    } else {
       lines.push(current);
       current = word;
+      currentWidth = textWidth(word, font, size);
     }
   }
   lines.push(current);

@@ -93,14 +93,28 @@ function runs(text: string, face: Face): { text: string; font: PDFFont }[] {
   return out;
 }
 
+/** Widths at size 1, per font: laying text out through fontkit is the certificate's main cost, and words repeat. */
+const widths = new WeakMap<PDFFont, Map<string, number>>();
+
+function unitWidth(font: PDFFont, text: string): number {
+  let known = widths.get(font);
+  if (!known) widths.set(font, (known = new Map<string, number>()));
+  let width = known.get(text);
+  if (width === undefined) {
+    width = font.widthOfTextAtSize(text, 1);
+    if (known.size < 10_000) known.set(text, width);
+  }
+  return width;
+}
+
 export function textWidth(text: string, face: Face, size: number): number {
-  return runs(text, face).reduce((w, r) => w + r.font.widthOfTextAtSize(r.text, size), 0);
+  return runs(text, face).reduce((w, r) => w + unitWidth(r.font, r.text) * size, 0);
 }
 
 export function drawText(page: PDFPage, text: string, at: { x: number; y: number; size: number; face: Face; color: RGB }): void {
   let x = at.x;
   for (const r of runs(text, at.face)) {
     page.drawText(r.text, { x, y: at.y, size: at.size, font: r.font, color: at.color });
-    x += r.font.widthOfTextAtSize(r.text, at.size);
+    x += unitWidth(r.font, r.text) * at.size;
   }
 }

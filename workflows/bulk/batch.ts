@@ -84,9 +84,12 @@ export class Batch {
     this.#show();
   }
 
-  applyCounts(counts: BatchCounts): void {
+  /** Takes a visibility count; whether any transaction moved since the last one. */
+  applyCounts(counts: BatchCounts): boolean {
+    const moved = (Object.keys(counts) as (keyof BatchCounts)[]).some((k) => counts[k] !== this.counts[k]);
     this.counts = counts;
     this.#show();
+    return moved;
   }
 
   /** Visibility sees none of the batch's transactions running (the result decides whether that is so). */
