@@ -24,6 +24,16 @@ export default tseslint.config(
     },
   },
   {
+    // The Node preflight: plain CommonJS outside the TypeScript project, so it runs on the old Node it refuses.
+    files: ['**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'commonjs',
+      globals: { process: 'readonly' },
+    },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node APIs, no I/O.
     files: ['workflows/**/*.ts', 'src/definitions/**/*.ts', 'test/**/workflows.ts', 'test/**/*-workflows.ts'],
     rules: {
