@@ -45,8 +45,7 @@ export async function callProviderThroughRateLimits<T>(call: () => Promise<T>, s
     try {
       return await whileHeartbeating(call);
     } catch (err) {
-      const limited = err instanceof EsignApiError && err.status === 429;
-      const waitMs = limited ? Math.min(err.retryAfterMs ?? 1_000, LONGEST_WAIT_IN_PLACE_MS + 1) : undefined;
+      const waitMs = err instanceof EsignApiError && err.status === 429 ? (err.retryAfterMs ?? 1_000) : undefined;
       if (waitMs === undefined || waitMs > LONGEST_WAIT_IN_PLACE_MS || attempt >= tries) throw providerFailure(err);
       await whileHeartbeating(() => sleep(waitMs, undefined, { signal }));
     }

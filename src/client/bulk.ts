@@ -32,7 +32,7 @@ export interface BulkSendRequest {
   csv: Buffer;
   /** Transactions being created at the provider at once (default 50). */
   maxInFlight?: number;
-  /** Rows started per second at most (default 2, `DEFAULT_ROWS_PER_SECOND`); at least 0.1. */
+  /** Rows started per second at most (default 1, `DEFAULT_ROWS_PER_SECOND`); at least 0.1. */
   rowsPerSecond?: number;
   callbackUrl?: string;
   signingDeadline?: string;

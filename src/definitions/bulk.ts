@@ -16,10 +16,11 @@ export const BULK_PAGE_ROWS = 25;
 export const MIN_ROWS_PER_SECOND = 0.1;
 
 /**
- * A batch's pace unless it asks for another: 7,200 rows an hour, which kept interactive signing within its goal
- * beside a batch on the benchmark's 2-core machine (docs/benchmarks.md). A bigger machine or provider can take more.
+ * A batch's pace unless it asks for another: 3,600 rows an hour, which kept interactive signing within its goal
+ * beside a batch on the benchmark's 2-core machine, where 2 a second did not (docs/benchmarks.md). A bigger
+ * machine or provider can take more.
  */
-export const DEFAULT_ROWS_PER_SECOND = 2;
+export const DEFAULT_ROWS_PER_SECOND = 1;
 
 export interface BulkSendInput {
   /** The batch's id (also its workflow id): from its name and content, so submitting it again starts nothing twice. */
