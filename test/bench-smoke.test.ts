@@ -20,6 +20,7 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
       BENCH_MEMORY_N: '5',
       BENCH_BULK_ROWS: '10',
       BENCH_BULK_SECONDS: '2',
+      BENCH_BULK_PACE: '10',
     },
     480_000,
   );
