@@ -132,7 +132,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       }
       // Woken at the longest poll interval: a run with nothing to do would otherwise never learn that the
       // deployment's version changed, and would hold its old version's workers for ever (docs/operations.md).
-      await condition(() => tx.archiveRetriesAsked > 0 || tx.historyFull(maxEvents), maxPollMs);
+      // Never by the history's length in the predicate: a rejected update's workflow task records no event to
+      // replay, and a length crossing the limit in it alone made a timer cancel that replay cannot reproduce.
+      await condition(() => tx.archiveRetriesAsked > 0, maxPollMs);
       continue;
     }
     if (tx.cancel && !tx.cancel.refused) {
