@@ -5,6 +5,8 @@ WORKDIR /app
 # better-sqlite3 13 is a Node-API addon; the toolchain is there in case it must build from source.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+# npm ci runs the Node preflight (package.json's preinstall) first.
+COPY scripts/preflight.cjs ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src

@@ -63,7 +63,11 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   // The sandbox's controls are not open: it is published on the host's loopback only, and they need a token.
   expect(resolved).toMatch(/host_ip: 127\.0\.0\.1\s+target: 4010|127\.0\.0\.1:4010:4010/);
   expect(resolved).toContain('SANDBOX_ADMIN_TOKEN');
-  expect(await readFile(`${root}/Dockerfile`, 'utf8')).toContain('bundle-workflows');
+  const dockerfile = await readFile(`${root}/Dockerfile`, 'utf8');
+  expect(dockerfile).toContain('bundle-workflows');
+  // `npm ci` runs the Node preflight (preinstall): the image has it before installing.
+  expect(dockerfile.indexOf('COPY scripts/preflight.cjs')).toBeGreaterThan(-1);
+  expect(dockerfile.indexOf('COPY scripts/preflight.cjs')).toBeLessThan(dockerfile.indexOf('RUN npm ci'));
 });
 
 /** The rendered config's services, each as its block of text (docker-compose 1.x renders YAML only). */
