@@ -34,9 +34,8 @@ export interface BulkSendInput {
   maxInFlight: number;
   /**
    * At most this many rows started per second (none, in a batch submitted before the pace existed: as fast as
-   * `maxInFlight` allows). What keeps a batch from
-   * taking the CPU and the provider's rate from interactive signing: each row started costs work long after its
-   * creation (docs/bulk-send.md).
+   * `maxInFlight` allows). What keeps a batch from taking the CPU and the provider's rate from interactive
+   * signing: each row started costs work long after its creation (docs/bulk-send.md).
    */
   rowsPerSecond?: number;
   /** Passed to every transaction of the batch. */
