@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { cancelEsignTransaction } from '../src/client/transactions.js';
 import { startHostPage, type RunningHostPage } from '../src/dev/host-page.js';
 import { freePort } from '../src/util/net.js';
 import { launchChromium, signEveryTag } from './support/browser.js';
@@ -70,5 +71,36 @@ it('embeds the signing page, shows its messages and the verified callback events
   const dir = process.env.SCREENSHOT_DIR ?? 'test-artifacts';
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: `${dir}/integrator-page.png` });
+  await page.close();
+});
+
+it('asks its backend for a fresh signing URL when the page says its link expired, and says when the transaction was cancelled', async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  await page.goto(host.url);
+  await page.locator('#start').click();
+  await expect.poll(() => page.locator('#signers button').count(), { timeout: 30_000 }).toBe(2);
+  await page.locator('#signers button', { hasText: 'Sign as Ada Lovelace' }).click();
+  const frame = page.frameLocator('#signer');
+  await frame.locator('button.finish', { hasText: 'Finish signing as Ada Lovelace' }).waitFor();
+
+  // The iframe loads its URL again (a reload, a re-render): the single-use link is spent, the page says so, and
+  // the host renews it without the signer doing anything.
+  const first = await page.locator('#signer').getAttribute('src');
+  await page.evaluate('document.getElementById("signer").src = document.getElementById("signer").src');
+  await expect.poll(() => listed(page, 'page-events'), { timeout: 30_000 }).toContain('esign:expired (link_used)');
+  await expect.poll(() => listed(page, 'page-events').then((l) => l.filter((t) => t === 'esign:loaded').length)).toBe(2);
+  expect(await page.locator('#signer').getAttribute('src')).not.toBe(first);
+  expect(await page.locator('#notice').textContent()).toContain('a fresh one was loaded');
+
+  // Cancelled while the renewed page is open: the signer's next action is refused, and the host says why.
+  await frame.locator('body[data-pages-rendered="true"]').waitFor();
+  const referenceId = (await page.locator('#ref').textContent())!;
+  await cancelEsignTransaction(env.temporal.client, referenceId, 'changed our mind');
+  await expect.poll(() => listed(page, 'callback-events'), { timeout: 30_000 }).toContain('transaction.cancelled');
+  await frame.locator('button.tag:not(.applied)').first().click();
+  // The workflow withdraws a cancelled transaction by returning it to draft: the page can only say it is not sent,
+  // and the host, which has the cancelled event, says the rest.
+  await expect.poll(() => listed(page, 'page-events')).toContain('esign:error (not_sent)');
+  expect(await page.locator('#notice').textContent()).toBe('This transaction can no longer be signed (cancelled).');
   await page.close();
 });

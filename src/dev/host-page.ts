@@ -113,6 +113,7 @@ iframe{width:100%;height:900px;border:1px solid #ccc} li{font-family:monospace;f
 <body><main><h1>Example integrator</h1>
 <p><button id="start">Start a sample transaction</button> <span id="ref"></span></p>
 <p id="signers"></p>
+<p id="notice" role="status"></p>
 <!-- The spec's recommended attributes: camera and microphone for identity checks, fullscreen. -->
 <iframe id="signer" title="Signing" allow="camera *; microphone *; fullscreen *"></iframe></main>
 <aside><h2>Signing page</h2><ol id="page-events"></ol><h2>Callback events</h2><ol id="callback-events"></ol></aside>
@@ -120,26 +121,60 @@ iframe{width:100%;height:900px;border:1px solid #ccc} li{font-family:monospace;f
 const SIGNING_ORIGIN = ${JSON.stringify(signingOrigin)};
 const post = (path, body) => fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body || {}) }).then((r) => r.json());
 const item = (list, text) => { const li = document.createElement('li'); li.textContent = text; document.getElementById(list).appendChild(li); };
-// Only the provider's signing pages may talk to this page.
-addEventListener('message', (e) => { if (e.origin === SIGNING_ORIGIN && e.data && e.data.source === 'esign-sandbox') item('page-events', e.data.type); });
+const notice = (text) => { document.getElementById('notice').textContent = text; };
 let current;
+// Who the iframe signs for, and when its URL was last renewed: a page that keeps expiring is not renewed in a loop.
+let signing = null;
+const renewals = [];
+async function load(participantId) {
+  signing = participantId;
+  const { url } = await post('/api/signing-url', { referenceId: current.referenceId, participantId });
+  document.getElementById('signer').src = url;
+}
+// Only the provider's signing pages may talk to this page; each message type says what to do (docs/integrator-events.md).
+addEventListener('message', async (e) => {
+  if (e.origin !== SIGNING_ORIGIN || !e.data || e.data.source !== 'esign-sandbox') return;
+  const m = e.data;
+  item('page-events', m.reason ? m.type + ' (' + m.reason + ')' : m.type);
+  if (m.type === 'esign:expired' && signing) {
+    // The link was used or expired (a reload, a tab left open): a fresh URL, at most three a minute.
+    const now = Date.now();
+    while (renewals.length > 0 && now - renewals[0] > 60000) renewals.shift();
+    if (renewals.length >= 3) return notice('The signing link keeps expiring: reload this page to try again.');
+    renewals.push(now);
+    notice('The signing link had expired (' + m.reason + '): a fresh one was loaded.');
+    await load(signing);
+  } else if (m.type === 'esign:ended') {
+    signing = null;
+    notice('This transaction can no longer be signed (' + m.reason + '); its outcome arrives as a callback event.');
+  } else if (m.type === 'esign:error' && m.reason === 'not_sent' && outcome) {
+    // A cancelled transaction is withdrawn to draft at the provider, which the page cannot tell from an edit; the
+    // callback event can.
+    signing = null;
+    notice('This transaction can no longer be signed (' + outcome + ').');
+  } else if (m.type === 'esign:error') {
+    notice('The signing page reports ' + m.reason + ' (' + m.action + '): ' + m.message);
+  }
+});
 document.getElementById('start').addEventListener('click', async () => {
   current = await post('/api/transactions');
   document.getElementById('ref').textContent = current.referenceId;
   const box = document.getElementById('signers'); box.textContent = '';
   for (const p of current.participants) {
     const b = document.createElement('button'); b.textContent = 'Sign as ' + p.name; b.dataset.participant = p.id;
-    b.addEventListener('click', async () => {
-      const { url } = await post('/api/signing-url', { referenceId: current.referenceId, participantId: p.id });
-      document.getElementById('signer').src = url;
-    });
+    b.addEventListener('click', () => { notice(''); return load(p.id); });
     box.appendChild(b);
   }
 });
 let seen = 0;
+// How the current transaction ended, once its callback event came.
+let outcome = null;
 setInterval(async () => {
   const { events } = await fetch('/api/events').then((r) => r.json());
-  for (const e of events.slice(seen)) item('callback-events', e.type);
+  for (const e of events.slice(seen)) {
+    item('callback-events', e.type);
+    if (current && e.data && e.data.referenceId === current.referenceId && /^transaction\\.(?!archive_invalid)/.test(e.type)) outcome = e.type.slice(12);
+  }
   seen = events.length;
 }, 500);
 </script></body></html>`;

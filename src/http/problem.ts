@@ -20,11 +20,18 @@ export function sendProblem(
   reply: FastifyReply,
   status: number,
   detail: string,
-  extra: { errors?: { pointer: string; detail: string }[]; headers?: Record<string, string> } = {},
+  extra: { errors?: { pointer: string; detail: string }[]; headers?: Record<string, string>; code?: string } = {},
 ): FastifyReply {
   for (const [k, v] of Object.entries(extra.headers ?? {})) void reply.header(k, v);
   return reply
     .code(status)
     .type(PROBLEM_CONTENT_TYPE)
-    .send({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(extra.errors ? { errors: extra.errors } : {}) });
+    .send({
+      type: 'about:blank',
+      title: TITLES[status] ?? 'Error',
+      status,
+      detail,
+      ...(extra.errors ? { errors: extra.errors } : {}),
+      ...(extra.code ? { code: extra.code } : {}),
+    });
 }

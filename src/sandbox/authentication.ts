@@ -97,7 +97,8 @@ export class SignerAuthentication {
   /** Refuses an action until every step is passed in this session. */
   require(t: TransactionRow, participantId: string, session: string): void {
     const pending = this.next(t, participantId, session);
-    if (pending) throw new SandboxError('forbidden', `authentication required first: ${pending.step}`);
+    if (pending)
+      throw new SandboxError('forbidden', `authentication required first: ${pending.step}`, undefined, 'authentication_required');
   }
 
   /** Sends a fresh one-time code (replacing any earlier one) by the participant's `twoFactorContact`. */
@@ -105,7 +106,8 @@ export class SignerAuthentication {
     const p = this.#participant(t, participantId);
     if (p.authenticationType !== 'two-factor-authentication') throw new SandboxError('conflict', 'this participant has no two-factor step');
     const state = this.#store.evidence.authState(t.id, participantId);
-    if (this.#lockedUntil(state.lockedUntil)) throw new SandboxError('locked', 'too many failed attempts; try again later');
+    if (this.#lockedUntil(state.lockedUntil))
+      throw new SandboxError('locked', 'too many failed attempts; try again later', undefined, 'locked');
     const now = this.#options.now();
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     this.#store.transaction(() => {
@@ -124,7 +126,8 @@ export class SignerAuthentication {
     const pending = this.next(t, participantId, session);
     if (!pending) return;
     if (pending.step !== step) throw new SandboxError('conflict', `the next step is ${pending.step}, not ${step}`);
-    if (pending.lockedUntil) throw new SandboxError('locked', `too many failed attempts; locked until ${pending.lockedUntil}`);
+    if (pending.lockedUntil)
+      throw new SandboxError('locked', `too many failed attempts; locked until ${pending.lockedUntil}`, undefined, 'locked');
     const p = this.#participant(t, participantId);
     const state = this.#store.evidence.authState(t.id, participantId);
     const now = this.#options.now();
@@ -170,8 +173,9 @@ export class SignerAuthentication {
     });
     if (ok) return;
     const after = this.next(t, participantId, session)!;
-    if (after.lockedUntil) throw new SandboxError('locked', `too many failed attempts; locked until ${after.lockedUntil}`);
-    throw new SandboxError('validation', `${step} not accepted; ${after.attemptsLeft} attempt(s) left`);
+    if (after.lockedUntil)
+      throw new SandboxError('locked', `too many failed attempts; locked until ${after.lockedUntil}`, undefined, 'locked');
+    throw new SandboxError('validation', `${step} not accepted; ${after.attemptsLeft} attempt(s) left`, undefined, 'authentication_failed');
   }
 
   #lockedUntil(lockedUntil: string | null): string | undefined {

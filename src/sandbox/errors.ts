@@ -19,6 +19,11 @@ export class SandboxError extends Error {
     readonly kind: SandboxErrorKind,
     message: string,
     readonly errors?: { pointer: string; detail: string }[],
+    /**
+     * A stable reason code for the signing page (problem+json member `code`): what a page can act on, where the
+     * status alone is ambiguous (a 409 is an ended transaction, a signer already done, or a signer out of turn).
+     */
+    readonly code?: string,
   ) {
     super(message);
   }

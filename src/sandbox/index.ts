@@ -161,7 +161,12 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
     issueToken: (org, ttl) => tokens.issueApiToken(org, ttl),
     async stop() {
       await dispatcher.stop();
-      await server.close();
+      // A browser can keep a connection busy for minutes (a signing page's document stream it stopped reading):
+      // requests under way get two seconds, then every connection is closed, so a stop never hangs on a browser.
+      const closing = server.close();
+      const force = setTimeout(() => server.server.closeAllConnections(), 2_000);
+      await closing;
+      clearTimeout(force);
       store.close();
     },
   };

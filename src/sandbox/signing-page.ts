@@ -1,4 +1,5 @@
 import type { IframeStyle } from '../esign/schemas.js';
+import { PAGE_REASONS, pageMessage } from './page-messages.js';
 import type { SigningRefusal, SigningView } from './signing.js';
 
 const REFUSALS: Record<SigningRefusal, { title: string; detail: string }> = {
@@ -12,6 +13,12 @@ const REFUSALS: Record<SigningRefusal, { title: string; detail: string }> = {
   cancelled: { title: 'This transaction was cancelled', detail: 'It can no longer be signed.' },
   expired: { title: 'This transaction has expired', detail: 'It can no longer be signed.' },
   not_sent: { title: 'This transaction has not been sent for signing yet', detail: 'Try again once it has been sent.' },
+};
+
+/** What a page that can no longer act shows (its link or session expired, its transaction ended meanwhile). */
+const STOPS: Record<string, { title: string; detail: string }> = {
+  ...Object.fromEntries(Object.entries(REFUSALS).filter(([reason]) => PAGE_REASONS[reason as SigningRefusal].type !== 'esign:error')),
+  session_expired: { title: 'This signing session has expired', detail: 'Ask for a new signing link.' },
 };
 
 function escapeHtml(s: string): string {
@@ -69,7 +76,7 @@ const TARGET = ORIGINS.includes(ancestor) ? ancestor : (ORIGINS.length === 1 && 
 <title>${escapeHtml(r.title)}</title><style>${css(view.style)}</style></head>
 <body><main data-refusal="${view.refusal}"><h1>${escapeHtml(r.title)}</h1><p class="msg error" role="alert">${escapeHtml(r.detail)}</p></main>
 <script>${target}
-if (TARGET) parent.postMessage(${scriptJson({ source: 'esign-sandbox', type: 'esign:error', reason: view.refusal })}, TARGET);</script></body></html>`;
+if (TARGET) parent.postMessage(${scriptJson({ source: 'esign-sandbox', ...pageMessage(view.refusal, `${r.title}. ${r.detail}`) })}, TARGET);</script></body></html>`;
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Sign: ${escapeHtml(view.title)}</title><style>${css(view.style)}</style></head>
@@ -82,7 +89,30 @@ const base = '/sign/' + VIEW.session;
 const post = (type, extra) => { if (TARGET) parent.postMessage(Object.assign({ source: 'esign-sandbox', type, esignId: VIEW.esignId }, extra), TARGET); };
 const statusEl = document.getElementById('status');
 function say(text, kind) { statusEl.textContent = text; statusEl.className = 'msg ' + kind; }
-const state = { view: VIEW, declining: null, declined: false };
+const state = { view: VIEW, declining: null, declined: false, stopped: null };
+// Every failure becomes one message to the host, whose type says what to do (docs/integrator-events.md).
+const REASONS = ${scriptJson(PAGE_REASONS)};
+const STOPS = ${scriptJson(STOPS)};
+function reasonOf(e) {
+  if (typeof e.status !== 'number') return 'network';
+  // The page's own session token is what expired: the link that opened it is long used.
+  if (e.code === 'link_expired') return 'session_expired';
+  if (e.code && REASONS[e.code]) return e.code;
+  if (e.status === 423) return 'locked';
+  return e.status >= 500 ? 'provider_error' : 'refused';
+}
+function failed(what, e, reason) {
+  reason = reason || reasonOf(e);
+  const m = REASONS[reason];
+  post(m.type, { reason, action: m.action, message: e.message });
+  if (m.type === 'esign:error') { say(what + ': ' + e.message, 'error'); return; }
+  // Expired, or ended meanwhile: nothing on this page can succeed any more.
+  state.stopped = reason;
+  document.getElementById('docs').textContent = '';
+  document.getElementById('actions').textContent = '';
+  say(STOPS[reason].title + '. ' + STOPS[reason].detail, 'error');
+  document.body.dataset.stopped = reason;
+}
 function mineToSign() { return state.view.participants.filter(p => p.yourTurn); }
 // Pages are drawn once by pdf.js; re-renders only move the tag buttons.
 const canvases = new Map();
@@ -104,10 +134,10 @@ async function drawPages() {
     }
     render();
     document.body.dataset.pagesRendered = 'true';
-  } catch (e) { say('Could not display the document: ' + e.message, 'error'); }
+  } catch (e) { if (!state.stopped) failed('Could not display the document', e, e && e.status === 401 ? 'session_expired' : 'document_unavailable'); }
 }
 function render() {
-  if (state.declined) return;
+  if (state.declined || state.stopped) return;
   const v = state.view;
   const docs = document.getElementById('docs');
   docs.textContent = '';
@@ -167,8 +197,12 @@ function render() {
   else say('Click each highlighted field to apply it, then finish signing.', 'info');
 }
 async function call(path, body) {
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body || {}) });
-  if (!res.ok) { let detail = res.statusText; try { detail = (await res.json()).detail || detail; } catch {} throw Object.assign(new Error(detail), { status: res.status }); }
+  const res = await fetch(base + path, body === undefined ? { cache: 'no-store' } : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) {
+    let problem = {};
+    try { problem = await res.json(); } catch {}
+    throw Object.assign(new Error(problem.detail || res.statusText), { status: res.status, code: problem.code });
+  }
   return res.status === 204 ? null : res.json();
 }
 // Signer authentication comes first: the documents arrive only once every step is passed.
@@ -194,8 +228,8 @@ function authenticate() {
     const resend = document.createElement('button');
     resend.type = 'button'; resend.className = 'decline'; resend.dataset.resend = 'true'; resend.textContent = 'Send a new code';
     resend.addEventListener('click', async () => {
-      try { await call('/participants/' + encodeURIComponent(a.participantId) + '/authentication/code'); say('A new code is on its way.', 'info'); }
-      catch (e) { say(e.message, 'error'); }
+      try { await call('/participants/' + encodeURIComponent(a.participantId) + '/authentication/code', {}); say('A new code is on its way.', 'info'); }
+      catch (e) { failed('Could not send a code', e); }
     });
     form.appendChild(resend);
   }
@@ -214,15 +248,24 @@ function authenticate() {
       await refresh();
     } catch (err) {
       if (err.status === 423) { await refresh(); return; }
+      failed('Not accepted', err); if (state.stopped) return;
       say(err.message, 'error'); input.value = ''; input.focus();
     }
   });
 }
 async function refresh() {
-  const res = await fetch(base + '/view', { cache: 'no-store' });
-  state.view = await res.json();
+  let view;
+  try { view = await call('/view'); } catch (e) { failed('Could not reload the page', e); return; }
+  // An ended transaction, or the session expiring, answers with a refusal instead of a view.
+  if (view.refusal) { failed('Stopped', new Error(STOPS[view.refusal] ? STOPS[view.refusal].title : view.refusal), view.refusal === 'link_expired' ? 'session_expired' : view.refusal); return; }
+  state.view = view;
   start();
 }
+// A transaction can end while the page sits open (cancelled, expired, declined by another signer): look now and then.
+setInterval(async () => {
+  if (state.stopped || state.declined) return;
+  try { const view = await call('/view'); if (view.refusal) await refresh(); } catch {}
+}, 20000);
 function start() {
   if (state.view.authentication && state.view.authentication.length > 0) return authenticate();
   VIEW.documents = state.view.documents;
@@ -243,16 +286,16 @@ async function apply(t, el) {
     t.applied = value;
     post('esign:tag-applied', { participantId: t.participantId, docIndex: t.docIndex, tagIndex: t.tagIndex, tagType: t.type });
     render();
-  } catch (e) { el.disabled = false; say('Could not apply the field: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
+  } catch (e) { el.disabled = false; failed('Could not apply the field', e); }
 }
 async function finish(p) {
   try {
-    const result = await call('/participants/' + encodeURIComponent(p.id) + '/finish');
+    const result = await call('/participants/' + encodeURIComponent(p.id) + '/finish', {});
     p.finished = true; p.yourTurn = false;
     post('esign:participant-signed', { participantId: p.id });
     if (result && result.completed) post('esign:completed', { transactionId: VIEW.transactionId });
     render();
-  } catch (e) { say('Could not finish signing: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
+  } catch (e) { failed('Could not finish signing', e); }
 }
 function askReason(declining) {
   const actions = document.getElementById('actions');
@@ -284,7 +327,7 @@ async function decline(p, reason) {
     document.getElementById('actions').textContent = '';
     say('You declined to sign. The sender has been told.', 'info');
     document.body.dataset.declined = 'true';
-  } catch (e) { say('Could not decline: ' + e.message, 'error'); post('esign:error', { reason: e.message }); }
+  } catch (e) { failed('Could not decline', e); }
 }
 post('esign:loaded', { participantIds: VIEW.participants.map(p => p.id) });
 start();

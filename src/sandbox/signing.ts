@@ -264,24 +264,29 @@ export class SigningSessions {
     const opened = await this.#openAddress(token);
     if ('refusal' in opened) {
       const expiredOrInvalid = opened.refusal === 'link_invalid' || opened.refusal === 'link_expired';
-      throw new SandboxError(expiredOrInvalid ? 'unauthorized' : 'conflict', `signing address unusable: ${opened.refusal}`);
+      throw new SandboxError(
+        expiredOrInvalid ? 'unauthorized' : 'conflict',
+        `signing address unusable: ${opened.refusal}`,
+        undefined,
+        opened.refusal,
+      );
     }
     if (!opened.participantIds.includes(participantId))
-      throw new SandboxError('forbidden', 'this address was not issued for that participant');
+      throw new SandboxError('forbidden', 'this address was not issued for that participant', undefined, 'participant_mismatch');
     return { t: opened.t, session: opened.session };
   }
 
   #checkSignable(t: TransactionRow, participantId: string): void {
-    if (t.status !== 'esign_pending') throw new SandboxError('conflict', `transaction is ${t.status}`);
+    if (t.status !== 'esign_pending') throw new SandboxError('conflict', `transaction is ${t.status}`, undefined, statusRefusal(t.status));
     if (!t.body.participants.some((p) => p.id === participantId)) {
-      throw new SandboxError('not_found', `participant ${participantId} is not in this transaction`);
+      throw new SandboxError('not_found', `participant ${participantId} is not in this transaction`, undefined, 'participant_mismatch');
     }
     const finished = this.#store.finishedParticipants(t.id);
-    if (finished.has(participantId)) throw new SandboxError('conflict', 'this participant has already signed');
+    if (finished.has(participantId)) throw new SandboxError('conflict', 'this participant has already signed', undefined, 'already_signed');
     if (t.body.signingOrder) {
       const next = nextSigner(t.body, finished);
       if (next && next.id !== participantId) {
-        throw new SandboxError('conflict', `signing order: it is ${next.firstName} ${next.lastName}'s turn`);
+        throw new SandboxError('conflict', `signing order: it is ${next.firstName} ${next.lastName}'s turn`, undefined, 'not_your_turn');
       }
     }
   }
