@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
 import { eventId, type CallbackSigner } from './support/callback-signer.js';
 import type { UrlPolicy } from './support/url-policy.js';
-import type { EsignTransactionResult, IntegratorEvent } from '../src/definitions/transaction.js';
+import type { EsignTransactionResult, IntegratorEvent, IntegratorEventBody } from '../src/definitions/transaction.js';
 
 export interface CompletionDeps {
   urlPolicy: UrlPolicy;
@@ -21,7 +21,7 @@ export function createCompletionActivities(deps: CompletionDeps) {
     const url = deps.urlPolicy.check(callbackUrl, 'callbackUrl');
     if (!deps.callbackSigner)
       throw ApplicationFailure.nonRetryable('no ESIGN_CALLBACK_SECRETS to sign callbacks with', FailureType.CallbackRejected);
-    const body = JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data });
+    const body = JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data } satisfies IntegratorEventBody);
     let status: number;
     try {
       const res = await request(url, {

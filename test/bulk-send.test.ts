@@ -178,7 +178,11 @@ it('cancels mid-batch: what is signed is archived, what is not is withdrawn, row
     // Rows started once the signer stopped stay unsigned: wait for two, so the cancel has something to withdraw
     // (a signer that kept up with the pace could otherwise have signed every started row).
     const startedUnsigned = (await batchProgress(env.ctx.client, batch.batchId)).started + 2;
-    await eventually('rows started after the signer stopped', async () => (await batchProgress(env.ctx.client, batch.batchId)).started >= startedUnsigned, 60_000);
+    await eventually(
+      'rows started after the signer stopped',
+      async () => (await batchProgress(env.ctx.client, batch.batchId)).started >= startedUnsigned,
+      60_000,
+    );
     const answered = await cancelBatch(env.ctx.client, batch.batchId, 'wrong template');
     // The pace held: about one row a second (a page's first row may follow the last row of the page before at once).
     expect(answered.started).toBeLessThanOrEqual(Math.ceil((Date.now() - sentAt) / 1_000) + 4);

@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { chainProblem } from '../esign/audit-chain.js';
 import { AUDIT_TRAIL_ENTRY, AUDIT_TRAIL_FORMAT, AuditTrail, COMPLETION_CERTIFICATE_ENTRY, type CertificateRef } from '../esign/evidence.js';
 import { embeddedFile } from '../evidence/embedded-files.js';
-import { checkPdfSignature, type Indication, type PdfSignatureCheck, type SubIndication } from '../evidence/pades-verify.js';
+import { checkPdfSignature, type PdfSignatureCheck } from '../evidence/pades-verify.js';
+import type { ArchiveEvidence, SignatureEvidence, SignaturePolicy } from '../evidence/report.js';
 import { summarize, type CertificateSummary } from '../evidence/pki.js';
 import type { Certificate } from 'pkijs';
 import type { EntryInspector, VerifiedEntry } from './zip-verify.js';
 
-/** `require`: a PDF that is not validly sealed fails the archive; `warn`: it is recorded and logged; `off`: not checked. */
-export type SignaturePolicy = 'off' | 'warn' | 'require';
+export type { ArchiveEvidence, DocumentEvidence, SignatureEvidence, SignaturePolicy, ValidationReport } from '../evidence/report.js';
 
 export interface EvidencePolicy {
   signatures: SignaturePolicy;
@@ -19,68 +19,6 @@ export interface EvidencePolicy {
 }
 
 export const NO_EVIDENCE_POLICY: EvidencePolicy = { signatures: 'off', trustAnchors: [], requireCompletionCertificate: false };
-
-/** A signature as the manifest records it. */
-export interface SignatureEvidence {
-  result: 'valid' | 'invalid' | 'not-checked';
-  problems: string[];
-  signer: CertificateRef | null;
-  /** The time the signer claims (the signature dictionary's /M). */
-  signingTime: string | null;
-  /** The signature's verified RFC 3161 time-stamp (PAdES B-T): a time a third party vouches for; null for B-B. */
-  timestamp: { time: string; authority: CertificateRef } | null;
-  subFilter: string | null;
-  trusted: boolean | null;
-  /** When the signer's certificate was judged: the time-stamp's time when it holds, else the time of archiving. */
-  validatedAt?: string | null;
-  /** The validation report an auditor reads (ETSI EN 319 102-1's vocabulary); absent when not checked. */
-  validation?: ValidationReport;
-}
-
-/** One signature's validation, in the terms of ETSI EN 319 102-1 and the PAdES baseline levels (EN 319 142-1). */
-export interface ValidationReport {
-  /** B-B: signed; B-T: with a signature time-stamp; B-LT and B-LTA: with validation data and archive time-stamps. */
-  level: 'B-B' | 'B-T' | 'B-LT' | 'B-LTA' | null;
-  indication: Indication;
-  subIndication: SubIndication | null;
-  /** The time a third party vouches the signature existed at (the time-stamp's), null when none does. */
-  time: string | null;
-  /**
-   * Until when the newest time-stamp can be validated (its authority's certificate, or the anchor's, ends): the
-   * evidence upkeep renews it before then (docs/evidence.md). Absent in reports from before the upkeep.
-   */
-  evidenceExpiresAt?: string | null;
-}
-
-export interface DocumentEvidence {
-  title: string;
-  entry: string;
-  bytes: number;
-  /** What we uploaded (computed by the upload activity); null for a document the caller uploaded itself. */
-  originalSha256: string | null;
-  /** The provider's record of the original, from its audit trail. */
-  providerOriginalSha256: string | null;
-  finalSha256: string;
-  signature: SignatureEvidence;
-}
-
-export interface ArchiveEvidence {
-  policy: { signatures: SignaturePolicy; trustAnchors: string[]; requireCompletionCertificate: boolean };
-  documents: DocumentEvidence[];
-  certificateOfCompletion: { entry: string; bytes: number; sha256: string; signature: SignatureEvidence } | null;
-  auditTrail: {
-    entry: string;
-    bytes: number;
-    sha256: string;
-    events: number;
-    /** The hash chain's last hash (v2); null for an unchained (v1) trail. */
-    head?: string | null;
-    /** Why the chain, or the copy sealed in the certificate of completion, does not hold (refused under `require`). */
-    problems?: string[];
-  } | null;
-  /** Entries that are neither a document we uploaded nor the provider's evidence (refused under `require`). */
-  unaccounted?: string[];
-}
 
 /** Why a completed ZIP cannot be archived; the archive activity turns it into a non-retryable ArchiveInvalid. */
 export class EvidenceRejected extends Error {

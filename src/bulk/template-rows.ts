@@ -2,18 +2,14 @@
  * What bulk send needs of a template: the columns its CSV must have, and a row's transaction input. The row's
  * cells are the CLI's `--role` and `--value` in columns, so one parser and one set of errors serve both.
  */
-import {
-  instantiate,
-  parseRoleValue,
-  TemplateInputError,
-  type StoredTemplate,
-  type TemplateRequest,
-  type TemplateStore,
-} from '../templates/index.js';
+import { TemplateInputError } from '../templates/errors.js';
+import { instantiate } from '../templates/instantiate.js';
+import type { StoredTemplate, TemplateReader } from '../templates/reader.js';
+import { parseRoleValue, type TemplateRequest } from '../templates/request.js';
 import type { EsignTransactionInput } from '../transaction/input.js';
 import type { TemplateColumns } from './rows.js';
 
-export type BulkTemplates = Pick<TemplateStore, 'get'>;
+export type BulkTemplates = Pick<TemplateReader, 'get'>;
 
 export function templateColumns(template: StoredTemplate): TemplateColumns {
   const { roles, fields = [] } = template.definition;

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { BatchEnded, batchProgress, cancelBatch, sendBulk } from '../client/bulk.js';
 import { DEFAULT_ROWS_PER_SECOND, MIN_ROWS_PER_SECOND, type BatchProgress } from '../definitions/bulk.js';
 import { BatchFileError } from '../bulk/rows.js';
-import { objectStoreAt } from '../storage/object-store.js';
+import { objectStoreAt } from '../storage/s3-object-store.js';
 import { templateStoreAt, templateStoreSetting } from '../templates/index.js';
 import { CliError, Exit, type CliContext, type CliKit } from './context.js';
 import { fields } from './output.js';

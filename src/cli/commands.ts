@@ -5,17 +5,17 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { s3Client } from '../archive/s3-store.js';
-import { getEsignStatus, getEsignTransaction, InvalidTransactionInput, startEsignTransaction } from '../client/transactions.js';
+import {
+  cancelEsignTransaction,
+  getEsignStatus,
+  getEsignTransaction,
+  InvalidTransactionInput,
+  issueSigningUrl,
+  startEsignTransaction,
+} from '../client/transactions.js';
 import { describeIssues } from '../util/zod-issues.js';
 import { hashFile, writeHashed } from '../util/streams.js';
-import {
-  cancelUpdate,
-  retryArchiveUpdate,
-  issueSigningUrlUpdate,
-  WORKFLOW_TYPE,
-  type EsignTransactionResult,
-  type EsignTransactionStatus,
-} from '../definitions/transaction.js';
+import { retryArchiveUpdate, WORKFLOW_TYPE, type EsignTransactionResult, type EsignTransactionStatus } from '../definitions/transaction.js';
 import { EsignTransactionInput, type DocumentInput, type ParticipantInput } from '../transaction/input.js';
 import { CliError, Exit, type CliContext } from './context.js';
 
@@ -178,15 +178,11 @@ function row(wf: WorkflowExecutionInfo): Record<string, unknown> {
 }
 
 export async function url(ctx: CliContext, referenceId: string, participantId: string) {
-  return found(referenceId, () =>
-    getEsignTransaction(ctx.client, referenceId).executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [participantId] }] }),
-  );
+  return found(referenceId, () => issueSigningUrl(ctx.client, referenceId, { participantIds: [participantId] }));
 }
 
 export async function cancel(ctx: CliContext, referenceId: string, reason?: string) {
-  return found(referenceId, () =>
-    getEsignTransaction(ctx.client, referenceId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }),
-  );
+  return found(referenceId, () => cancelEsignTransaction(ctx.client, referenceId, reason));
 }
 
 /** Archives again a completed transaction whose ZIP was refused (phase archive_invalid), once its cause is fixed. */

@@ -16,10 +16,10 @@ import {
   type BatchProgress,
   type BatchResult,
   type BulkSendInput,
+  type BulkSendWorkflow,
 } from '../definitions/bulk.js';
 import { EsignBatchId, EsignStatus } from '../definitions/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
-import type { esignBulkSend } from '../../workflows/bulk-send.js';
 import { batchIdFor, checkHeader, parseBatchCsv, sha256Hex } from '../bulk/rows.js';
 import { templateColumns, type BulkTemplates } from '../bulk/template-rows.js';
 import type { ObjectStore } from '../storage/object-store.js';
@@ -44,7 +44,7 @@ export interface BulkSendRequest {
 
 export interface SubmittedBatch {
   batchId: string;
-  handle: WorkflowHandle<typeof esignBulkSend>;
+  handle: WorkflowHandle<BulkSendWorkflow>;
   /** True when this exact batch was submitted before: nothing new was started. */
   existing: boolean;
   rows: number;
@@ -97,7 +97,7 @@ export async function sendBulk(
   )
     return { ...submitted, handle, existing: true };
   try {
-    await client.workflow.start<typeof esignBulkSend>(BULK_WORKFLOW_TYPE, {
+    await client.workflow.start<BulkSendWorkflow>(BULK_WORKFLOW_TYPE, {
       workflowId: batchId,
       taskQueue,
       args: [input],
@@ -117,9 +117,9 @@ export async function sendBulk(
   }
 }
 
-export function getBatch(client: Client, batchId: string): WorkflowHandle<typeof esignBulkSend> {
+export function getBatch(client: Client, batchId: string): WorkflowHandle<BulkSendWorkflow> {
   if (!BATCH_ID.test(batchId)) throw new Error(`"${batchId}" is not a batch id (they look like bulk-<name>-<12 hex digits>)`);
-  return client.workflow.getHandle<typeof esignBulkSend>(batchId);
+  return client.workflow.getHandle<BulkSendWorkflow>(batchId);
 }
 
 /** Where the batch is: its live progress while it runs, its result once it has ended. */

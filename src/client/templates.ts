@@ -4,7 +4,9 @@
  * Temporal or the provider. The start itself is startEsignTransaction's, with its guarantees.
  */
 import type { Client } from '@temporalio/client';
-import { instantiate, type StoredTemplate, type TemplateRequest, type TemplateStore } from '../templates/index.js';
+import { instantiate } from '../templates/instantiate.js';
+import type { StoredTemplate, TemplateReader } from '../templates/reader.js';
+import type { TemplateRequest } from '../templates/request.js';
 import type { EsignTransactionInput } from '../transaction/input.js';
 import { startEsignTransaction, type StartedTransaction, type StartOptions } from './transactions.js';
 
@@ -17,7 +19,7 @@ export interface StartedFromTemplate extends StartedTransaction {
 
 export async function startFromTemplate(
   client: Client,
-  store: Pick<TemplateStore, 'get'>,
+  store: Pick<TemplateReader, 'get'>,
   ref: string,
   request: TemplateRequest,
   options: StartOptions = {},

@@ -2,15 +2,18 @@ import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@t
 import type { Priority } from '@temporalio/common';
 import { describeIssues } from '../util/zod-issues.js';
 import {
+  cancelUpdate,
   DEFAULT_TASK_QUEUE,
   issueSigningUrlUpdate,
   statusQuery,
   WORKFLOW_TYPE,
+  type EsignTransactionResult,
   type EsignTransactionStatus,
+  type EsignTransactionWorkflow,
   workflowIdFor,
+  type IssuedSigningUrl,
   type IssueSigningUrlRequest,
 } from '../definitions/transaction.js';
-import type { esignTransaction } from '../../workflows/esign-transaction.js';
 import { EsignTransactionInput } from '../transaction/input.js';
 import { EsignBatchId, EsignReferenceId, EsignStatus } from '../definitions/search-attributes.js';
 
@@ -34,7 +37,7 @@ export interface StartOptions {
 }
 
 export interface StartedTransaction {
-  handle: WorkflowHandle<typeof esignTransaction>;
+  handle: WorkflowHandle<EsignTransactionWorkflow>;
   workflowId: string;
   signingUrl?: string;
   /** The provider's transaction, when the start came with a signing-URL request (it exists by then). */
@@ -72,14 +75,14 @@ export async function startEsignTransaction(
     ...(options.priority ? { priority: options.priority } : {}),
   };
   if (options.signingUrlFor) {
-    const operation = new WithStartWorkflowOperation<typeof esignTransaction>(WORKFLOW_TYPE, startOptions);
+    const operation = new WithStartWorkflowOperation<EsignTransactionWorkflow>(WORKFLOW_TYPE, startOptions);
     const { url, transactionId } = await client.workflow.executeUpdateWithStart(issueSigningUrlUpdate, {
       args: [options.signingUrlFor],
       startWorkflowOperation: operation,
     });
     return { handle: await operation.workflowHandle(), workflowId, signingUrl: url, ...(transactionId ? { transactionId } : {}) };
   }
-  const handle = await client.workflow.start<typeof esignTransaction>(WORKFLOW_TYPE, startOptions);
+  const handle = await client.workflow.start<EsignTransactionWorkflow>(WORKFLOW_TYPE, startOptions);
   return { handle, workflowId };
 }
 
@@ -115,6 +118,24 @@ export async function getEsignStatus(client: Client, referenceId: string, endedQ
   }
 }
 
-export function getEsignTransaction(client: Client, referenceId: string): WorkflowHandle<typeof esignTransaction> {
-  return client.workflow.getHandle<typeof esignTransaction>(workflowIdFor(referenceId));
+export function getEsignTransaction(client: Client, referenceId: string): WorkflowHandle<EsignTransactionWorkflow> {
+  return client.workflow.getHandle<EsignTransactionWorkflow>(workflowIdFor(referenceId));
+}
+
+/**
+ * A fresh signing URL for the participants named (single-use and short-lived: hand it to the signer now). Waits in
+ * the workflow until the provider's transaction exists; fails with `UnknownParticipant`, `TransactionIsDraft` or
+ * `TransactionFinished` (`failureTypeOf`).
+ */
+export async function issueSigningUrl(client: Client, referenceId: string, request: IssueSigningUrlRequest): Promise<IssuedSigningUrl> {
+  return getEsignTransaction(client, referenceId).executeUpdate(issueSigningUrlUpdate, { args: [request] });
+}
+
+/**
+ * Withdraws the transaction at the provider and ends it as `cancelled` (its result). Fails with `WithdrawRefused`
+ * when a participant has signed (the transaction goes on and may still complete) and with `TransactionFinished`
+ * when it has ended meanwhile (`failureTypeOf`).
+ */
+export async function cancelEsignTransaction(client: Client, referenceId: string, reason?: string): Promise<EsignTransactionResult> {
+  return getEsignTransaction(client, referenceId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] });
 }

@@ -97,6 +97,9 @@ export interface BatchResult extends BatchProgress {
   resultUrl: string;
 }
 
+/** The bulk-send workflow as clients start and await it: its type without its code (workflows/bulk-send.ts checks it fits). */
+export type BulkSendWorkflow = (input: BulkSendInput) => Promise<BatchResult>;
+
 export const batchProgressQuery = defineQuery<BatchProgress>('progress');
 /** Stops starting rows and withdraws every transaction not yet signed; signed ones are archived. Answers once the cancels are sent. */
 export const cancelBatchUpdate = defineUpdate<BatchProgress, [{ reason?: string }]>('cancelBatch');

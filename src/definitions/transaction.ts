@@ -5,9 +5,10 @@
  * completion's in ./late-completion.ts).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ArchiveEvidence } from '../archive/evidence.js';
 import type { ParticipantStatus } from '../esign/events.js';
 import type { EsignCompletedWebhook, EsignWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../esign/schemas.js';
+import type { ArchiveEvidence } from '../evidence/report.js';
+import type { EsignTransactionInput } from '../transaction/input.js';
 
 export const WORKFLOW_TYPE = 'esignTransaction';
 export const DEFAULT_TASK_QUEUE = 'esign-transactions';
@@ -59,6 +60,13 @@ export interface EsignTransactionResult {
   /** SHA-256 of each document we uploaded, by StoragePath: what the provider had to sign (a late archive checks it). */
   originals?: Record<string, string>;
 }
+
+/**
+ * The transaction workflow as clients start and await it (`WorkflowHandle<EsignTransactionWorkflow>`): its type
+ * without its code, so a client (the client package) never compiles the workflow. workflows/client-view.ts
+ * checks that the workflow fits it.
+ */
+export type EsignTransactionWorkflow = (input: EsignTransactionInput) => Promise<EsignTransactionResult>;
 
 export interface EsignTransactionStatus {
   phase: EsignPhase;
@@ -151,5 +159,13 @@ export interface IntegratorEvent {
   /** Unique per event of a transaction; its hash is the `webhook-id` receivers deduplicate by. */
   key: string;
   occurredAt: string;
+  data: Record<string, unknown>;
+}
+
+/** An event's body as POSTed to `callbackUrl` (signed per Standard Webhooks: src/client/events.ts verifies it). */
+export interface IntegratorEventBody {
+  type: IntegratorEventType;
+  /** When it happened (ISO 8601). */
+  timestamp: string;
   data: Record<string, unknown>;
 }

@@ -1,6 +1,7 @@
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { verifyCms } from './cms.js';
+import type { Indication, SubIndication } from './report.js';
 import { summarize, type CertificateSummary } from './pki.js';
 import { checkLongTerm } from './archive-timestamps.js';
 import { readLongTermData, type LongTermData } from './long-term.js';
@@ -39,10 +40,6 @@ export interface PdfSignatureCheck {
   /** Why it is not TOTAL_PASSED, as the standard's sub-indications name it. */
   subIndication: SubIndication | null;
 }
-
-export type Indication = 'TOTAL_PASSED' | 'TOTAL_FAILED' | 'INDETERMINATE';
-export type SubIndication =
-  'FORMAT_FAILURE' | 'HASH_FAILURE' | 'SIG_CRYPTO_FAILURE' | 'NO_CERTIFICATE_CHAIN_FOUND' | 'OUT_OF_BOUNDS_NO_POE' | 'NO_POE';
 
 /** Records a problem and, for the first one (or the first total failure), the verdict it gives. */
 function fail(result: PdfSignatureCheck, problem: string, indication: Exclude<Indication, 'TOTAL_PASSED'>, sub: SubIndication): void {

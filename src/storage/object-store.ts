@@ -2,13 +2,12 @@
  * Small files kept by key: a bulk send's CSV, its pages and its result. The same two kinds of store as the
  * archive (a local directory, an S3-compatible bucket), chosen by one setting: a path, or `s3://bucket/prefix`.
  * Writes are whole-object and atomic (a reader never sees half a file), so a retried activity rewrites a key
- * rather than appending to it.
+ * rather than appending to it. The S3 store is in ./s3-object-store.ts, apart, so that the client package
+ * (packages/client) carries no AWS SDK.
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { s3Client } from '../archive/s3-store.js';
 
 export interface ObjectStore {
   /** Where it is, for messages and results (`file:///…` or `s3://bucket/prefix/`). */
@@ -23,7 +22,7 @@ export interface ObjectStore {
 /** Keys are relative paths of safe segments: no `..`, no absolute path, nothing a directory store could escape with. */
 const KEY = /^(?!.*(?:^|\/)\.{1,2}(?:\/|$))[A-Za-z0-9._@:-]+(?:\/[A-Za-z0-9._@:-]+)*$/;
 
-function checkKey(key: string): string {
+export function checkObjectKey(key: string): string {
   if (!KEY.test(key)) throw new Error(`invalid object key ${JSON.stringify(key)}`);
   return key;
 }
@@ -37,7 +36,7 @@ export class LocalObjectStore implements ObjectStore {
     return `file://${this.#root}/`;
   }
   #path(key: string): string {
-    const path = join(this.#root, ...checkKey(key).split('/'));
+    const path = join(this.#root, ...checkObjectKey(key).split('/'));
     if (!path.startsWith(this.#root + sep)) throw new Error(`invalid object key ${JSON.stringify(key)}`);
     return path;
   }
@@ -58,43 +57,4 @@ export class LocalObjectStore implements ObjectStore {
   urlOf(key: string): string {
     return `file://${this.#path(key)}`;
   }
-}
-
-export class S3ObjectStore implements ObjectStore {
-  readonly #prefix: string;
-  constructor(
-    private readonly client: S3Client,
-    private readonly bucket: string,
-    prefix = '',
-  ) {
-    this.#prefix = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
-  }
-  get location(): string {
-    return `s3://${this.bucket}/${this.#prefix}`;
-  }
-  async put(key: string, body: Buffer | string): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.#prefix + checkKey(key), Body: body }));
-  }
-  async get(key: string): Promise<Buffer | undefined> {
-    try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.#prefix + checkKey(key) }));
-      return Buffer.from(await out.Body!.transformToByteArray());
-    } catch (err) {
-      if (err instanceof NoSuchKey) return undefined;
-      throw err;
-    }
-  }
-  urlOf(key: string): string {
-    return `s3://${this.bucket}/${this.#prefix}${checkKey(key)}`;
-  }
-}
-
-/**
- * The store a setting names (ESIGN_TEMPLATE_STORE, parsed by src/templates/env.ts): a directory, or
- * `s3://bucket/prefix` with the archive's S3 endpoint and region. Batch files live beside the templates.
- */
-export function objectStoreAt(setting: { location: string; s3: { region: string; endpoint: string | undefined } }): ObjectStore {
-  const s3 = /^s3:\/\/([^/]+)\/?(.*)$/.exec(setting.location);
-  if (!s3) return new LocalObjectStore(setting.location);
-  return new S3ObjectStore(s3Client(setting.s3), s3[1]!, s3[2]);
 }

@@ -13,7 +13,7 @@ import { formatPath } from '../util/zod-issues.js';
 import { valueProblem, type TemplateRole } from './definition.js';
 import { TemplateInputError, type TemplateProblem } from './errors.js';
 import { OVERRIDE_KEYS, PersonByName, PersonByParts, splitName, TemplateOverrides, type TemplateRequest } from './request.js';
-import type { StoredTemplate } from './store.js';
+import type { StoredTemplate } from './reader.js';
 
 const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`).join(', ') || 'none';
 

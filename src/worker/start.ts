@@ -12,7 +12,7 @@ import { EsignClient } from '../esign/client.js';
 import { HttpRevocationProvider } from '../evidence/revocation-client.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
 import { templateStoreAt } from '../templates/env.js';
-import { objectStoreAt } from '../storage/object-store.js';
+import { objectStoreAt } from '../storage/s3-object-store.js';
 import type { WorkerConfig } from './config.js';
 import { createEsignWorker, workflowsPath } from './create-worker.js';
 

@@ -74,7 +74,8 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
   });
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {
-    if (error instanceof SandboxError) return sendProblem(reply, STATUS[error.kind], error.message, { errors: error.errors, code: error.code });
+    if (error instanceof SandboxError)
+      return sendProblem(reply, STATUS[error.kind], error.message, { errors: error.errors, code: error.code });
     const status = error.statusCode ?? 500;
     if (status === 415) return sendProblem(reply, 415, 'Content-Type must be application/json (multipart/form-data for uploads)');
     if (status === 413) return sendProblem(reply, 413, 'request body is too large');

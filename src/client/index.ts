@@ -1,0 +1,95 @@
+/**
+ * The client package's public API (`@esign-orchestrator/client`, built from this file by `npm run build:client`
+ * into packages/client/dist): what a backend needs to start and follow transactions, templates and bulk sends,
+ * to verify the events sent to it, and to encrypt payloads as the workers expect. Nothing it reaches imports a
+ * server library (fastify, SQLite, PDF, PKI, the AWS SDK): test/client-package.test.ts checks the packed tarball.
+ */
+
+// Transactions: start (idempotent per referenceId), follow, signing URLs, cancel.
+export {
+  cancelEsignTransaction,
+  getEsignStatus,
+  getEsignTransaction,
+  InvalidTransactionInput,
+  issueSigningUrl,
+  startEsignTransaction,
+} from './transactions.js';
+export type { StartedTransaction, StartOptions } from './transactions.js';
+export {
+  cancelUpdate,
+  DEFAULT_TASK_QUEUE,
+  issueSigningUrlUpdate,
+  replaceTransactionUpdate,
+  retryArchiveUpdate,
+  statusQuery,
+  WORKFLOW_TYPE,
+  workflowIdFor,
+} from '../definitions/transaction.js';
+export type {
+  ArchiveResult,
+  EsignOutcome,
+  EsignPhase,
+  EsignTransactionResult,
+  EsignTransactionStatus,
+  EsignTransactionWorkflow,
+  IntegratorEventBody,
+  IntegratorEventType,
+  IssuedSigningUrl,
+  IssueSigningUrlRequest,
+  ReplaceTransactionRequest,
+} from '../definitions/transaction.js';
+export type { ArchiveEvidence, DocumentEvidence, SignatureEvidence, ValidationReport } from '../evidence/report.js';
+export {
+  DocumentInput,
+  DocumentSource,
+  DurationInput,
+  EsignTransactionInput,
+  ParticipantInput,
+  REFERENCE_ID,
+  TagInput,
+} from '../transaction/input.js';
+export type { ValidEsignTransactionInput } from '../transaction/input.js';
+export {
+  EsignBatchId,
+  EsignId,
+  EsignReferenceId,
+  esignSearchAttributes,
+  EsignSignedCount,
+  EsignStatus,
+  EsignTransactionId,
+  EsignWaitingFor,
+} from '../definitions/search-attributes.js';
+
+// Events sent to the transaction's callbackUrl.
+export { EsignEventRejected, EsignEventVerifier } from './events.js';
+export type { VerifiedEsignEvent } from './events.js';
+
+// Templates: read from a directory (or any store with `get`), filled and started; created with `esign template create`.
+export { startFromTemplate } from './templates.js';
+export type { StartedFromTemplate } from './templates.js';
+export { LocalTemplateReader } from '../templates/local-reader.js';
+export { KeyedTemplateReader, parseTemplateRef } from '../templates/reader.js';
+export type { StoredTemplate, TemplateReader, TemplateSummary } from '../templates/reader.js';
+export { instantiate, participantIdFor } from '../templates/instantiate.js';
+export { TemplateOverrides } from '../templates/request.js';
+export type { RoleValue, TemplateRequest } from '../templates/request.js';
+export { TemplateDocumentNotFound, TemplateInputError, TemplateNotFound } from '../templates/errors.js';
+export type { TemplateProblem, TemplateProblemKind } from '../templates/errors.js';
+
+// Bulk send: a template and a CSV, one transaction per row.
+export { BatchEnded, batchProgress, cancelBatch, getBatch, sendBulk } from './bulk.js';
+export type { BulkSendRequest, SubmittedBatch } from './bulk.js';
+export type { BulkTemplates } from '../bulk/template-rows.js';
+export { LocalObjectStore } from '../storage/object-store.js';
+export type { ObjectStore } from '../storage/object-store.js';
+export { BULK_WORKFLOW_TYPE, DEFAULT_ROWS_PER_SECOND, MIN_ROWS_PER_SECOND } from '../definitions/bulk.js';
+export type { BatchCounts, BatchPhase, BatchProgress, BatchResult, BulkSendWorkflow, InvalidRow } from '../definitions/bulk.js';
+
+// The payload codec (docs/codec.md): workers refuse payloads that are not encrypted with their keys.
+export { AesGcmCodec, ENCRYPTED_ENCODING, newCodecKeys, parseCodecKeys } from '../codec/aes-gcm-codec.js';
+export type { CodecKey } from '../codec/aes-gcm-codec.js';
+export { codecKeysFromEnv, dataConverterFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
+
+// Typed failures.
+export { FailureType } from '../failures.js';
+export { failureTypeOf } from './failures.js';
