@@ -1,14 +1,26 @@
-import { ApplicationFailure, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { request } from 'undici';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
 import { eventId, type CallbackSigner } from './support/callback-signer.js';
 import type { UrlPolicy } from './support/url-policy.js';
 import type { EsignTransactionResult, IntegratorEvent, IntegratorEventBody } from '../src/definitions/transaction.js';
+import type { DeliveryAttempt } from '../src/definitions/event-log.js';
+
+/** How hard one event is tried before it is marked failed in the log: attempts, and the backoff between them. */
+export interface CallbackDelivery {
+  attempts: number;
+  firstDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** 20 attempts, 1 s doubling to 5 minutes: about an hour and a half. */
+export const DEFAULT_CALLBACK_DELIVERY: CallbackDelivery = { attempts: 20, firstDelayMs: 1_000, maxDelayMs: 300_000 };
 
 export interface CompletionDeps {
   urlPolicy: UrlPolicy;
   /** Signs events to callback URLs; without it, a transaction with a callbackUrl is refused at validation. */
   callbackSigner?: CallbackSigner;
+  callbackDelivery?: CallbackDelivery;
 }
 
 export function createCompletionActivities(deps: CompletionDeps) {
@@ -42,7 +54,57 @@ export function createCompletionActivities(deps: CompletionDeps) {
     throw ApplicationFailure.nonRetryable(message, FailureType.CallbackRejected);
   }
 
+  const budget = deps.callbackDelivery ?? DEFAULT_CALLBACK_DELIVERY;
+
+  /** One POST of one event: what the endpoint answered, and whether to try again. */
+  async function attempt(url: URL, event: IntegratorEvent & { sequence: number }): Promise<DeliveryAttempt & { retry: boolean }> {
+    const body = JSON.stringify({
+      type: event.type,
+      sequence: event.sequence,
+      timestamp: event.occurredAt,
+      data: event.data,
+    } satisfies IntegratorEventBody);
+    const started = Date.now();
+    const at = new Date(started).toISOString();
+    try {
+      const res = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...deps.callbackSigner!.headers(eventId(event.key), body) },
+        body,
+        // Within the activity's 30 s: a slow endpoint is an attempt that failed, not a worker that died.
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+      });
+      await res.body.dump();
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      return { at, ms: Date.now() - started, status: res.statusCode, retry: !ok && isRetryableStatus(res.statusCode) };
+    } catch (err) {
+      return { at, ms: Date.now() - started, error: (err as Error).message.slice(0, 200), retry: true };
+    }
+  }
+
   return {
+    /**
+     * One attempt at delivering an event of the log: what the endpoint answered, whether another attempt may help,
+     * and this worker's budget (how many attempts, how long between them), which the log follows. It answers rather
+     * than fails, so the log records every attempt; Temporal retries it only when the worker dies under it.
+     */
+    async attemptLoggedEvent(input: {
+      callbackUrl: string;
+      event: IntegratorEvent & { sequence: number };
+    }): Promise<{ attempt: DeliveryAttempt; outcome: 'delivered' | 'retry' | 'refused'; budget: CallbackDelivery }> {
+      const url = deps.urlPolicy.check(input.callbackUrl, 'callbackUrl');
+      if (!deps.callbackSigner)
+        throw ApplicationFailure.nonRetryable('no ESIGN_CALLBACK_SECRETS to sign callbacks with', FailureType.CallbackRejected);
+      const { retry, ...tried } = await attempt(url, input.event);
+      const delivered = tried.status !== undefined && tried.status >= 200 && tried.status < 300;
+      const outcome = delivered ? 'delivered' : retry ? 'retry' : 'refused';
+      Context.current()
+        .metricMeter.createCounter('esign_callback_attempts', 'attempts', 'Event deliveries to callback URLs, by result')
+        .add(1, { result: outcome });
+      return { attempt: tried, outcome, budget };
+    },
+
     /** Records the outcome in the worker's log and, if asked, sends it to the callback URL as `transaction.<outcome>`. */
     async recordCompletion(input: { result: EsignTransactionResult; callbackUrl?: string; late?: boolean }): Promise<void> {
       const { result } = input;
@@ -63,7 +125,10 @@ export function createCompletionActivities(deps: CompletionDeps) {
       });
     },
 
-    /** Sends one progress event (a participant signed, a reminder is due) to the callback URL. */
+    /**
+     * Sends one progress event to the callback URL: how transactions of 0.1.0 sent theirs (since 0.2.0 the event log
+     * delivers them, attemptLoggedEvent); kept while such runs may still be replayed or run.
+     */
     async notifyIntegrator(input: { callbackUrl: string; event: IntegratorEvent }): Promise<void> {
       await deliver(input.callbackUrl, input.event);
     },

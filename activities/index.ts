@@ -4,7 +4,7 @@ import { createBulkActivities } from './bulk.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
 import { DEFAULT_TASK_QUEUE } from '../src/definitions/transaction.js';
 import type { ArchiveStore } from '../src/archive/store.js';
-import { createCompletionActivities } from './completion.js';
+import { createCompletionActivities, type CallbackDelivery } from './completion.js';
 import { createDocumentActivities } from './documents.js';
 import { createEvidenceUpkeepActivities, type EvidenceUpkeepDeps } from './evidence-upkeep.js';
 import { createInboxActivities } from './inbox.js';
@@ -30,6 +30,8 @@ export interface ActivityDeps {
   evidence?: EvidencePolicy;
   /** The integrator's `whsec_` secrets: events to callback URLs are signed with each (several during a rotation). */
   callbackSecrets?: readonly string[];
+  /** How hard an event is tried before its log marks it failed (default: 20 attempts over about an hour and a half). */
+  callbackDelivery?: CallbackDelivery;
   /** The shortest reconciliation interval a transaction may ask for (default 1 minute). */
   minReconcileInterval?: string | number;
   /** How long an unowned webhook waits in its inbox before it is closed as orphaned. */
@@ -69,7 +71,11 @@ export function createActivities(deps: ActivityDeps) {
       ...(deps.zipLimits ? { zipLimits: deps.zipLimits } : {}),
       ...(deps.evidence ? { evidence: deps.evidence } : {}),
     }),
-    ...createCompletionActivities({ urlPolicy, ...(callbackSigner ? { callbackSigner } : {}) }),
+    ...createCompletionActivities({
+      urlPolicy,
+      ...(callbackSigner ? { callbackSigner } : {}),
+      ...(deps.callbackDelivery ? { callbackDelivery: deps.callbackDelivery } : {}),
+    }),
     ...createInboxActivities(deps.inboxOrphanAfter ? { orphanAfter: deps.inboxOrphanAfter } : {}),
     ...createEvidenceUpkeepActivities({ archive: deps.archive, ...(deps.upkeep ? { upkeep: deps.upkeep } : {}) }),
     ...createBulkActivities({

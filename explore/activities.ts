@@ -25,6 +25,7 @@ import type { EsignActivities } from '../activities/index.js';
 import { createInputValidationActivities } from '../activities/input-validation.js';
 import { createTransactionActivities } from '../activities/transactions.js';
 import type { ArchiveInput } from '../activities/archive.js';
+import { DEFAULT_CALLBACK_DELIVERY } from '../activities/completion.js';
 import type { UploadDocumentsInput, UploadDocumentsResult } from '../activities/documents.js';
 import type { EsignClient } from '../src/esign/client.js';
 import { FailureType } from '../src/failures.js';
@@ -54,7 +55,7 @@ export const FAULTABLE: readonly (keyof EsignActivities)[] = [
   'withdrawTransaction',
   'createSigningUrl',
   'archiveCompletedDocuments',
-  'notifyIntegrator',
+  'attemptLoggedEvent',
   'recordCompletion',
   'describeTransaction',
   'startLateCompletion',
@@ -137,6 +138,16 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
 
     async notifyIntegrator(input: { callbackUrl: string; event: IntegratorEvent }): Promise<void> {
       model.recordEvent('notifyIntegrator', input.event);
+    },
+
+    /** The event log's delivery: the model's endpoint takes every event at its first attempt. */
+    async attemptLoggedEvent(input: { callbackUrl: string; event: IntegratorEvent & { sequence: number } }) {
+      model.recordEvent('attemptLoggedEvent', input.event);
+      return {
+        attempt: { at: new Date().toISOString(), ms: 0, status: 204 },
+        outcome: 'delivered' as const,
+        budget: DEFAULT_CALLBACK_DELIVERY,
+      };
     },
 
     async recordCompletion(input: { result: EsignTransactionResult; callbackUrl?: string; late?: boolean }): Promise<void> {

@@ -3,6 +3,7 @@
  * whether the transaction closed and how, where it stalled if it did not,
  * which inbox or late-completion workflows are still open, and every history.
  */
+import { eventLogIdFor } from '../src/definitions/event-log.js';
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { statusQuery } from '../src/definitions/transaction.js';
 import { inboxIdFor } from '../src/definitions/inbox.js';
@@ -84,6 +85,8 @@ export class Aftermath {
   async terminateLeftovers(): Promise<void> {
     const ids = [
       this.workflowId,
+      // The event log waits out its retention (30 days) after the transaction: the next run's time would reach it.
+      eventLogIdFor(this.referenceId),
       ...this.model.byReference(this.referenceId).flatMap((t) => [inboxIdFor(t.id), lateCompletionIdFor(t.id)]),
     ];
     for (const id of ids) {

@@ -16,7 +16,9 @@
  * - workflow-tasks: no workflow task failed (the server's refusal of a
  *   completion because a message arrived meanwhile is not a failure);
  * - replay: every history the schedule produced replays against the code;
- * - late-path: the inbox and any late completion ended too.
+ * - late-path: the inbox and any late completion ended too;
+ * - events: with a callback, the event log delivered the transaction's events
+ *   in sequence order, 1 to n with no gap, the outcome last.
  */
 import proto from '@temporalio/proto';
 import { FailureType } from '../src/failures.js';
@@ -25,7 +27,16 @@ import type { Replayer } from './lane.js';
 import { QUERY_LOST_IN_RESTART } from './sticky-queues.js';
 
 export type CheckName =
-  'ended' | 'outcome' | 'never-early' | 'archived-once' | 'created-once' | 'messages' | 'workflow-tasks' | 'replay' | 'late-path';
+  | 'ended'
+  | 'outcome'
+  | 'never-early'
+  | 'archived-once'
+  | 'created-once'
+  | 'messages'
+  | 'workflow-tasks'
+  | 'replay'
+  | 'late-path'
+  | 'events';
 
 export interface Finding {
   check: CheckName;
@@ -144,5 +155,19 @@ export async function check(observation: Observation, replayer: Replayer | undef
 
   // ------------------------------------------------------------ late path
   for (const id of observation.stillOpen) found('late-path', `${id} was still running 8 days after the transaction ended`);
+
+  // --------------------------------------------------------------- events
+  if (observation.schedule.setup.callback && result) {
+    // First deliveries only: a retried attempt repeats an event with its sequence, which the receiver deduplicates.
+    const firsts: number[] = [];
+    for (const e of model.events.filter((x) => x.via === 'attemptLoggedEvent'))
+      if (e.sequence !== undefined && !firsts.includes(e.sequence)) firsts.push(e.sequence);
+    const expected = Array.from({ length: firsts.length }, (_, i) => i + 1);
+    if (firsts.join(',') !== expected.join(','))
+      found('events', `the event log delivered sequences ${firsts.join(', ')}, not 1 to ${firsts.length} in order`);
+    const last = model.events.filter((x) => x.via === 'attemptLoggedEvent').at(-1);
+    if (last?.type !== `transaction.${result.status}`)
+      found('events', `the last event delivered is ${last?.type ?? 'none'}, not transaction.${result.status}`);
+  }
   return findings;
 }

@@ -33,6 +33,7 @@ import {
   workflowIdFor,
 } from '../src/definitions/transaction.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
+import { eventLogIdFor } from '../src/definitions/event-log.js';
 import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
 import { createExplorerActivities } from './activities.js';
 import { Aftermath, errorText } from './aftermath.js';
@@ -99,7 +100,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
    */
   const settle = async () => {
     for (let i = 0; i < 100; i++) {
-      const ids = [workflowId, ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))];
+      const ids = [workflowId, eventLogIdFor(referenceId), ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))];
       const histories = await Promise.all(
         ids.map((id) =>
           client.workflow

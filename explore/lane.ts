@@ -220,7 +220,8 @@ export class Lane {
 
 /** The run a workflow belongs to: `esign-x<seed>-<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */
 export function runOf(workflowId: string): number {
-  const reference = /^esign-x\d+-(\d+)$/.exec(workflowId);
+  // The transaction, and its event log (esign-events-<referenceId>).
+  const reference = /^esign-(?:events-)?x\d+-(\d+)$/.exec(workflowId);
   if (reference) return Number(reference[1]);
   const provider = /^esign-(?:inbox|late)-([0-9a-f]{8})-/.exec(workflowId);
   return provider ? parseInt(provider[1]!, 16) : -1;

@@ -56,12 +56,14 @@ export interface ArchiveCommit {
 }
 
 export interface RecordedEvent {
-  /** `notifyIntegrator` or `recordCompletion`. */
+  /** `attemptLoggedEvent` (the event log), `recordCompletion` (a late completion) or `notifyIntegrator` (earlier code). */
   via: string;
   type: string;
   key: string;
   /** When the workflow says it happened (its own clock); absent for outcomes. */
   occurredAt?: string;
+  /** Its number in the transaction's event log. */
+  sequence?: number;
   data: Record<string, unknown>;
 }
 
@@ -229,12 +231,13 @@ export class ProviderModel {
     return [...this.transactions.values()].filter((t) => t.referenceId === referenceId);
   }
 
-  recordEvent(via: string, event: Pick<IntegratorEvent, 'type' | 'key' | 'data'> & { occurredAt?: string }): void {
+  recordEvent(via: string, event: Pick<IntegratorEvent, 'type' | 'key' | 'data'> & { occurredAt?: string; sequence?: number }): void {
     this.events.push({
       via,
       type: event.type,
       key: event.key,
       ...(event.occurredAt ? { occurredAt: event.occurredAt } : {}),
+      ...(event.sequence !== undefined ? { sequence: event.sequence } : {}),
       data: event.data,
     });
   }

@@ -102,7 +102,7 @@ const FAULT_WEIGHTS: Partial<Record<PlannedFault['activity'], number>> = {
   updateTransaction: 4,
   withdrawTransaction: 4,
   getTransactionStatus: 3,
-  notifyIntegrator: 3,
+  attemptLoggedEvent: 3,
   createTransaction: 2,
   archiveCompletedDocuments: 2,
 };

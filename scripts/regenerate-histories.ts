@@ -261,9 +261,7 @@ async function main(): Promise<void> {
       );
       const s = await awaitPhase(handle, 'awaiting_signatures');
       await waitFor(async () =>
-        (await handle.fetchHistory()).events!.some(
-          (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'notifyIntegrator',
-        ),
+        (await handle.fetchHistory()).events!.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes != null),
       );
       await sandbox.controls.signAs(s.transactionId!, s.participants[0]!.id);
       await handle.signal(esignEventSignal, {

@@ -61,7 +61,11 @@ describe("signers' progress and the integrator's events", () => {
     await env.sandbox.control.signAs(status.transactionId!, alan!.id);
     const result = await handle.result();
     expect(result.status).toBe('completed');
-    expect(receiver.events.map((e) => e.type)).toEqual(['participant.signed', 'participant.signed', 'transaction.completed']);
+    // The run ended with its outcome set; the event log delivers the outcome after it, in order.
+    await expect
+      .poll(() => receiver.events.map((e) => e.type), { timeout: 20_000 })
+      .toEqual(['participant.signed', 'participant.signed', 'transaction.completed']);
+    expect(receiver.events.map((e) => e.sequence)).toEqual([1, 2, 3]);
     const completed = receiver.of('transaction.completed')[0]!;
     expect(completed.data).toMatchObject({
       status: 'completed',

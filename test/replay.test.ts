@@ -63,16 +63,13 @@ const TRANSACTION_PATHS = [
   ...EVIDENCE_PATHS,
   ...LOCAL_STEP_PATHS,
 ];
-/** Paths the state machine opened: a refused archive retried by an operator, a cancel in the hand-over, a replace before a cancel. */
-const STATE_MACHINE_PATHS = [
-  'archive-refused-then-retried.json',
-  'cancel-in-hand-over-1.json',
-  'cancel-in-hand-over-2.json',
-  'replace-then-cancel.json',
-];
+/** Paths the state machine opened: a refused archive retried by an operator, a replace before a cancel. */
+const STATE_MACHINE_PATHS = ['archive-refused-then-retried.json', 'replace-then-cancel.json'];
 
 /** A bulk send with a bad row, signed to its end; one cancelled while it sends (from 0.2.0). */
 const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json'];
+/** The integrator's event log (from 0.2.0): an endpoint down until every event failed, then a redelivery. */
+const EVENT_LOG_PATHS = ['event-log-failed-then-redelivered.json'];
 /** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
 const RECORDED = [
   ...STATE_MACHINE_PATHS,
@@ -97,11 +94,14 @@ const EXPECTED: Record<string, string[]> = {
     ...BEFORE_OWNER_LOOKUP_PATHS.map((f) => `before-owner-lookup-patch/${f}`),
     ...TRANSACTION_PATHS.map((f) => `before-state-machine-patch/${f}`),
     ...RECORDED,
+    // A cancel in the hand-over while an integrator event held the run: since the event log, no event holds it.
+    'cancel-in-hand-over-1.json',
+    'cancel-in-hand-over-2.json',
   ],
-  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS],
+  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS, ...EVENT_LOG_PATHS],
 };
 /** Workflow types whose open runs move to the current version (each declares AUTO_UPGRADE beside its definition). */
-const FOLLOW_CURRENT = ['esignInbox', 'esignLateCompletion', 'evidenceUpkeep'];
+const FOLLOW_CURRENT = ['esignInbox', 'esignLateCompletion', 'evidenceUpkeep', 'esignEventLog'];
 
 interface Recorded {
   file: string;

@@ -1,9 +1,11 @@
 // Regression tests for the defects issue 23 named in the transaction workflow
 // before it became one state machine. Each failed on that code (commit 5268040):
-// the cancel in the hand-over hung, the replace made a cancelled transaction
-// signable again, and an invalid archive failed the workflow with no ending.
+// the replace made a cancelled transaction signable again, and an invalid
+// archive failed the workflow with no ending. (Defect 1, a cancel in the
+// continue-as-new hand-over, needed an integrator event held by the run to open
+// the window; since the event log delivers events, nothing a test can hold keeps
+// it open: the interleaving explorer covers it, docs/reliability.md.)
 // Against the real dev server and the provider sandbox over HTTP.
-import { randomBytes } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { afterEach, expect, it } from 'vitest';
@@ -11,22 +13,18 @@ import { LocalArchiveStore } from '../src/archive/store.js';
 import { FailureType } from '../src/failures.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
 import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../src/definitions/transaction.js';
-import { EventReceiver } from './support/event-receiver.js';
 import { eventually } from './support/eventually.js';
 import { gate } from './support/gate.js';
-import { waitInHandOver } from './support/hand-over.js';
 import { waitForPhase, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 import { createCertificateAuthority, parseCertificates } from '../src/evidence/pki.js';
 import { sandboxEvidencePolicy } from './support/sandbox.js';
 
 let env: EsignTestEnv | undefined;
-let receiver: EventReceiver | undefined;
 const release: (() => void)[] = [];
 afterEach(async () => {
   for (const r of release.splice(0)) r();
   await env?.close();
-  await receiver?.close();
-  env = receiver = undefined;
+  env = undefined;
 });
 
 const updateFailure = async (p: Promise<unknown>) => {
@@ -37,49 +35,6 @@ const updateFailure = async (p: Promise<unknown>) => {
   expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
   return (err as WorkflowUpdateFailedError).cause as { type?: string; message: string };
 };
-
-it('defect 1: a cancel during the continue-as-new hand-over is answered, and the transaction goes on', async () => {
-  // Integrator events are held, so the run reaches its history bound while one is outstanding:
-  // the hand-over waits for it, and the cancel arrives in that window.
-  const events = gate(release);
-  const secret = `whsec_${randomBytes(24).toString('base64')}`;
-  receiver = await EventReceiver.start(secret);
-  env = await startEsignTestEnv({
-    deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] },
-    wrapActivities: (a) => ({
-      ...a,
-      async notifyIntegrator(input) {
-        events.arrive();
-        await events.wait;
-        return a.notifyIntegrator(input);
-      },
-    }),
-  });
-  const { handle } = await env.start(
-    env.input({
-      maxHistoryEvents: 100,
-      reconcileInterval: '1 second',
-      reconcileMaxInterval: '1 second',
-      callbackUrl: receiver.url,
-    }),
-  );
-  const status = await waitForPhase(handle, 'awaiting_signatures');
-  const [ada, alan] = status.participants;
-  await env.sandbox.control.signAs(status.transactionId!, ada!.id);
-  await events.reached; // participant.signed is outstanding
-  const firstRun = (await handle.describe()).runId;
-  await waitInHandOver(handle, firstRun, 100);
-  const pending = handle.executeUpdate(cancelUpdate, { args: [{ reason: 'changed our mind' }] });
-  const refusal = await updateFailure(pending);
-  expect(refusal.type).toBe(FailureType.WithdrawRefused);
-  expect(refusal.message).toContain('1 of 2');
-  events.open();
-  await eventually('the next run', async () => (await handle.describe()).runId !== firstRun);
-  await env.sandbox.control.signAs(status.transactionId!, alan!.id);
-  expect((await handle.result()).status).toBe('completed');
-  // Every event reached the integrator once, the outcome last.
-  expect(receiver.events.map((e) => e.type)).toEqual(['participant.signed', 'participant.signed', 'transaction.completed']);
-}, 120_000);
 
 it('defect 3: a replace in flight when a cancel comes cannot make the cancelled transaction signable again', async () => {
   const replace = gate(release);

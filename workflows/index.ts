@@ -4,3 +4,4 @@ export { esignInbox } from './inbox.js';
 export { esignLateCompletion } from './late-completion.js';
 export { evidenceUpkeep } from './evidence-upkeep.js';
 export { esignBulkSend } from './bulk-send.js';
+export { esignEventLog } from './event-log.js';

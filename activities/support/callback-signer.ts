@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 /**
@@ -26,7 +25,4 @@ export class CallbackSigner {
   }
 }
 
-/** The stable `webhook-id` of an event: the same for every retry and replay, so receivers can deduplicate. */
-export function eventId(key: string): string {
-  return `evt_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
-}
+export { eventId } from '../../src/util/event-id.js';

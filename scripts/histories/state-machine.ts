@@ -3,10 +3,14 @@
 // of its own, whose activities a scenario can hold back or whose trust
 // anchors it can get wrong, on the server and sandbox main() started.
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities/index.js';
+import { listEsignEvents, redeliverEsignEvents } from '../../src/client/event-log.js';
 import { startEsignTransaction } from '../../src/client/transactions.js';
+import { eventLogIdFor } from '../../src/definitions/event-log.js';
 import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../../src/definitions/transaction.js';
 import { createCertificateAuthority, parseCertificates } from '../../src/evidence/pki.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
@@ -14,7 +18,6 @@ import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
 import { eventually } from '../../test/support/eventually.js';
 import { gate } from '../../test/support/gate.js';
-import { waitInHandOver } from '../../test/support/hand-over.js';
 
 export interface ScenarioContext {
   temporal: Client;
@@ -78,60 +81,42 @@ export function stateMachineScenarios(ctx: ScenarioContext): Record<string, () =
       });
     },
 
-    // The run reaches its history bound while an integrator event is held; a cancel in the hand-over is answered
-    // (refused: one signed), the event goes out, the run continues as new, and the second signature completes it.
-    async 'cancel-in-hand-over'() {
-      const events = gate();
-      return onWorker(
-        {
-          wrapActivities: (a) => ({
-            ...a,
-            async notifyIntegrator(input) {
-              events.arrive();
-              await events.wait;
-              return a.notifyIntegrator(input);
+    // The integrator's endpoint is down: the transaction completes and its run ends; the event log tries each event
+    // to its budget and marks it failed; the endpoint comes back and a redelivery sends them all.
+    async 'event-log-failed-then-redelivered'() {
+      let up = false;
+      const endpoint = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(up ? 204 : 503).end());
+      });
+      await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+      const callbackUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/events`;
+      try {
+        return await onWorker(
+          {
+            deps: {
+              allowedUrls: [...(ctx.deps.allowedUrls ?? []), new URL(callbackUrl).origin],
+              callbackDelivery: { attempts: 2, firstDelayMs: 100, maxDelayMs: 100 },
             },
-          }),
-        },
-        async (taskQueue) => {
-          const second = {
-            email: 'sue@example.com',
-            firstName: 'Sue',
-            lastName: 'Signer',
-            authenticationType: 'none',
-            twoFactorContact: 'email',
-          } as const;
-          const base = ctx.input();
-          const { handle } = await startEsignTransaction(
-            temporal,
-            ctx.input({
-              maxHistoryEvents: 100,
-              reconcileInterval: '1 second',
-              reconcileMaxInterval: '1 second',
-              callbackUrl: ctx.callbackUrl,
-              participants: [...base.participants, second],
-              documents: base.documents.map((d) => ({ ...d, tags: [...(d.tags ?? []), { ...d.tags![0]!, x: 330, signerIndex: 1 }] })),
-            }),
-            { taskQueue },
-          );
-          await eventually('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
-          const s = await handle.query(statusQuery);
-          await sandbox.controls.signAs(s.transactionId!, s.participants[0]!.id);
-          await events.reached;
-          const firstRun = (await handle.describe()).runId;
-          await waitInHandOver(handle, firstRun, 100);
-          await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] }).catch(() => undefined);
-          events.open();
-          await eventually('the next run', async () => (await handle.describe()).runId !== firstRun);
-          await sandbox.controls.signAs(s.transactionId!, s.participants[1]!.id);
-          await handle.result();
-          const next = (await handle.describe()).runId;
-          return {
-            '-1': temporal.workflow.getHandle(handle.workflowId, firstRun),
-            '-2': temporal.workflow.getHandle(handle.workflowId, next),
-          };
-        },
-      );
+          },
+          async (taskQueue) => {
+            const input = ctx.input({ reconcileInterval: '1 second', callbackUrl });
+            const { handle } = await startEsignTransaction(temporal, input, { taskQueue });
+            await eventually('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
+            const s = await handle.query(statusQuery);
+            for (const p of s.participants) await sandbox.controls.signAs(s.transactionId!, p.id);
+            await handle.result();
+            const states = async () => (await listEsignEvents(temporal, input.referenceId)).events.map((e) => e.state);
+            await eventually('every event failed', async () => (await states()).every((x) => x === 'failed'));
+            up = true;
+            await redeliverEsignEvents(temporal, input.referenceId, { after: 0 });
+            await eventually('every event delivered', async () => (await states()).every((x) => x === 'delivered'));
+            return temporal.workflow.getHandle(eventLogIdFor(input.referenceId));
+          },
+        );
+      } finally {
+        endpoint.close();
+      }
     },
 
     // A replace in flight when a cancel comes: the withdraw waits for it, then takes the transaction back.

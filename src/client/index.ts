@@ -60,9 +60,12 @@ export {
   EsignWaitingFor,
 } from '../definitions/search-attributes.js';
 
-// Events sent to the transaction's callbackUrl.
+// Events sent to the transaction's callbackUrl: verifying them, and the event log (what was sent, redelivery).
 export { EsignEventRejected, EsignEventVerifier } from './events.js';
 export type { VerifiedEsignEvent } from './events.js';
+export { listEsignEvents, NoEventLog, redeliverEsignEvents } from './event-log.js';
+export { eventLogIdFor, eventLogQuery, redeliverEventsUpdate } from '../definitions/event-log.js';
+export type { DeliveryAttempt, EndpointHealth, EventLogView, LoggedEvent, RedeliverRequest } from '../definitions/event-log.js';
 
 // Templates: read from a directory (or any store with `get`), filled and started; created with `esign template create`.
 export { startFromTemplate } from './templates.js';

@@ -17,6 +17,9 @@ export const EsignWaitingFor = defineSearchAttributeKey('EsignWaitingFor', Searc
 /** The bulk send a transaction belongs to (and the batch's own workflow), e.g. `EsignBatchId = "bulk-q3-ndas-…"`. */
 export const EsignBatchId = defineSearchAttributeKey('EsignBatchId', SearchAttributeType.KEYWORD);
 
+/** The integrator's endpoint as a transaction's event log sees it (`ok`, `failing`): `EsignCallbackHealth = "failing"`. */
+export const EsignCallbackHealth = defineSearchAttributeKey('EsignCallbackHealth', SearchAttributeType.KEYWORD);
+
 export const esignSearchAttributes = [
   EsignReferenceId,
   EsignTransactionId,
@@ -25,6 +28,7 @@ export const esignSearchAttributes = [
   EsignSignedCount,
   EsignWaitingFor,
   EsignBatchId,
+  EsignCallbackHealth,
 ] as const;
 
 /** The type names the Temporal CLI uses (`--search-attribute Name=Type`, `search-attribute create --type`). */

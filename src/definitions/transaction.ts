@@ -165,6 +165,11 @@ export interface IntegratorEvent {
 /** An event's body as POSTed to `callbackUrl` (signed per Standard Webhooks: src/client/events.ts verifies it). */
 export interface IntegratorEventBody {
   type: IntegratorEventType;
+  /**
+   * The event's number in its transaction's log, from 1 with no gap: a receiver can order events and see one it
+   * missed. Absent only on `transaction.completed_late`, which the late archiver sends outside the log.
+   */
+  sequence?: number;
   /** When it happened (ISO 8601). */
   timestamp: string;
   data: Record<string, unknown>;

@@ -1,4 +1,5 @@
 import { HttpTimestampAuthority } from '@libpdf/core';
+import { DEFAULT_CALLBACK_DELIVERY } from '../../activities/completion.js';
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { createHash } from 'node:crypto';
@@ -130,6 +131,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       maxDocumentBytes: config.maxDocumentBytes,
       minReconcileInterval: config.minReconcileInterval,
       callbackSecrets: config.callbackSecrets,
+      callbackDelivery: { ...DEFAULT_CALLBACK_DELIVERY, attempts: config.callbackAttempts },
       evidence: config.evidence,
       ...(config.upkeep ? { upkeep: upkeepDeps(config.upkeep, config.evidence.trustAnchors) } : {}),
       // Bulk send's files live beside the templates.

@@ -5,6 +5,8 @@ import { StubHttpServer } from './stub-http.js';
 export interface ReceivedEvent {
   id: string;
   type: string;
+  /** The event's number in its transaction's log. */
+  sequence?: number;
   timestamp: string;
   data: Record<string, unknown>;
 }
@@ -22,6 +24,8 @@ export class EventReceiver {
   attempts = 0;
   rejected = 0;
   failFirstAttempt = false;
+  /** While set, every attempt is answered 503 (an endpoint that is down). */
+  down = false;
   readonly #seen = new Set<string>();
   readonly #failed = new Set<string>();
 
@@ -33,7 +37,7 @@ export class EventReceiver {
     server.handler = async (req, res) => {
       this.attempts++;
       const body = await readBody(req);
-      let payload: { type: string; timestamp: string; data: Record<string, unknown> };
+      let payload: { type: string; sequence?: number; timestamp: string; data: Record<string, unknown> };
       try {
         payload = verifier.verify(body, req.headers as Record<string, string>) as typeof payload;
       } catch {
@@ -42,6 +46,10 @@ export class EventReceiver {
         return void res.end('signature does not verify');
       }
       const id = String(req.headers['webhook-id']);
+      if (this.down) {
+        res.statusCode = 503;
+        return void res.end('down');
+      }
       if (this.failFirstAttempt && !this.#failed.has(id)) {
         this.#failed.add(id);
         res.statusCode = 503;

@@ -2,7 +2,9 @@
 // CRASH_AFTER_CREATE=1 it kills itself right after the provider created the
 // transaction (201 received) and before the activity completes; with
 // CRASH_IN_PAGE=N, right after a bulk send's page N started its transactions,
-// before the activity reports them. TEMPLATE_STORE gives it templates and batch files.
+// before the activity reports them; with CRASH_IN_DELIVERY=N, right after it sent event N of an event log (the
+// endpoint answered), before the activity reports it. TEMPLATE_STORE gives it templates and batch files;
+// CALLBACK_SECRET and ALLOWED_URLS let it send events.
 import { LocalArchiveStore } from '../../src/archive/store.js';
 import { EsignClient } from '../../src/esign/client.js';
 import { LocalObjectStore } from '../../src/storage/object-store.js';
@@ -21,6 +23,8 @@ const worker = await createEsignWorker({
     client,
     archive: new LocalArchiveStore(env.ARCHIVE_DIR!),
     documentRoots: [env.DOCUMENT_ROOT!],
+    ...(env.CALLBACK_SECRET ? { callbackSecrets: [env.CALLBACK_SECRET], allowedUrls: env.ALLOWED_URLS!.split(',') } : {}),
+    callbackDelivery: { attempts: 20, firstDelayMs: 200, maxDelayMs: 1_000 },
     ...(env.TEMPLATE_STORE
       ? { templates: new LocalTemplateStore(env.TEMPLATE_STORE), objects: new LocalObjectStore(env.TEMPLATE_STORE) }
       : {}),
@@ -31,6 +35,12 @@ const worker = await createEsignWorker({
       const ref = await activities.createTransaction(request);
       if (env.CRASH_AFTER_CREATE === '1') process.kill(process.pid, 'SIGKILL');
       return ref;
+    },
+    async attemptLoggedEvent(input) {
+      const outcome = await activities.attemptLoggedEvent(input);
+      if (env.CRASH_IN_DELIVERY !== undefined && input.event.sequence === Number(env.CRASH_IN_DELIVERY))
+        process.kill(process.pid, 'SIGKILL');
+      return outcome;
     },
     async startBatchPage(input) {
       const started = await activities.startBatchPage(input);

@@ -28,4 +28,6 @@ export interface ContinuedTransaction {
   archiveProblem?: string;
   /** Refused archive attempts so far: each refusal's event has a key of its own. */
   archiveRefusals?: number;
+  /** The last event's sequence number in the integrator's event log (its workflow exists when this is set). */
+  eventsSent?: number;
 }

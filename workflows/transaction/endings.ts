@@ -220,14 +220,14 @@ export class Endings {
         })
         .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
     }
-    await this.integrator.flush(); // progress events reach the integrator before the outcome
+    // The outcome is the log's last event; the log delivers it after the progress before it, once this run is over.
+    const type = `transaction.${outcome.status}` as const;
+    this.integrator.notify({ type, key: `${outcome.transactionId ?? outcome.referenceId}:${type}`, data: { ...outcome } });
+    await this.integrator.flush();
     try {
-      await this.steps.report(`Report: ${outcome.status}`, (a) =>
-        a.recordCompletion({ result: outcome, ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}) }),
-      );
+      await this.steps.report(`Report: ${outcome.status}`, (a) => a.recordCompletion({ result: outcome }));
     } catch (err) {
-      // The transaction's outcome stands; a callback that cannot be reached is reported, not fatal.
-      log.error('completion could not be reported to the callback', { error: (err as Error).message });
+      log.error('completion could not be recorded in the worker log', { error: (err as Error).message });
     }
     // Every handler still running finishes on its own now that the result is set (workflows/README.md).
     await condition(allHandlersFinished);

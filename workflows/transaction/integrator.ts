@@ -1,13 +1,25 @@
 /**
  * What the integrator and operators hear while a transaction is followed:
  * participants' progress (events to `callbackUrl`, search attributes, the Web
- * UI's line) and reminders with fresh signing URLs. Events go out beside the
- * transaction, without holding it up; `settled()` says when they all have.
+ * UI's line) and reminders with fresh signing URLs. Events are numbered here
+ * and handed, in order, to the transaction's event log (its own workflow,
+ * started with the first event), which delivers them: the transaction never
+ * waits on the integrator's endpoint. `settled` says when every event so far
+ * was handed over.
  */
-import { condition, log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  ParentClosePolicy,
+  setCurrentDetails,
+  startChild,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { EVENT_LOG_WORKFLOW_TYPE, eventLogAppendSignal, eventLogIdFor, type EventLogInput } from '../../src/definitions/event-log.js';
 import type { ParticipantState } from '../../activities/transactions.js';
 import { durationToMs } from '../../src/util/duration.js';
-import { REPORT, step } from '../activity-options.js';
 import type { IntegratorEvent } from '../../src/definitions/transaction.js';
 import { EsignSignedCount, EsignWaitingFor } from '../../src/definitions/search-attributes.js';
 import type { Clock } from '../clock.js';
@@ -18,6 +30,8 @@ type EventDraft = Omit<IntegratorEvent, 'occurredAt'> & { occurredAt?: string };
 
 export class Integrator {
   #pending = 0;
+  /** Hand-overs to the log, one after the other: the log receives the events in their order. */
+  #chain: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly tx: SigningTransaction,
@@ -25,29 +39,52 @@ export class Integrator {
     private readonly clock: Clock,
   ) {}
 
-  /** Sends an event to the integrator's callback without holding up the transaction; retried by Temporal. */
+  /** Numbers an event and hands it to the event log, after those before it, without holding up the transaction. */
   notify(event: EventDraft): void {
     const callbackUrl = this.tx.input?.callbackUrl;
     if (!callbackUrl) return;
-    const full: IntegratorEvent = { ...event, occurredAt: event.occurredAt ?? this.clock.iso() };
+    const numbered = { ...event, occurredAt: event.occurredAt ?? this.clock.iso(), sequence: ++this.tx.eventsSent };
     this.#pending++;
-    void step(REPORT, `Tell the integrator: ${event.type}`)
-      .notifyIntegrator({ callbackUrl, event: full })
-      .then(
-        () => void this.#pending--,
-        (err: unknown) => {
-          this.#pending--;
-          log.error('an event could not be delivered to the callback', { type: event.type, error: (err as Error).message });
-        },
-      );
+    this.#chain = this.#chain
+      .then(() => this.#handOver(callbackUrl, numbered))
+      .catch((err: unknown) => {
+        // Not dropped silently: the run's log says so, and the operator's redelivery covers what the log holds.
+        log.error('an event could not be handed to the event log', {
+          type: event.type,
+          sequence: numbered.sequence,
+          error: (err as Error).message,
+        });
+      })
+      .finally(() => void this.#pending--);
   }
 
-  /** Waits until every event sent so far was delivered or given up. */
+  async #handOver(callbackUrl: string, event: IntegratorEvent & { sequence: number }): Promise<void> {
+    const referenceId = this.tx.input!.referenceId;
+    const workflowId = eventLogIdFor(referenceId);
+    if (event.sequence === 1) {
+      const input: EventLogInput = { referenceId, callbackUrl, events: [event] };
+      try {
+        await startChild(EVENT_LOG_WORKFLOW_TYPE, {
+          workflowId,
+          args: [input],
+          // The log outlives this run: it delivers what is pending after the transaction ended.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          staticSummary: `Events to the integrator for ${referenceId}`,
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    }
+    await getExternalWorkflowHandle(workflowId).signal(eventLogAppendSignal, event);
+  }
+
+  /** Waits until every event so far was handed to the event log. */
   async flush(): Promise<void> {
     await condition(() => this.settled);
   }
 
-  /** Whether every event sent so far was delivered or given up (for a wait that must also notice other work). */
+  /** Whether every event so far was handed to the event log (for a wait that must also notice other work). */
   get settled(): boolean {
     return this.#pending === 0;
   }

@@ -63,6 +63,8 @@ export class SigningTransaction {
   archiveRefusals: number;
   /** A completion the inbox forwarded after this run's outcome (not completed) was set, before the inbox heard of it. */
   completedAfterEnd = false;
+  /** Events given to the integrator's event log so far: the last one's sequence number (0: no log yet). */
+  eventsSent: number;
 
   constructor(continued: ContinuedTransaction | undefined) {
     this.phase = continued?.phase ?? 'uploading';
@@ -82,6 +84,7 @@ export class SigningTransaction {
     this.runs = continued?.runs ?? 1;
     this.archiveProblem = continued?.archiveProblem;
     this.archiveRefusals = continued?.archiveRefusals ?? 0;
+    this.eventsSent = continued?.eventsSent ?? 0;
   }
 
   // ------------------------------------------------------------ phases
@@ -217,6 +220,7 @@ export class SigningTransaction {
       runs: this.runs + 1,
       ...(this.archiveProblem !== undefined ? { archiveProblem: this.archiveProblem } : {}),
       ...(this.archiveRefusals > 0 ? { archiveRefusals: this.archiveRefusals } : {}),
+      ...(this.eventsSent > 0 ? { eventsSent: this.eventsSent } : {}),
     };
   }
 

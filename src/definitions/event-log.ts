@@ -1,0 +1,88 @@
+/**
+ * The integrator's event log: one workflow per transaction with a `callbackUrl` (id `esign-events-<referenceId>`),
+ * started by the transaction with its first event. It numbers nothing itself (the transaction gives each event its
+ * per-transaction `sequence`), delivers the events in sequence order, one at a time, keeps every delivery attempt,
+ * and outlives the transaction's run: the run closes when its outcome is set, and the log delivers what is still
+ * pending afterwards, then stays to answer and redeliver for its retention (docs/integrator-events.md).
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { IntegratorEvent } from './transaction.js';
+
+export const EVENT_LOG_WORKFLOW_TYPE = 'esignEventLog';
+
+export function eventLogIdFor(referenceId: string): string {
+  return `esign-events-${referenceId}`;
+}
+
+/** One delivery attempt: when, how long, and what the endpoint answered (an HTTP status) or why not (an error). */
+export interface DeliveryAttempt {
+  at: string;
+  ms: number;
+  status?: number;
+  error?: string;
+}
+
+export type LoggedEventState = 'pending' | 'delivered' | 'failed';
+
+export interface LoggedEvent {
+  sequence: number;
+  /** The `webhook-id`: the same for every attempt and every redelivery. */
+  id: string;
+  /** What the id is derived from (the transaction's key for the event). */
+  key: string;
+  type: IntegratorEvent['type'];
+  occurredAt: string;
+  state: LoggedEventState;
+  /** Attempts so far, including those of redeliveries. */
+  attemptCount: number;
+  /** The last attempts (at most ten), oldest first. */
+  attempts: DeliveryAttempt[];
+  /** Why it failed, once the retry budget ran out or the endpoint refused it for good. */
+  failure?: string;
+  /** The event itself, as sent (its body's `data`). */
+  data: Record<string, unknown>;
+}
+
+/** The endpoint's health as the log sees it: `failing` from an event given up until the next one delivered. */
+export type EndpointHealth = 'ok' | 'failing';
+
+export interface EventLogView {
+  referenceId: string;
+  /** The callback URL's origin (its path may hold a token, so it is not shown). */
+  endpoint: string;
+  health: EndpointHealth;
+  /** Whether the transaction has ended (its outcome event is in the log). */
+  ended: boolean;
+  events: LoggedEvent[];
+}
+
+export interface EventLogInput {
+  referenceId: string;
+  callbackUrl: string;
+  /** Events in sequence order; a run continued as new, or restarted for a redelivery, carries the whole log. */
+  events: (LoggedEvent | (IntegratorEvent & { sequence: number }))[];
+  ended?: boolean;
+  health?: EndpointHealth;
+  /** How long the log stays after the transaction ended and every event settled (default 30 days). */
+  retention?: string;
+}
+
+/**
+ * What a closed log returns: its last view and the callback URL (encrypted like every payload), which a redelivery
+ * after the end starts a new run with.
+ */
+export type EventLogResult = EventLogView & { callbackUrl: string };
+
+/** The transaction's next event, numbered. */
+export const eventLogAppendSignal = defineSignal<[IntegratorEvent & { sequence: number }]>('eventLogAppend');
+
+export const eventLogQuery = defineQuery<EventLogView, [{ after?: number }?]>('eventLog');
+
+/** Which events to send again: every one after a sequence number, or one by its `webhook-id`. */
+export interface RedeliverRequest {
+  after?: number;
+  eventId?: string;
+}
+
+/** Sends the chosen events again (same `webhook-id`), in order, once those still pending went; answers how many. */
+export const redeliverEventsUpdate = defineUpdate<{ queued: number; sequences: number[] }, [RedeliverRequest]>('redeliverEvents');
