@@ -4,7 +4,15 @@ import { FailureType, isRetryableStatus } from '../src/failures.js';
 import { eventId, type CallbackSigner } from './support/callback-signer.js';
 import type { UrlPolicy } from './support/url-policy.js';
 import type { EsignTransactionResult, IntegratorEvent, IntegratorEventBody } from '../src/definitions/transaction.js';
-import type { DeliveryAttempt } from '../src/definitions/event-log.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import {
+  EVENT_LOG_WORKFLOW_TYPE,
+  eventLogAppendSignal,
+  eventLogIdFor,
+  type DeliveryAttempt,
+  type EventLogInput,
+  type EventLogResult,
+} from '../src/definitions/event-log.js';
 
 /** How hard one event is tried before it is marked failed in the log: attempts, and the backoff between them. */
 export interface CallbackDelivery {
@@ -103,6 +111,45 @@ export function createCompletionActivities(deps: CompletionDeps) {
         .metricMeter.createCounter('esign_callback_attempts', 'attempts', 'Event deliveries to callback URLs, by result')
         .add(1, { result: outcome });
       return { attempt: tried, outcome, budget };
+    },
+
+    /**
+     * Hands an event that comes after the transaction ended (`transaction.completed_late`) to its event log, which
+     * numbers it after the others: signals the log if it runs, starts it again from its last view if it closed after
+     * its retention, or starts one if the transaction never had one. Idempotent: the log takes an event's key once.
+     */
+    async appendToEventLog(input: { referenceId: string; callbackUrl: string; event: IntegratorEvent }): Promise<void> {
+      deps.urlPolicy.check(input.callbackUrl, 'callbackUrl');
+      const { client, info } = Context.current();
+      const workflowId = eventLogIdFor(input.referenceId);
+      const described = await client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .catch((err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) return undefined;
+          throw err;
+        });
+      const running = described?.status.name === 'RUNNING';
+      const last =
+        described && !running
+          ? ((await client.workflow
+              .getHandle(workflowId)
+              .result()
+              .catch(() => undefined)) as EventLogResult | undefined)
+          : undefined;
+      const start: EventLogInput = {
+        referenceId: input.referenceId,
+        callbackUrl: input.callbackUrl,
+        events: last?.events ?? [],
+        ...(last ? { ended: last.ended, health: last.health } : {}),
+      };
+      await client.workflow.signalWithStart(EVENT_LOG_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: info.taskQueue,
+        args: [start],
+        signal: eventLogAppendSignal,
+        signalArgs: [input.event],
+      });
     },
 
     /** Records the outcome in the worker's log and, if asked, sends it to the callback URL as `transaction.<outcome>`. */

@@ -25,7 +25,7 @@ import type { EsignActivities } from '../activities/index.js';
 import { createInputValidationActivities } from '../activities/input-validation.js';
 import { createTransactionActivities } from '../activities/transactions.js';
 import type { ArchiveInput } from '../activities/archive.js';
-import { DEFAULT_CALLBACK_DELIVERY } from '../activities/completion.js';
+import { createCompletionActivities, DEFAULT_CALLBACK_DELIVERY } from '../activities/completion.js';
 import type { UploadDocumentsInput, UploadDocumentsResult } from '../activities/documents.js';
 import type { EsignClient } from '../src/esign/client.js';
 import { FailureType } from '../src/failures.js';
@@ -109,6 +109,7 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
     ...createEvidenceUpkeepActivities({ archive: new LocalArchiveStore('explorer-has-no-archive') }),
     ...createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' }),
   };
+  const lateEvents = createCompletionActivities({ urlPolicy: new UrlPolicy([new URL(CALLBACK_URL).origin]) });
   const activities: EsignActivities = {
     ...real,
 
@@ -138,6 +139,11 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
 
     async notifyIntegrator(input: { callbackUrl: string; event: IntegratorEvent }): Promise<void> {
       model.recordEvent('notifyIntegrator', input.event);
+    },
+
+    // The real hand-over to the lane's event log: a late completion's event is numbered by the log.
+    async appendToEventLog(input) {
+      return lateEvents.appendToEventLog(input);
     },
 
     /** The event log's delivery: the model's endpoint takes every event at its first attempt. */

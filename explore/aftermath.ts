@@ -99,7 +99,7 @@ export class Aftermath {
     }
   }
 
-  /** Every run of the transaction (following continue-as-new back from the last), its inbox and any late completion. */
+  /** Every run of the transaction (following continue-as-new back from the last), its event log, its inbox and any late completion. */
   async collectHistories(): Promise<RecordedHistory[]> {
     const out: RecordedHistory[] = [];
     let runId: string | undefined = (await this.handle().describe()).runId;
@@ -110,8 +110,13 @@ export class Aftermath {
       runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
     }
     out.push(...runs);
-    for (const t of this.model.byReference(this.referenceId)) {
-      for (const id of [inboxIdFor(t.id), lateCompletionIdFor(t.id)]) {
+    // The event log's last run too: its replay and its workflow tasks are checked like the others'.
+    const ids = [
+      eventLogIdFor(this.referenceId),
+      ...this.model.byReference(this.referenceId).flatMap((t) => [inboxIdFor(t.id), lateCompletionIdFor(t.id)]),
+    ];
+    {
+      for (const id of ids) {
         const h = this.client.workflow.getHandle(id);
         const described = await h.describe().catch(() => undefined);
         if (!described) continue;

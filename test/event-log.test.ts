@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { CallbackDelivery } from '../activities/completion.js';
 import { listEsignEvents, NoEventLog, redeliverEsignEvents } from '../src/client/event-log.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { EVENT_LOG_WORKFLOW_TYPE, eventLogIdFor, type EventLogResult } from '../src/definitions/event-log.js';
@@ -30,19 +31,17 @@ const healthOf = async (env: EsignTestEnv, referenceId: string) =>
     .getAll()
     .find((p) => p.key.name === 'EsignCallbackHealth')?.value;
 
+/** A receiver, and a worker that sends it events with this budget. */
+async function withReceiver(callbackDelivery: CallbackDelivery): Promise<{ env: EsignTestEnv; receiver: EventReceiver }> {
+  const receiver = await EventReceiver.start(secret);
+  const env = await startEsignTestEnv({ deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url], callbackDelivery } });
+  return { env, receiver };
+}
+
 describe('an endpoint that is down for a while', () => {
   let env: EsignTestEnv;
   let receiver: EventReceiver;
-  beforeAll(async () => {
-    receiver = await EventReceiver.start(secret);
-    env = await startEsignTestEnv({
-      deps: {
-        callbackSecrets: [secret],
-        allowedUrls: [receiver.server.url],
-        callbackDelivery: { attempts: 40, firstDelayMs: 200, maxDelayMs: 500 },
-      },
-    });
-  });
+  beforeAll(async () => ({ env, receiver } = await withReceiver({ attempts: 40, firstDelayMs: 200, maxDelayMs: 500 })));
   afterAll(async () => {
     await env?.close();
     await receiver?.close();
@@ -81,6 +80,24 @@ describe('an endpoint that is down for a while', () => {
     expect(await healthOf(env, referenceId)).toBe('ok');
   }, 120_000);
 
+  it("a referenceId used again by a later transaction continues the same log, numbered after the first one's events", async () => {
+    const input = env.input({ reconcileInterval: '1 second', callbackUrl: receiver.url });
+    const first = await env.start(input);
+    await signAll(env, first.handle);
+    await first.handle.result();
+    await expect.poll(async () => (await listEsignEvents(env.temporal.client, input.referenceId)).events.length).toBe(3);
+    // The first transaction has ended: the reference may name a new one.
+    const again = await env.start(input);
+    await signAll(env, again.handle);
+    await again.handle.result();
+    await expect
+      .poll(async () => (await listEsignEvents(env.temporal.client, input.referenceId)).events.map((e) => `${e.sequence} ${e.state}`))
+      .toEqual(['1 delivered', '2 delivered', '3 delivered', '4 delivered', '5 delivered', '6 delivered']);
+    const mine = receiver.events.filter((e) => e.data.referenceId === input.referenceId);
+    expect(mine.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(new Set(mine.map((e) => e.data.transactionId)).size).toBe(2);
+  }, 120_000);
+
   it('a transaction without a callbackUrl has no log, and says so', async () => {
     await expect(listEsignEvents(env.temporal.client, `no-such-${Date.now()}`)).rejects.toBeInstanceOf(NoEventLog);
   });
@@ -89,16 +106,7 @@ describe('an endpoint that is down for a while', () => {
 describe('an endpoint that never answers within the budget', () => {
   let env: EsignTestEnv;
   let receiver: EventReceiver;
-  beforeAll(async () => {
-    receiver = await EventReceiver.start(secret);
-    env = await startEsignTestEnv({
-      deps: {
-        callbackSecrets: [secret],
-        allowedUrls: [receiver.server.url],
-        callbackDelivery: { attempts: 2, firstDelayMs: 100, maxDelayMs: 100 },
-      },
-    });
-  });
+  beforeAll(async () => ({ env, receiver } = await withReceiver({ attempts: 2, firstDelayMs: 100, maxDelayMs: 100 })));
   afterAll(async () => {
     await env?.close();
     await receiver?.close();

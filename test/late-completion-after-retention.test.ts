@@ -116,5 +116,8 @@ it('archives a completion that arrives after the inbox closed at once, not after
       return ours.includes('transaction.completed_late') && ours;
     });
     expect(events).toEqual(['transaction.expired', 'transaction.completed_late']);
+    // Numbered in the transaction's event log, after its outcome.
+    const numbered = receiver.events.filter((e) => e.data.referenceId === referenceId).map((e) => e.sequence);
+    expect(numbered).toEqual([1, 2]);
   });
 });

@@ -4,7 +4,8 @@
 // archive failed the workflow with no ending. (Defect 1, a cancel in the
 // continue-as-new hand-over, needed an integrator event held by the run to open
 // the window; since the event log delivers events, nothing a test can hold keeps
-// it open: the interleaving explorer covers it, docs/reliability.md.)
+// it open: explore/regressions/cancel-during-continue-as-new.json keeps it, in
+// test/explorer-regressions.test.ts.)
 // Against the real dev server and the provider sandbox over HTTP.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';

@@ -64,6 +64,8 @@ class EventLog {
   ended: boolean;
   /** Bumped by every message, so the retention wait starts again after one. */
   touched = 0;
+  /** The event an attempt is under way for: a redelivery of it sends it once more after this delivery. */
+  delivering: LoggedEvent | undefined;
 
   constructor(readonly input: EventLogInput) {
     this.events = [];
@@ -72,14 +74,19 @@ class EventLog {
     for (const e of input.events) this.append(e);
   }
 
-  append(e: LoggedEvent | (IntegratorEvent & { sequence: number })): void {
+  /**
+   * Takes an event once (by its key, which names its provider transaction) and numbers it after the last: the
+   * transaction hands its events over in order, so the numbers are its own; a referenceId used again for a later
+   * transaction, or a late completion's event, continues the same numbering instead of colliding with it.
+   */
+  append(e: LoggedEvent | (IntegratorEvent & { sequence?: number })): void {
     this.touched++;
-    if (this.events.some((x) => x.sequence === e.sequence)) return; // a repeated hand-over
+    if (this.events.some((x) => x.key === e.key)) return; // a repeated hand-over
     const logged: LoggedEvent =
       'state' in e
         ? e
         : {
-            sequence: e.sequence,
+            sequence: (this.events.at(-1)?.sequence ?? 0) + 1,
             id: eventId(e.key),
             key: e.key,
             type: e.type,
@@ -106,6 +113,13 @@ class EventLog {
   }
 
   settle(e: LoggedEvent, failure?: string): void {
+    this.delivering = undefined;
+    delete e.round;
+    if (e.requeued) {
+      // Asked again while this delivery ran: it goes once more, whatever this one's answer.
+      delete e.requeued;
+      return;
+    }
     e.state = failure === undefined ? 'delivered' : 'failed';
     if (failure !== undefined) e.failure = failure;
     else delete e.failure;
@@ -121,7 +135,10 @@ class EventLog {
   redeliver(request: RedeliverRequest): { queued: number; sequences: number[] } {
     this.touched++;
     const chosen = this.events.filter((e) => (request.eventId ? e.id === request.eventId : e.sequence > (request.after ?? 0)));
-    for (const e of chosen) e.state = 'pending';
+    for (const e of chosen) {
+      if (e === this.delivering) e.requeued = true;
+      e.state = 'pending';
+    }
     return { queued: chosen.length, sequences: chosen.map((e) => e.sequence) };
   }
 
@@ -151,6 +168,10 @@ class EventLog {
   }
 }
 
+function historyFull(): boolean {
+  return workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested;
+}
+
 /** Tries one event until the endpoint takes it, refuses it, or the worker's budget runs out; records each attempt. */
 async function deliver(log: EventLog, next: LoggedEvent, clock: Clock): Promise<void> {
   const event: IntegratorEvent & { sequence: number } = {
@@ -160,7 +181,13 @@ async function deliver(log: EventLog, next: LoggedEvent, clock: Clock): Promise<
     data: next.data,
     sequence: next.sequence,
   };
-  for (let n = 1; ; n++) {
+  log.delivering = next;
+  for (;;) {
+    // A long delivery (an endpoint down, a large budget) hands over between attempts: the main loop continues as
+    // new with this event still pending and its round's attempts counted.
+    if (historyFull()) return;
+    const n = (next.round ?? 0) + 1;
+    next.round = n;
     let tried;
     try {
       tried = await attemptLoggedEvent({ callbackUrl: log.input.callbackUrl, event });
@@ -193,15 +220,16 @@ export async function esignEventLog(input: EventLogInput): Promise<EventLogResul
 
   for (;;) {
     setCurrentDetails(log.details());
+    if (historyFull()) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof esignEventLog>({ ...input, events: log.events, ended: log.ended, health: log.health });
+    }
     const next = log.next();
     if (next) {
       await deliver(log, next, clock);
       continue;
     }
-    if (workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof esignEventLog>({ ...input, events: log.events, ended: log.ended, health: log.health });
-    }
+
     // Nothing pending: wait for news; once the transaction ended, for its retention, then close with the view.
     const touched = log.touched;
     const news = () => log.next() !== undefined || log.touched !== touched;

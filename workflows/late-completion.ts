@@ -7,14 +7,17 @@
  * not (the provider said not completed, or it failed) may be. Operators find
  * these with `EsignStatus = "completed_late"`.
  */
-import { log, setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
+import { log, patched, setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { LateCompletionInput, LateCompletionResult } from '../src/definitions/late-completion.js';
 import { ARCHIVE, PROVIDER, REPORT, step } from './activity-options.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
+import { Clock } from './clock.js';
+import { LATE_EVENT_LOG_PATCH } from './patches.js';
 import { versioningBehavior } from './versioning.js';
 
 export async function esignLateCompletion(input: LateCompletionInput): Promise<LateCompletionResult> {
+  const clock = new Clock();
   upsertSearchAttributes([
     { key: EsignTransactionId, value: input.transactionId },
     { key: EsignStatus, value: 'late_archiving' },
@@ -55,12 +58,29 @@ export async function esignLateCompletion(input: LateCompletionInput): Promise<L
     ...(input.originals ? { originals: input.originals } : {}),
   };
   try {
-    // `transaction.completed_late`: the integrator learns it came after the workflow had ended.
-    await step(REPORT, 'Report the late completion').recordCompletion({
-      result: report,
-      late: true,
-      ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
-    });
+    // `transaction.completed_late`: the integrator learns it came after the workflow had ended, numbered in the
+    // transaction's event log after its other events.
+    if (patched(LATE_EVENT_LOG_PATCH)) {
+      await step(REPORT, 'Report the late completion').recordCompletion({ result: report, late: true });
+      if (input.callbackUrl) {
+        await step(REPORT, 'Hand the late completion to the event log').appendToEventLog({
+          referenceId,
+          callbackUrl: input.callbackUrl,
+          event: {
+            type: 'transaction.completed_late',
+            key: `${input.transactionId}:transaction.completed_late`,
+            occurredAt: clock.iso(),
+            data: { ...report },
+          },
+        });
+      }
+    } else {
+      await step(REPORT, 'Report the late completion').recordCompletion({
+        result: report,
+        late: true,
+        ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+      });
+    }
   } catch (err) {
     log.error('late completion could not be reported to the callback', { error: (err as Error).message });
   }

@@ -22,3 +22,10 @@ export const OWNER_LOOKUP_PATCH = 'inbox-looks-up-owner-of-completion';
  * if the earlier run did not archive); histories before it started one at most.
  */
 export const LATE_RETRY_PATCH = 'inbox-retries-late-completion';
+
+// ------------------------------------------------------- esignLateCompletion
+/**
+ * `transaction.completed_late` goes through the transaction's event log (numbered after its other events);
+ * histories before it sent it straight to the callback, unnumbered.
+ */
+export const LATE_EVENT_LOG_PATCH = 'late-completion-through-event-log';

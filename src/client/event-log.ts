@@ -56,7 +56,14 @@ export async function redeliverEsignEvents(
     if (err instanceof WorkflowNotFoundError) throw new NoEventLog(referenceId);
     throw err;
   }
-  if (description.status.name === 'RUNNING') return handle.executeUpdate(redeliverEventsUpdate, { args: [request] });
+  if (description.status.name === 'RUNNING') {
+    try {
+      return await handle.executeUpdate(redeliverEventsUpdate, { args: [request] });
+    } catch (err) {
+      // It closed between the look and the update: it is restarted below, like any closed log.
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
   // Closed after its retention: a new run of the same log, from its last view, takes the redelivery.
   const last = (await handle.result()) as EventLogResult;
   const { callbackUrl } = last;

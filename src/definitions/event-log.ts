@@ -41,6 +41,10 @@ export interface LoggedEvent {
   failure?: string;
   /** The event itself, as sent (its body's `data`). */
   data: Record<string, unknown>;
+  /** Attempts in the delivery under way (its budget's count), carried across the log's continue-as-new. */
+  round?: number;
+  /** A redelivery asked while a delivery of it ran: it goes once more after that one. */
+  requeued?: boolean;
 }
 
 /** The endpoint's health as the log sees it: `failing` from an event given up until the next one delivered. */
@@ -73,8 +77,11 @@ export interface EventLogInput {
  */
 export type EventLogResult = EventLogView & { callbackUrl: string };
 
-/** The transaction's next event, numbered. */
-export const eventLogAppendSignal = defineSignal<[IntegratorEvent & { sequence: number }]>('eventLogAppend');
+/**
+ * The transaction's next event, numbered by the transaction; or, without a number, one sent after the transaction
+ * ended (`transaction.completed_late`), which the log numbers after the last it holds.
+ */
+export const eventLogAppendSignal = defineSignal<[IntegratorEvent & { sequence?: number }]>('eventLogAppend');
 
 export const eventLogQuery = defineQuery<EventLogView, [{ after?: number }?]>('eventLog');
 

@@ -39,7 +39,7 @@ export const WorkerEnv = z.object({
   /** The integrator's whsec_ secrets for signing events to callback URLs (several during a rotation). */
   ESIGN_CALLBACK_SECRETS: envList.pipe(z.array(z.string().regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be whsec_ secrets'))),
   /** How many times an event is tried (1 s doubling to 5 minutes between) before its log marks it failed. */
-  ESIGN_CALLBACK_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(20),
+  ESIGN_CALLBACK_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(20),
   /** Transactions asking for a shorter reconciliation interval get this one. */
   ESIGN_MIN_RECONCILE_INTERVAL: z.string().regex(DURATION_PATTERN, 'must be a duration such as "1 minute"').default('1 minute'),
   /** PEM file(s) of the CA certificates the provider's seals must chain to (the sandbox's: GET /sandbox/ca.pem). */

@@ -199,7 +199,7 @@ export class Endings {
     });
   }
 
-  /** Reports the end, once: the inbox (so it archives a late completion), the integrator's events, then the outcome. */
+  /** Reports the end, once: the integrator's outcome event, the inbox (so it archives a late completion), the worker's log. */
   async finish(outcome: EsignTransactionResult): Promise<EsignTransactionResult> {
     const { tx } = this;
     const input = tx.input!;
@@ -209,6 +209,11 @@ export class Endings {
     metricMeter
       .createCounter('esign_transactions_finished', 'transactions', 'Transactions finished, by outcome')
       .add(1, { status: outcome.status });
+    // The outcome is the log's last event of this transaction, handed over before the inbox hears of the end: a late
+    // completion it starts then comes after it in the log. The log delivers it once this run is over if need be.
+    const type = `transaction.${outcome.status}` as const;
+    this.integrator.notify({ type, key: `${outcome.transactionId ?? outcome.referenceId}:${type}`, data: { ...outcome } });
+    await this.integrator.flush();
     if (tx.created) {
       // Late redeliveries are then acknowledged by the inbox as stale; a late completion is archived by it.
       await getExternalWorkflowHandle(inboxIdFor(tx.created.transactionId))
@@ -220,10 +225,6 @@ export class Endings {
         })
         .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
     }
-    // The outcome is the log's last event; the log delivers it after the progress before it, once this run is over.
-    const type = `transaction.${outcome.status}` as const;
-    this.integrator.notify({ type, key: `${outcome.transactionId ?? outcome.referenceId}:${type}`, data: { ...outcome } });
-    await this.integrator.flush();
     try {
       await this.steps.report(`Report: ${outcome.status}`, (a) => a.recordCompletion({ result: outcome }));
     } catch (err) {

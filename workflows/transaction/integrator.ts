@@ -16,7 +16,7 @@ import {
   startChild,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError as WorkflowExecutionAlreadyStarted } from '@temporalio/common';
 import { EVENT_LOG_WORKFLOW_TYPE, eventLogAppendSignal, eventLogIdFor, type EventLogInput } from '../../src/definitions/event-log.js';
 import type { ParticipantState } from '../../activities/transactions.js';
 import { durationToMs } from '../../src/util/duration.js';
@@ -61,22 +61,31 @@ export class Integrator {
   async #handOver(callbackUrl: string, event: IntegratorEvent & { sequence: number }): Promise<void> {
     const referenceId = this.tx.input!.referenceId;
     const workflowId = eventLogIdFor(referenceId);
-    if (event.sequence === 1) {
+    const start = async () => {
       const input: EventLogInput = { referenceId, callbackUrl, events: [event] };
+      await startChild(EVENT_LOG_WORKFLOW_TYPE, {
+        workflowId,
+        args: [input],
+        // The log outlives this run: it delivers what is pending after the transaction ended.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `Events to the integrator for ${referenceId}`,
+      });
+    };
+    if (event.sequence === 1) {
       try {
-        await startChild(EVENT_LOG_WORKFLOW_TYPE, {
-          workflowId,
-          args: [input],
-          // The log outlives this run: it delivers what is pending after the transaction ended.
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          staticSummary: `Events to the integrator for ${referenceId}`,
-        });
-        return;
+        return await start();
       } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        // A log of an earlier transaction with this referenceId still runs: it takes (and numbers) ours too.
+        if (!(err instanceof WorkflowExecutionAlreadyStarted)) throw err;
       }
     }
-    await getExternalWorkflowHandle(workflowId).signal(eventLogAppendSignal, event);
+    try {
+      await getExternalWorkflowHandle(workflowId).signal(eventLogAppendSignal, event);
+    } catch (err) {
+      // The log closed (its retention after an earlier transaction with this referenceId ran out): a new one.
+      log.warn('the event log was not running; starting it again', { sequence: event.sequence, error: (err as Error).message });
+      await start();
+    }
   }
 
   /** Waits until every event so far was handed to the event log. */
