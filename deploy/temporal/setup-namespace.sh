@@ -14,7 +14,7 @@ if ! "$cli" operator namespace describe --address "$address" --namespace "$names
   "$cli" operator namespace create --address "$address" --namespace "$namespace" --retention "${TEMPORAL_RETENTION:-30d}"
 fi
 
-for sa in EsignReferenceId:Keyword EsignTransactionId:Keyword EsignId:Keyword EsignStatus:Keyword EsignSignedCount:Int EsignWaitingFor:KeywordList EsignBatchId:Keyword; do
+for sa in EsignReferenceId:Keyword EsignTransactionId:Keyword EsignId:Keyword EsignStatus:Keyword EsignSignedCount:Int EsignWaitingFor:KeywordList EsignBatchId:Keyword EsignCallbackHealth:Keyword; do
   name=${sa%%:*}
   type=${sa##*:}
   # Already there (a re-run) is fine; any other failure is not.
