@@ -4,14 +4,13 @@ import { FailureType, isRetryableStatus } from '../src/failures.js';
 import { eventId, type CallbackSigner } from './support/callback-signer.js';
 import type { UrlPolicy } from './support/url-policy.js';
 import type { EsignTransactionResult, IntegratorEvent, IntegratorEventBody } from '../src/definitions/transaction.js';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { eventLogState } from '../src/client/event-log.js';
 import {
   EVENT_LOG_WORKFLOW_TYPE,
   eventLogAppendSignal,
   eventLogIdFor,
   type DeliveryAttempt,
   type EventLogInput,
-  type EventLogResult,
 } from '../src/definitions/event-log.js';
 
 /** How hard one event is tried before it is marked failed in the log: attempts, and the backoff between them. */
@@ -122,27 +121,9 @@ export function createCompletionActivities(deps: CompletionDeps) {
       deps.urlPolicy.check(input.callbackUrl, 'callbackUrl');
       const { client, info } = Context.current();
       const workflowId = eventLogIdFor(input.referenceId);
-      const described = await client.workflow
-        .getHandle(workflowId)
-        .describe()
-        .catch((err: unknown) => {
-          if (err instanceof WorkflowNotFoundError) return undefined;
-          throw err;
-        });
-      const running = described?.status.name === 'RUNNING';
-      const last =
-        described && !running
-          ? ((await client.workflow
-              .getHandle(workflowId)
-              .result()
-              .catch(() => undefined)) as EventLogResult | undefined)
-          : undefined;
-      const start: EventLogInput = {
-        referenceId: input.referenceId,
-        callbackUrl: input.callbackUrl,
-        events: last?.events ?? [],
-        ...(last ? { ended: last.ended, health: last.health } : {}),
-      };
+      // A running log just takes the signal; a closed one starts again from its last view; else a new one.
+      const { restart } = await eventLogState(client, input.referenceId);
+      const start: EventLogInput = restart ?? { referenceId: input.referenceId, callbackUrl: input.callbackUrl, events: [] };
       await client.workflow.signalWithStart(EVENT_LOG_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: info.taskQueue,

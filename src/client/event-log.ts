@@ -10,6 +10,7 @@ import {
   eventLogIdFor,
   eventLogQuery,
   redeliverEventsUpdate,
+  type EventLogInput,
   type EventLogResult,
   type EventLogView,
   type RedeliverRequest,
@@ -38,6 +39,34 @@ export async function listEsignEvents(client: Client, referenceId: string, optio
 }
 
 /**
+ * Where a transaction's log stands: running (and on which task queue), or closed with the input its next run starts
+ * from (its last view: the events, the endpoint's health, whether the transaction ended), or neither (it never ran,
+ * or ended without a view: terminated). A redelivery and a late completion's event both start a closed log again.
+ */
+export async function eventLogState(
+  client: Client,
+  referenceId: string,
+): Promise<{ running: boolean; taskQueue?: string; restart?: EventLogInput }> {
+  const handle = client.workflow.getHandle(eventLogIdFor(referenceId));
+  const described = await handle.describe().catch((err: unknown) => {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  });
+  if (!described) return { running: false };
+  if (described.status.name === 'RUNNING') return { running: true, taskQueue: described.taskQueue };
+  const last = (await handle.result().catch(() => undefined)) as EventLogResult | undefined;
+  if (!last) return { running: false, taskQueue: described.taskQueue };
+  const restart: EventLogInput = {
+    referenceId,
+    callbackUrl: last.callbackUrl,
+    events: last.events,
+    ended: last.ended,
+    health: last.health,
+  };
+  return { running: false, taskQueue: described.taskQueue, restart };
+}
+
+/**
  * Sends events of a transaction again with their own `webhook-id`s, in order: every one after `after`, or the one
  * `eventId` names. Answers how many were queued; they go out after any still pending.
  */
@@ -48,30 +77,23 @@ export async function redeliverEsignEvents(
   options: { taskQueue?: string } = {},
 ): Promise<{ queued: number; sequences: number[] }> {
   const workflowId = eventLogIdFor(referenceId);
-  const handle = client.workflow.getHandle(workflowId);
-  let description;
-  try {
-    description = await handle.describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new NoEventLog(referenceId);
-    throw err;
-  }
-  if (description.status.name === 'RUNNING') {
+  let state = await eventLogState(client, referenceId);
+  if (state.running) {
     try {
-      return await handle.executeUpdate(redeliverEventsUpdate, { args: [request] });
+      return await client.workflow.getHandle(workflowId).executeUpdate(redeliverEventsUpdate, { args: [request] });
     } catch (err) {
       // It closed between the look and the update: it is restarted below, like any closed log.
       if (!(err instanceof WorkflowNotFoundError)) throw err;
+      state = await eventLogState(client, referenceId);
     }
   }
+  if (!state.restart) throw new NoEventLog(referenceId);
   // Closed after its retention: a new run of the same log, from its last view, takes the redelivery.
-  const last = (await handle.result()) as EventLogResult;
-  const { callbackUrl } = last;
   const start = new WithStartWorkflowOperation(EVENT_LOG_WORKFLOW_TYPE, {
     workflowId,
-    taskQueue: options.taskQueue ?? description.taskQueue,
+    taskQueue: options.taskQueue ?? state.taskQueue!,
     workflowIdConflictPolicy: 'USE_EXISTING',
-    args: [{ referenceId, callbackUrl, events: last.events, ended: last.ended, health: last.health }],
+    args: [state.restart],
   });
   return client.workflow.executeUpdateWithStart(redeliverEventsUpdate, { args: [request], startWorkflowOperation: start });
 }
