@@ -8,7 +8,7 @@ import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { launch, type Launched } from '../src/tools/launch.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
-import { launchSandbox, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
+import { launchSandbox, sandboxBridgeEnv, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
 import { freePort } from '../src/util/net.js';
 
 /** The whole system for a scenario: a dev server, and the sandbox, bridge and worker each in its own process. */
@@ -51,7 +51,7 @@ export async function startBenchStack(
   });
   const common = { TEMPORAL_ADDRESS: temporal.address, ESIGN_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn', ESIGN_METRICS_ADDRESS: '' };
   const bridge = await launch('src/bridge/main.ts', {
-    env: { ...common, BRIDGE_PORT: String(bridgePort), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, BRIDGE_LOG: 'false' },
+    env: { ...common, BRIDGE_PORT: String(bridgePort), ...sandboxBridgeEnv(sandbox), BRIDGE_LOG: 'false' },
     ready: /listening/,
   });
   const workerEnv = {

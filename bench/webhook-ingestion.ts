@@ -1,14 +1,16 @@
 // Scenario "webhooks": autocannon against the bridge's /webhooks/esign with
-// validly signed, distinct notifications for running inbox workflows. In the
-// same run: a bare node:http server answering 204 (the HTTP ceiling here) and
-// a loop of raw signal-with-start calls at the same concurrency (the Temporal
-// ceiling). Bridge and bare server run in their own processes.
+// validly signed, distinct notifications for running transaction workflows. In
+// the same run: a bare node:http server answering 204 (the HTTP ceiling here)
+// and a loop of raw signals at the same concurrency (the Temporal ceiling).
+// Bridge and bare server run in their own processes; the bare server also
+// answers the bridge's owner lookups (once per transaction: the bridge
+// remembers them).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import autocannon from 'autocannon';
 import { Webhook } from 'standardwebhooks';
-import { deliverNotification } from '../src/bridge/deliver.js';
+import { esignCompletedSignal, workflowIdFor } from '../src/definitions/transaction.js';
 import { launch } from '../src/tools/launch.js';
 import { freePort } from '../src/util/net.js';
 import { fmt, markdownTable, percentile, record } from './lib.js';
@@ -54,29 +56,26 @@ export async function webhookIngestion(command: string): Promise<void> {
     };
   };
 
+  const bare = await launch('bench/bare-http-server.ts', { env: { BARE_PORT: String(barePort) }, ready: /listening/ });
   const bridge = await launch('src/bridge/main.ts', {
     env: {
       TEMPORAL_ADDRESS: temporal.address,
       BRIDGE_PORT: String(bridgePort),
       ESIGN_WEBHOOK_SECRETS: secret,
       ESIGN_TASK_QUEUE: taskQueue,
+      ESIGN_PROVIDER_URL: `http://127.0.0.1:${barePort}`,
+      ESIGN_PROVIDER_TOKEN: 'bench',
       BRIDGE_LOG: 'false',
     },
     ready: /listening/,
   });
-  const bare = await launch('bench/bare-http-server.ts', { env: { BARE_PORT: String(barePort) }, ready: /listening/ });
   const rows: Record<string, string | number>[] = [];
   try {
-    // Running inboxes for the transactions the webhooks name (no worker needed: the server records the signals).
+    // Running workflows for the transactions the webhooks name (no worker needed: the server records the signals).
     const connection = await Connection.connect({ address: temporal.address });
     const client = new Client({ connection });
-    for (const t of transactions) {
-      await deliverNotification(
-        client,
-        { event: 'esign-completed', entity: 'esign', data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: t } },
-        { taskQueue },
-      );
-    }
+    const ownerOf = (t: string) => workflowIdFor(`bench-${t}`);
+    for (const t of transactions) await client.workflow.start('esignTransaction', { workflowId: ownerOf(t), taskQueue, args: [{}] });
     // Warm-up, then measure.
     await cannon(`http://127.0.0.1:${bridgePort}`, { duration: 3, requests: [{ setupRequest: () => signedRequest() }] });
     const bridgeRun = await cannon(`http://127.0.0.1:${bridgePort}`, { requests: [{ setupRequest: () => signedRequest() }] });
@@ -89,19 +88,12 @@ export async function webhookIngestion(command: string): Promise<void> {
       Array.from({ length: CONNECTIONS }, async () => {
         while (performance.now() < deadline) {
           const t0 = performance.now();
-          await deliverNotification(
-            client,
-            {
-              event: 'esign-completed',
-              entity: 'esign',
-              data: {
-                notificationId: randomUUID(),
-                entity_id: randomUUID(),
-                transaction_id: transactions[Math.floor(Math.random() * transactions.length)]!,
-              },
-            },
-            { taskQueue },
-          );
+          const t = transactions[Math.floor(Math.random() * transactions.length)]!;
+          await client.workflow.getHandle(ownerOf(t)).signal(esignCompletedSignal, {
+            event: 'esign-completed',
+            entity: 'esign',
+            data: { notificationId: randomUUID(), entity_id: randomUUID(), transaction_id: t },
+          });
           latencies.push(performance.now() - t0);
         }
       }),
@@ -128,7 +120,7 @@ export async function webhookIngestion(command: string): Promise<void> {
         'non-2xx + errors': bareRun.non2xx + bareRun.errors,
       },
       {
-        target: 'baseline: raw signal-with-start loop',
+        target: 'baseline: raw signal loop',
         'req/s': fmt(signalRate, 0),
         'p50 ms': fmt(pct(50)),
         'p99 ms': fmt(pct(99)),
@@ -136,7 +128,7 @@ export async function webhookIngestion(command: string): Promise<void> {
       },
     );
     await record('webhook ingestion', command, markdownTable(rows), [
-      `${CONNECTIONS} connections, ${SECONDS} s per target, ${TRANSACTIONS} running inbox workflows; every request a distinct, validly signed notification.`,
+      `${CONNECTIONS} connections, ${SECONDS} s per target, ${TRANSACTIONS} running transaction workflows (no worker); every request a distinct, validly signed notification.`,
       `Bridge / raw signal ceiling: ${fmt(bridgeRun.requests.average / signalRate, 2)} (target: at least 0.9). Bridge / bare HTTP: ${fmt(bridgeRun.requests.average / bareRun.requests.average, 3)}.`,
       bridgeOk ? 'Every bridge request was answered 2xx.' : 'Some bridge requests failed: see non-2xx + errors.',
     ]);

@@ -24,7 +24,7 @@ import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from 
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
-import { launchSandbox, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
+import { launchSandbox, sandboxBridgeEnv, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
 import { RoundRobinBalancer } from '../src/cluster/balancer.js';
 import { checkRun, type ChaosChecks } from './checks.js';
 import { ChaosBatch } from './bulk.js';
@@ -143,7 +143,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     return new Service(
       name,
       'src/bridge/main.ts',
-      { ...common, BRIDGE_PORT: String(port), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
+      { ...common, BRIDGE_PORT: String(port), ...sandboxBridgeEnv(sandbox), LOG_LEVEL: 'info' },
       /listening/,
       join(logs, `${name}.log`),
     );

@@ -20,7 +20,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle, type WorkflowUpdateHandle } from '@temporalio/client';
-import { deliverNotification } from '../src/bridge/deliver.js';
+import { deliverNotification, OwnerLookupError, type OwnerDirectory } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import type { EsignWebhook } from '../src/esign/schemas.js';
 import {
@@ -143,14 +143,32 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   let fates: Delivery[] = [];
   let emittedAt = 0;
   model.onWebhook = (notification) => {
-    const fate = fates.shift() ?? [{ via: 'inbox', afterMs: 0 }];
+    const fate = fates.shift() ?? [{ via: 'bridge', afterMs: 0 }];
     for (const copy of fate) {
       enqueue(emittedAt + copy.afterMs, `${notification.event} via ${copy.via}`, () => deliver(notification, copy.via));
     }
   };
-  const deliver = async (notification: EsignWebhook, via: 'direct' | 'inbox') => {
-    if (via === 'inbox') {
-      await deliverNotification(client, notification, { taskQueue });
+  // The bridge asks the provider (the model) which referenceId a transaction has, as the real one asks the sandbox.
+  const recordOf = (transactionId: string) => {
+    try {
+      return model.get(transactionId);
+    } catch {
+      return undefined;
+    }
+  };
+  const owners: OwnerDirectory = {
+    referenceOf: async (transactionId) => recordOf(transactionId)?.referenceId ?? null,
+    statusOf: async (transactionId) => recordOf(transactionId)?.status ?? null,
+  };
+  const deliver = async (notification: EsignWebhook, via: 'direct' | 'bridge', attempt = 1): Promise<void> => {
+    if (via === 'bridge') {
+      try {
+        await deliverNotification(client, notification, { taskQueue, owners });
+      } catch (err) {
+        // 503: the provider does not confirm it yet. It redelivers later, as a real provider retries.
+        if (!(err instanceof OwnerLookupError) || attempt >= 5) throw err;
+        enqueue((await now()) + 5 * MINUTE, `${notification.event} redelivered`, () => deliver(notification, via, attempt + 1));
+      }
       return;
     }
     try {
@@ -201,8 +219,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   };
 
   /** A webhook for a transaction that is not this one's (the workflow and its inbox must ignore it). */
-  const strayNotification = (): EsignWebhook => ({
-    event: 'esign-completed',
+  const strayNotification = (event: 'esign-completed' | 'esign-declined' = 'esign-completed'): EsignWebhook => ({
+    event,
     entity: 'esign',
     data: { notificationId: uuid(), entity_id: uuid(), transaction_id: uuid() },
   });
@@ -258,7 +276,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         // comes in a task handed back that way (it refuses the next completion), which a real server never sees.
         const open: string[] = [];
         for (const id of [workflowId, ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))]) {
-          const stray = strayNotification();
+          const stray = strayNotification('esign-declined');
           const sent = await (
             id === workflowId
               ? handle().signal(esignEventSignal, stray)
@@ -382,7 +400,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         if (!expired && tx && !ENDED.includes(tx.status)) {
           expired = true;
           // The provider's own expiry, announced by a webhook through the bridge (a poll finds it too).
-          fates = [[{ via: 'inbox', afterMs: 0 }]];
+          fates = [[{ via: 'bridge', afterMs: 0 }]];
           emittedAt = current;
           model.forceEnd(tx.id, 'expired');
           fates = [];

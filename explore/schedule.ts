@@ -14,7 +14,7 @@ import { FAULTABLE, type PlannedFault } from './activities.js';
 
 /** One copy of a webhook: straight to the transaction workflow (as a hand-sent signal) or through the bridge's inbox; `afterMs` late. */
 export interface WebhookCopy {
-  via: 'direct' | 'inbox';
+  via: 'direct' | 'bridge';
   afterMs: number;
 }
 /** What becomes of one webhook: its copies (none: lost; two: duplicated; late ones overtake later ones, reordering them). */
@@ -151,28 +151,28 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
   const delivery = (): Delivery => {
     switch (weighted({ bridge: 55, direct: 10, duplicated: 10, lost: 12, late: 13 })) {
       case 'bridge':
-        return [{ via: 'inbox', afterMs: 0 }];
+        return [{ via: 'bridge', afterMs: 0 }];
       case 'direct':
         return [{ via: 'direct', afterMs: 0 }];
       case 'duplicated':
         return [
-          { via: pick(['inbox', 'direct'] as const), afterMs: 0 },
-          { via: pick(['inbox', 'direct'] as const), afterMs: int(0, 10) * MINUTE },
+          { via: pick(['bridge', 'direct'] as const), afterMs: 0 },
+          { via: pick(['bridge', 'direct'] as const), afterMs: int(0, 10) * MINUTE },
         ];
       case 'lost':
         return [];
       case 'late':
-        return [{ via: 'inbox', afterMs: int(1, 120) * MINUTE }];
+        return [{ via: 'bridge', afterMs: int(1, 120) * MINUTE }];
     }
   };
   /** After the end, the bridge is the only way in, and a provider retries a webhook until it is taken. */
   const lateDelivery = (): Delivery =>
     chance(0.3)
       ? [
-          { via: 'inbox', afterMs: 0 },
-          { via: 'inbox', afterMs: int(1, 600) * MINUTE },
+          { via: 'bridge', afterMs: 0 },
+          { via: 'bridge', afterMs: int(1, 600) * MINUTE },
         ]
-      : [{ via: 'inbox', afterMs: int(0, 600) * MINUTE }];
+      : [{ via: 'bridge', afterMs: int(0, 600) * MINUTE }];
 
   const steps: TimedStep[] = [];
   const count = int(2, 14);

@@ -5,7 +5,7 @@ import { startDevServer } from '../src/temporal/dev-server.js';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { TransactionRef } from '../activities/transactions.js';
 import { statusQuery } from '../src/definitions/transaction.js';
-import { inboxIdFor, inboxStatusQuery } from '../src/definitions/inbox.js';
+import { inboxIdFor } from '../src/definitions/inbox.js';
 import { postWebhook, signedHeaders, startTestBridge } from './support/bridge.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 import { startTestSandbox, uploadedRequest } from './support/sandbox.js';
@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 describe('webhook bridge resilience', () => {
-  it('delivers a webhook that arrives before the workflow registered its provider ids, with no redelivery', async () => {
+  it('delivers a webhook that arrives before the workflow knows its provider ids, with no redelivery', async () => {
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     let created: (ref: TransactionRef) => void = () => undefined;
@@ -28,7 +28,7 @@ describe('webhook bridge resilience', () => {
         async createTransaction(request) {
           const ref = await activities.createTransaction(request);
           created(ref);
-          await held; // the create's response is "slow": registration with the inbox waits
+          await held; // the create's response is "slow": the workflow does not yet know the provider's ids
           return ref;
         },
       }),
@@ -38,6 +38,7 @@ describe('webhook bridge resilience', () => {
       address: inject('temporalAddress'),
       taskQueue: env.taskQueue,
       secrets: [env.sandbox.running.webhookSecret],
+      provider: { url: env.sandbox.running.url, token: env.sandbox.token },
     });
     cleanups.push(() => bridge.stop());
     env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
@@ -47,11 +48,13 @@ describe('webhook bridge resilience', () => {
     for (const p of (await env.sandbox.client.getTransaction(ref.transactionId)).participants) {
       await env.sandbox.control.signAs(ref.transactionId, p.id);
     }
-    const inbox = env.temporal.client.workflow.getHandle(inboxIdFor(ref.transactionId));
-    await expect
-      .poll(() => inbox.query(inboxStatusQuery).catch(() => undefined), { timeout: 20_000 })
-      .toMatchObject({ owner: null, pending: 1 + 2 }); // the completion and each participant's signature
+    // The bridge found the owner by the provider's record and signalled it: the workflow holds the notifications
+    // (the completion and each participant's signature) until it knows its ids. No inbox is involved.
+    const signals = async () =>
+      ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes).length;
+    await expect.poll(signals, { timeout: 20_000 }).toBe(1 + 2);
     expect((await handle.query(statusQuery)).phase).toBe('creating');
+    await expect(env.temporal.client.workflow.getHandle(inboxIdFor(ref.transactionId)).describe()).rejects.toThrow();
 
     release();
     expect((await handle.result()).status).toBe('completed');
@@ -77,6 +80,7 @@ describe('webhook bridge resilience', () => {
       address: `127.0.0.1:${port}`,
       taskQueue: 'no-worker-needed',
       secrets: [sandbox.running.webhookSecret],
+      provider: { url: sandbox.running.url, token: sandbox.token },
     });
     cleanups.push(() => bridge.stop());
     sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
@@ -97,7 +101,7 @@ describe('webhook bridge resilience', () => {
     temporal = await startServer();
     cleanups.push(() => temporal.teardown());
     await expect.poll(async () => (await sandbox.deliveries(created.id!))[0]?.status, { timeout: 60_000, interval: 250 }).toBe('delivered');
-    // The notification is durably in Temporal: its inbox exists, holding it for the transaction workflow.
+    // The notification is durably in Temporal: no workflow owns the transaction, so its inbox holds the completion.
     const inbox = await temporal.client.workflow.getHandle(inboxIdFor(created.id!)).describe();
     expect(inbox.type).toBe('esignInbox');
   }, 120_000);

@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBridge } from '../src/bridge/index.js';
 import { statusQuery, type EsignTransactionStatus } from '../src/definitions/transaction.js';
-import { inboxIdFor, inboxStatusQuery, type InboxResult } from '../src/definitions/inbox.js';
+import { inboxIdFor, type InboxResult } from '../src/definitions/inbox.js';
 import { newSecret, postWebhook, signedHeaders, startTestBridge } from './support/bridge.js';
 import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 
@@ -16,13 +16,20 @@ beforeAll(async () => {
   env = await startEsignTestEnv();
   secret = env.sandbox.running.webhookSecret;
   // The old secret is still accepted during a rotation.
-  bridge = await startTestBridge({ address: inject('temporalAddress'), taskQueue: env.taskQueue, secrets: [newSecret(), secret] });
+  bridge = await startTestBridge({
+    address: inject('temporalAddress'),
+    taskQueue: env.taskQueue,
+    secrets: [newSecret(), secret],
+    provider: provider(),
+  });
   env.sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
 });
 afterAll(async () => {
   await bridge?.stop();
   await env?.close();
 });
+
+const provider = () => ({ url: env.sandbox.running.url, token: env.sandbox.token });
 
 type Handle = Awaited<ReturnType<EsignTestEnv['start']>>['handle'];
 async function awaiting(handle: Handle): Promise<EsignTransactionStatus> {
@@ -37,7 +44,7 @@ async function signalsReceived(handle: Handle): Promise<number> {
 }
 
 describe('webhook bridge', () => {
-  it('end to end: sandbox completion -> signed webhook -> bridge -> inbox -> workflow archives', async () => {
+  it('end to end: sandbox completion -> signed webhook -> bridge -> workflow archives', async () => {
     const { handle } = await env.start(env.input({ reconcileInterval: '1 day' })); // no polling: only the webhook can finish it
     const status = await awaiting(handle);
     for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
@@ -83,10 +90,9 @@ describe('webhook bridge', () => {
     const otherEvent = JSON.stringify({ event: 'esign-viewed', entity: 'esign', data: { transaction_id: status.transactionId } });
     expect((await postWebhook(bridge.url, otherEvent, signedHeaders(secret, otherEvent))).status).toBe(202);
 
-    // Nothing reached the workflow: no signal in its history, nothing pending in its inbox.
+    // Nothing reached the workflow: no signal in its history, and no inbox was started.
     expect(await signalsReceived(handle)).toBe(0);
-    const inbox = env.temporal.client.workflow.getHandle(inboxIdFor(status.transactionId!));
-    expect(await inbox.query(inboxStatusQuery)).toMatchObject({ pending: 0, forwarded: 0 });
+    await expect(env.temporal.client.workflow.getHandle(inboxIdFor(status.transactionId!)).describe()).rejects.toThrow();
     await handle.executeUpdate('cancel', { args: [{}] });
   });
 
@@ -98,7 +104,12 @@ describe('webhook bridge', () => {
     const delivery = (await env.sandbox.deliveries(status.transactionId!)).find((d) => d.payload.includes('"esign-completed"'));
     const body = delivery!.payload;
     // Two bridges behind one "load balancer", as in production.
-    const second = await startTestBridge({ address: inject('temporalAddress'), taskQueue: env.taskQueue, secrets: [secret] });
+    const second = await startTestBridge({
+      address: inject('temporalAddress'),
+      taskQueue: env.taskQueue,
+      secrets: [secret],
+      provider: provider(),
+    });
     try {
       const responses = await Promise.all(
         Array.from({ length: 50 }, (_, i) => postWebhook(i % 2 ? second.url : bridge.url, body, signedHeaders(secret, body))),
@@ -108,10 +119,12 @@ describe('webhook bridge', () => {
       await second.stop();
     }
     expect((await handle.result()).status).toBe('completed');
-    // 51 deliveries of one notification (the sandbox's and our 50): one signal, one accepted completion
-    // (beside one esign-participant-signed per participant).
+    // 51 deliveries of one notification (the sandbox's and our 50): copies that race past each bridge's memory of
+    // recent ids are signalled, and the workflow takes one (beside one esign-participant-signed per participant).
     expect((await handle.query(statusQuery)).notificationsAccepted).toBe(1 + status.participants.length);
-    expect(await signalsReceived(handle)).toBe(1);
+    const signals = await signalsReceived(handle);
+    expect(signals).toBeGreaterThanOrEqual(1);
+    expect(signals).toBeLessThanOrEqual(51);
   });
 
   it('keeps a notification nobody owns, then closes it as orphaned', async () => {
@@ -120,6 +133,7 @@ describe('webhook bridge', () => {
       taskQueue: env.taskQueue,
       secrets: [secret],
       orphanAfter: '2 seconds',
+      provider: provider(),
     });
     try {
       const notification = completedWebhook({ transactionId: randomUUID(), esignId: randomUUID() });

@@ -12,10 +12,13 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TransactionRef } from '../activities/transactions.js';
 import { deliverNotification } from '../src/bridge/deliver.js';
+import { sandboxOwners } from './support/bridge.js';
 import {
   cancelUpdate,
   WORKFLOW_TYPE,
   workflowIdFor,
+  statusQuery,
+  esignCompletedSignal,
   type EsignTransactionResult,
   type EsignTransactionStatus,
 } from '../src/definitions/transaction.js';
@@ -25,9 +28,7 @@ import {
   inboxIdFor,
   inboxOwnerFinishedSignal,
   inboxRegisterSignal,
-  inboxStatusQuery,
   type InboxInput,
-  type TransactionOwner,
 } from '../src/definitions/inbox.js';
 import type { esignInbox } from '../workflows/inbox.js';
 import type { EsignLateCompletionWorkflow, LateCompletionResult } from '../src/definitions/late-completion.js';
@@ -88,7 +89,8 @@ afterAll(async () => {
 
 type Ids = { transactionId: string; esignId: string };
 
-const deliver = (ids: Ids) => deliverNotification(env.temporal.client, completedWebhook(ids), { taskQueue: env.taskQueue });
+const deliver = (ids: Ids) =>
+  deliverNotification(env.temporal.client, completedWebhook(ids), { taskQueue: env.taskQueue, owners: sandboxOwners(env.sandbox) });
 const lateOf = (transactionId: string): WorkflowHandle<EsignLateCompletionWorkflow> =>
   env.temporal.client.workflow.getHandle<EsignLateCompletionWorkflow>(lateCompletionIdFor(transactionId));
 
@@ -123,16 +125,12 @@ async function inboxAnswers<T>(transactionId: string, activityType: string): Pro
   });
 }
 
-/**
- * A transaction workflow cancelled while awaiting signatures: the provider's record is withdrawn to a draft, and
- * the inbox has been told (the cancel answers once the outcome is set, a moment before the workflow tells its inbox).
- */
+/** A transaction workflow cancelled while awaiting signatures, and ended: the provider's record is withdrawn to a draft. */
 async function cancelledTransaction(overrides: Parameters<EsignTestEnv['input']>[0] = {}) {
   const { handle } = await env.start(env.input({ reconcileInterval: '1 day', ...overrides }));
   const status = await waitForPhase(handle, 'awaiting_signatures');
   expect(await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'withdrawn' }] })).toMatchObject({ status: 'cancelled' });
-  const inbox = env.temporal.client.workflow.getHandle(inboxIdFor(status.transactionId!));
-  await eventually('the inbox to learn its owner finished', async () => (await inbox.query(inboxStatusQuery)).ownerFinished);
+  await handle.result();
   return { handle, status, ids: { transactionId: status.transactionId!, esignId: status.esignId! } };
 }
 
@@ -203,34 +201,59 @@ describe('a completion after its workflow ended', () => {
       reason: 'completed at the provider after the transaction workflow ended cancelled',
       archive: { sha256: late.report!.archive!.sha256 },
     });
-    // Checked against what the cancelled workflow uploaded, which it handed its inbox when it ended.
+    // Checked against what the cancelled workflow uploaded, which the inbox read from its result.
     expect(late.report!.archive!.evidence!.documents.map((d) => d.originalSha256)).toEqual(await Promise.all(env.pdfs.map(sha256)));
     // Not also as an ordinary completion (the receiver has every event the cancelled workflow and the late run sent).
     expect(ours('transaction.completed')).toEqual([]);
     expect(ours('transaction.cancelled')).toHaveLength(1);
   });
 
-  it('is archived after a late run that found the transaction not completed, and only once', async () => {
+  it('is archived late when its referenceId has a new transaction running, which goes on untouched', async () => {
     const { status, ids } = await cancelledTransaction();
-    // A completion the provider does not confirm (its record is a draft): nothing to archive.
-    await deliver(ids);
-    const first = await eventually('the first late run', () => lateResult(ids.transactionId), PROMPTLY);
-    expect(first).toMatchObject({ status: 'not_completed', providerStatus: 'draft' });
+    // The referenceId is used again: the bridge routes the earlier transaction's completion to the new run.
+    const { handle: next } = await env.start(env.input({ referenceId: status.referenceId, reconcileInterval: '1 day' }));
+    const nextStatus = await waitForPhase(next, 'awaiting_signatures');
+    await resendAndSign(status);
+    expect(await deliver(ids)).toEqual({ route: 'transaction', workflowId: workflowIdFor(status.referenceId) });
+
+    const late = await eventually('the late completion', () => lateResult(ids.transactionId), PROMPTLY);
+    expect(late).toMatchObject({ status: 'archived', report: { status: 'completed', transactionId: ids.transactionId } });
+    const now = await next.query(statusQuery);
+    expect(now).toMatchObject({ phase: 'awaiting_signatures', transactionId: nextStatus.transactionId });
+    // A forged completion naming a transaction the provider does not know changes nothing either.
+    await next.signal(esignCompletedSignal, completedWebhook({ transactionId: randomUUID(), esignId: randomUUID() }));
+    // The positive marker: the provider was asked about it (the second read of a stray, the first being the real one).
+    const reads = async () =>
+      ((await next.fetchHistory()).events ?? []).filter((e) => {
+        const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+        return data && Buffer.from(data).toString().includes('"describeTransaction"');
+      }).length;
+    await eventually('the stray looked at', async () => (await reads()) >= 2 || undefined);
+    expect(await lateRuns(ids.transactionId)).toHaveLength(1);
+    await next.executeUpdate(cancelUpdate, { args: [{ reason: 'done' }] });
+  });
+
+  it('is refused while the provider does not confirm it, archived once it does, and only once', async () => {
+    const { status, ids } = await cancelledTransaction();
+    // A completion the provider does not confirm (its record is a draft) and nobody waits for: the bridge asks the
+    // provider to redeliver (503) rather than park it, and nothing starts.
+    await expect(deliver(ids)).rejects.toThrow(/does not confirm this completion yet \(its status is draft\)/);
+    await expect(env.temporal.client.workflow.getHandle(inboxIdFor(ids.transactionId)).describe()).rejects.toThrow();
 
     // Then it is sent again, signed, and its real completion arrives.
     await resendAndSign(status);
     await deliver(ids);
-    const second = await eventually('a late run that archives', () => lateResult(ids.transactionId, first.runId), PROMPTLY);
-    expect(second).toMatchObject({ status: 'archived', report: { status: 'completed', referenceId: status.referenceId } });
+    const first = await eventually('a late run that archives', () => lateResult(ids.transactionId), PROMPTLY);
+    expect(first).toMatchObject({ status: 'archived', report: { status: 'completed', referenceId: status.referenceId } });
 
-    // One more completion asks again and is told it is archived: no third run, one archive.
+    // One more completion asks again and is told it is archived: no second run, one archive.
     await deliver(ids);
-    const answers = await eventually('the third answer to startLateCompletion', async () => {
+    const answers = await eventually('the second answer to startLateCompletion', async () => {
       const all = await inboxAnswers<{ workflowId: string; alreadyArchived?: boolean }>(ids.transactionId, 'startLateCompletion');
-      return all.length === 3 && all;
+      return all.length === 2 && all;
     });
-    expect(answers[2]).toMatchObject({ alreadyArchived: true });
-    expect(await lateRuns(ids.transactionId)).toHaveLength(2);
+    expect(answers[1]).toMatchObject({ alreadyArchived: true });
+    expect(await lateRuns(ids.transactionId)).toHaveLength(1);
     expect(await archivedFolders(ids.transactionId)).toHaveLength(1);
   });
 
@@ -238,11 +261,12 @@ describe('a completion after its workflow ended', () => {
     const { status, ids } = await cancelledTransaction();
     await resendAndSign(status);
     const late = lateOf(ids.transactionId);
-    await env.sandbox.control.setFaults({ error5xxRate: 1 });
+    // Every ZIP download is cut off (the bridge's and the inbox's reads still work).
+    await env.sandbox.control.setFaults({ truncateZipRate: 1 });
     let failedRun: string;
     try {
       await deliver(ids);
-      // The provider answers nothing but errors; an operator gives up on the run that keeps retrying.
+      // The archive keeps failing; an operator gives up on the run that keeps retrying.
       failedRun = await eventually(
         'a late run retrying the provider',
         async () => {
@@ -361,21 +385,16 @@ describe('an inbox no workflow registered with, when a completion arrives', () =
     expect(late.report).toMatchObject({ status: 'completed', reason: 'completed at the provider; no transaction workflow waited for it' });
   });
 
-  it('waits for a running owner to register, which then archives the completion itself', async () => {
+  it('goes to a running owner that does not know its ids yet, which then archives the completion itself', async () => {
     heldRef = `ref-${randomUUID()}`;
     const created = new Promise<TransactionRef>((resolve) => (createdAtProvider = resolve));
     const { handle } = await env.start(env.input({ referenceId: heldRef, reconcileInterval: '1 day' }));
     const ids = await created;
     for (const p of (await env.sandbox.client.getTransaction(ids.transactionId)).participants)
       await env.sandbox.control.signAs(ids.transactionId, p.id);
-    await deliver(ids);
-
-    // The inbox found the owner running (its create still held back) and keeps waiting for it.
-    const [found] = await eventually('the owner looked up', async () => {
-      const answers = await inboxAnswers<TransactionOwner>(ids.transactionId, 'findTransactionOwner');
-      return answers.length > 0 && answers;
-    });
-    expect(found).toEqual({ owner: 'running', ownerWorkflowId: workflowIdFor(heldRef) });
+    // The bridge finds the owner by the provider's record: no inbox, while the owner's create is still held back.
+    expect(await deliver(ids)).toEqual({ route: 'transaction', workflowId: workflowIdFor(heldRef) });
+    await expect(env.temporal.client.workflow.getHandle(inboxIdFor(ids.transactionId)).describe()).rejects.toThrow();
     releaseCreate();
 
     const result = await handle.result();

@@ -6,6 +6,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverNotification } from '../src/bridge/deliver.js';
+import { sandboxOwners } from './support/bridge.js';
 import type { EsignEndWebhook } from '../src/esign/schemas.js';
 import { SandboxControlError } from '../src/sandbox/control-client.js';
 import { cancelUpdate, issueSigningUrlUpdate, statusQuery } from '../src/definitions/transaction.js';
@@ -221,7 +222,7 @@ describe('nothing signed is ever lost', () => {
       .filter((n) => n.event === 'esign-completed');
     expect(completed).toHaveLength(1);
     const earlier = await inboxNotifications(env.temporal.client, status.transactionId!);
-    await deliverNotification(env.temporal.client, completed[0]!, { taskQueue: env.taskQueue });
+    await deliverNotification(env.temporal.client, completed[0]!, { taskQueue: env.taskQueue, owners: sandboxOwners(env.sandbox) });
     // The positive marker: the inbox has run a task with the redelivery. A late completion would be started from
     // that task (an activity in its history); none was, so nothing can follow from it and no further wait is needed.
     const redelivery = await eventually('the inbox to handle the redelivery', async () => {

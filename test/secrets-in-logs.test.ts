@@ -57,7 +57,14 @@ it('prints no bearer token, webhook secret, codec key or signer password in any 
   };
   await start(
     'src/bridge/main.ts',
-    { ...common, BRIDGE_PORT: bridgePort, ESIGN_WEBHOOK_SECRETS: webhookSecret, BRIDGE_LOG: 'true' },
+    {
+      ...common,
+      BRIDGE_PORT: bridgePort,
+      ESIGN_WEBHOOK_SECRETS: webhookSecret,
+      ESIGN_PROVIDER_URL: sandbox.running.url,
+      ESIGN_PROVIDER_TOKEN: sandbox.token,
+      BRIDGE_LOG: 'true',
+    },
     /listening/,
   );
   const trustAnchors = join(dirname(pdf!), 'sandbox-ca.pem');

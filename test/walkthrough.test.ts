@@ -64,7 +64,12 @@ beforeAll(async () => {
     dataConverter,
   });
   running = worker.run();
-  bridge = await startTestBridge({ address: temporal.address, taskQueue: 'walkthrough', secrets: [sandbox.running.webhookSecret] });
+  bridge = await startTestBridge({
+    address: temporal.address,
+    taskQueue: 'walkthrough',
+    secrets: [sandbox.running.webhookSecret],
+    provider: { url: sandbox.running.url, token: sandbox.token },
+  });
   sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
   client = new Client({ connection: temporal.connection, dataConverter });
   browser = await launchChromium();

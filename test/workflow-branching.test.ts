@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 /** Through the bridge, at once: the webhook path of a healthy provider. */
-const bridge: Delivery = [{ via: 'inbox', afterMs: 0 }];
+const bridge: Delivery = [{ via: 'bridge', afterMs: 0 }];
 /** Never arrives: the workflow learns of the move some other way. */
 const lost: Delivery = [];
 

@@ -36,6 +36,7 @@ import { Integrator } from './transaction/integrator.js';
 import type { ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
 import { Steps } from './transaction/steps.js';
+import { handOnStrays } from './transaction/strays.js';
 import { versioningBehavior } from './versioning.js';
 
 export type { ContinuedTransaction } from './transaction/continued.js';
@@ -92,9 +93,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       { key: EsignTransactionId, value: ref.transactionId },
       { key: EsignId, value: ref.esignId },
     ]);
-    // Webhooks name provider ids: tell the transaction's inbox (docs/webhooks.md) that this workflow owns them.
-    const owner = { transactionId: ref.transactionId, ownerWorkflowId: workflowInfo().workflowId };
-    await steps.provider('Register for provider webhooks', (a) => a.registerWithInbox(owner));
+    // The bridge routes webhooks here by the provider's record (docs/webhooks.md): some may have come already.
+    tx.adoptEarly();
     tx.moveTo(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
     integrator.planFirstReminder();
   } else {
@@ -105,7 +105,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       { key: EsignId, value: tx.created!.esignId },
       { key: EsignStatus, value: tx.phase },
     ]);
-    // The inbox signals the workflow id, not a run: it reaches this run without registering again.
+    // The bridge signals the workflow id, not a run: webhooks reach this run as they reached the last.
   }
   const { transactionId } = tx.created!;
   const read = (summary: string) => steps.provider(summary, (a) => a.getTransactionStatus(transactionId));
@@ -113,6 +113,10 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   // ------------------------------------- 3. follow the transaction to its end
   let quietSince = tx.activity;
   for (;;) {
+    if (tx.strays.length > 0) {
+      await handOnStrays(tx, steps);
+      continue;
+    }
     if (tx.phase === 'archive_invalid') {
       // The provider completed it; only an operator's retryArchive (after fixing the cause) moves it on.
       tx.notified = undefined;
@@ -134,7 +138,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       // deployment's version changed, and would hold its old version's workers for ever (docs/operations.md).
       // Never by the history's length in the predicate: a rejected update's workflow task records no event to
       // replay, and a length crossing the limit in it alone made a timer cancel that replay cannot reproduce.
-      await condition(() => tx.archiveRetriesAsked > 0, maxPollMs);
+      await condition(() => tx.archiveRetriesAsked > 0 || tx.strays.length > 0, maxPollMs);
       continue;
     }
     if (tx.cancel && !tx.cancel.refused) {

@@ -3,6 +3,7 @@ import { DURATION_PATTERN } from '../util/duration.js';
 import { envBool, parseEnv, splitList } from '../util/env.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 import type { AuthMode } from './authenticate.js';
+import { ProviderEnv, providerSettings, type ProviderSettings } from '../esign/provider-env.js';
 
 export const BridgeEnv = z.object({
   BRIDGE_HOST: z.string().default('127.0.0.1'),
@@ -26,6 +27,8 @@ export const BridgeEnv = z.object({
   ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   ESIGN_INBOX_ORPHAN_AFTER: z.string().regex(DURATION_PATTERN, 'must be a duration such as "7 days"').optional(),
   BRIDGE_LOG: envBool.default(true),
+  /** The provider's API: the bridge reads a transaction's record once to learn which workflow owns it. */
+  ...ProviderEnv.shape,
 });
 
 export interface BridgeConfig {
@@ -38,10 +41,18 @@ export interface BridgeConfig {
   taskQueue: string;
   orphanAfter: string | undefined;
   log: boolean;
+  provider: ProviderSettings;
 }
 
-/** `fallbackAuth` applies when the environment configures none (the dev stack passes the sandbox's secret). */
-export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackAuth?: AuthMode): BridgeConfig {
+/**
+ * `fallbackAuth` and `fallbackToken` apply when the environment configures none (the dev stack passes the
+ * sandbox's webhook secret and its token minter).
+ */
+export function bridgeConfigFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  fallbackAuth?: AuthMode,
+  fallbackToken?: () => string | Promise<string>,
+): BridgeConfig {
   const e = parseEnv(BridgeEnv, env, 'bridge');
   const secrets = splitList(e.ESIGN_WEBHOOK_SECRETS ?? '');
   for (const s of secrets)
@@ -66,5 +77,6 @@ export function bridgeConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     taskQueue: e.ESIGN_TASK_QUEUE,
     orphanAfter: e.ESIGN_INBOX_ORPHAN_AFTER,
     log: e.BRIDGE_LOG,
+    provider: providerSettings(e, 'bridge', fallbackToken),
   };
 }

@@ -1,5 +1,6 @@
-import type { Client } from '@temporalio/client';
-import type { EsignWebhook } from '../esign/schemas.js';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { ESIGN_COMPLETED_EVENT } from '../esign/events.js';
+import type { EsignCompletedWebhook, EsignWebhook } from '../esign/schemas.js';
 import {
   INBOX_WORKFLOW_TYPE,
   inboxIdFor,
@@ -7,32 +8,72 @@ import {
   type EsignInboxWorkflow,
   type InboxInput,
 } from '../definitions/inbox.js';
+import { esignCompletedSignal, esignEventSignal, workflowIdFor } from '../definitions/transaction.js';
+import { OwnerLookupError, type OwnerDirectory } from './owners.js';
+
+export { OwnerLookupError, providerOwners, type OwnerDirectory } from './owners.js';
 
 export class TemporalUnavailableError extends Error {
   override readonly name = 'TemporalUnavailableError';
 }
 
-export interface Delivery {
-  workflowId: string;
+/**
+ * Where a notification went: the transaction's own workflow (the common case); the
+ * inbox of its provider transaction, for a completion no running workflow owns (it
+ * is archived late, docs/webhooks.md); or nowhere, for another event no running
+ * workflow owns (nothing is left to do with it).
+ */
+export type Delivery =
+  { route: 'transaction'; workflowId: string } | { route: 'inbox'; workflowId: string } | { route: 'stale'; workflowId: string | null };
+
+export interface DeliveryOptions {
+  taskQueue: string;
+  owners: OwnerDirectory;
+  orphanAfter?: string;
+  timeoutMs?: number;
 }
 
 /**
- * Records a provider notification (any end event) durably in Temporal: signal-with-start of
- * the transaction's inbox workflow. When this resolves, the server has
- * accepted the signal, so the webhook may be acknowledged.
+ * Records a provider notification durably in Temporal. When this resolves, the
+ * server has accepted the signal (or no workflow can use it), so the webhook may be
+ * acknowledged. Throws OwnerLookupError when the provider cannot say who owns the
+ * transaction or does not confirm a completion nobody waits for, TemporalUnavailableError when Temporal does not accept the signal:
+ * both mean "ask the provider to redeliver".
  */
-export async function deliverNotification(
-  client: Client,
-  notification: EsignWebhook,
-  options: { taskQueue: string; orphanAfter?: string; timeoutMs?: number },
-): Promise<Delivery> {
+export async function deliverNotification(client: Client, notification: EsignWebhook, options: DeliveryOptions): Promise<Delivery> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  const referenceId = await options.owners.referenceOf(notification.data.transaction_id);
+  const ownerId = referenceId === null ? null : workflowIdFor(referenceId);
+  if (ownerId !== null) {
+    // A signal reaches the workflow id's running run, whichever run of a continue-as-new chain that is. The
+    // workflow checks the notification names its own transaction: a reused referenceId's run hands another one on.
+    const handle = client.workflow.getHandle(ownerId);
+    try {
+      await client.withDeadline(deadline, () =>
+        notification.event === ESIGN_COMPLETED_EVENT
+          ? handle.signal(esignCompletedSignal, notification as EsignCompletedWebhook)
+          : handle.signal(esignEventSignal, notification),
+      );
+      return { route: 'transaction', workflowId: ownerId };
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw unavailable(err);
+    }
+  }
+  // No running workflow owns it. Only a completion still matters: something signed must be archived, by the late path.
+  if (notification.event !== ESIGN_COMPLETED_EVENT) return { route: 'stale', workflowId: ownerId };
+  // Checked first: the inbox looks a completion's owner up once, so a completion the provider does not confirm yet
+  // (a record that lags its webhook) is asked again, by redelivery, rather than parked in an inbox for days. One
+  // the provider does not know at all is held by the inbox until orphanAfter, visibly.
+  const status = referenceId === null ? null : await options.owners.statusOf(notification.data.transaction_id);
+  if (status !== null && status !== 'completed')
+    throw new OwnerLookupError(`the provider does not confirm this completion yet (its status is ${status}); asking it to redeliver`);
   const workflowId = inboxIdFor(notification.data.transaction_id);
   const args: InboxInput = {
     transactionId: notification.data.transaction_id,
     ...(options.orphanAfter ? { orphanAfter: options.orphanAfter } : {}),
   };
   try {
-    await client.withDeadline(Date.now() + (options.timeoutMs ?? 10_000), () =>
+    await client.withDeadline(deadline, () =>
       client.workflow.signalWithStart<EsignInboxWorkflow, [EsignWebhook]>(INBOX_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: options.taskQueue,
@@ -42,7 +83,10 @@ export async function deliverNotification(
       }),
     );
   } catch (err) {
-    throw new TemporalUnavailableError(`Temporal did not accept the signal: ${(err as Error).message}`, { cause: err });
+    throw unavailable(err);
   }
-  return { workflowId };
+  return { route: 'inbox', workflowId };
 }
+
+const unavailable = (err: unknown) =>
+  new TemporalUnavailableError(`Temporal did not accept the signal: ${(err as Error).message}`, { cause: err });

@@ -4,6 +4,8 @@ import { dataConverterFromEnv } from '../codec/data-converter.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
 import type { BridgeConfig } from './config.js';
 import { buildBridgeServer } from './server.js';
+import { EsignClient } from '../esign/client.js';
+import { providerOwners } from './owners.js';
 
 export { bridgeConfigFromEnv, type BridgeConfig } from './config.js';
 
@@ -31,9 +33,15 @@ export async function startBridge(
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { plugins: [tracing] } : {}),
   });
+  const provider = new EsignClient({
+    baseUrl: config.provider.providerUrl,
+    token: config.provider.providerToken,
+    ...(config.provider.providerCa ? { ca: config.provider.providerCa } : {}),
+  });
   const app = await buildBridgeServer({
     client,
     connection,
+    owners: providerOwners(provider, { timeoutMs: config.signalTimeoutMs }),
     auth: config.auth,
     taskQueue: config.taskQueue,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -46,6 +54,7 @@ export async function startBridge(
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await connection.close();
+    await provider.close();
     if ((err as { code?: string }).code === 'EADDRINUSE') {
       throw new Error(`bridge port ${config.port} on ${config.host} is already in use (set BRIDGE_PORT)`, { cause: err });
     }
@@ -58,6 +67,7 @@ export async function startBridge(
     async stop() {
       await app.close();
       await connection.close();
+      await provider.close();
     },
   };
 }

@@ -6,13 +6,15 @@ import { EsignWebhook, WebhookEnvelope } from '../esign/schemas.js';
 import { issuesToProblemErrors } from '../util/zod-issues.js';
 import { sendProblem } from '../http/problem.js';
 import { authenticate, AuthenticationError, type AuthMode } from './authenticate.js';
-import { deliverNotification, TemporalUnavailableError } from './deliver.js';
+import { deliverNotification, OwnerLookupError, TemporalUnavailableError, type OwnerDirectory } from './deliver.js';
 
 export interface BridgeServerDeps {
   client: Client;
   connection: Connection;
   auth: AuthMode;
   taskQueue: string;
+  /** Who owns a provider transaction (the provider's record names its referenceId). */
+  owners: OwnerDirectory;
   bodyLimitBytes: number;
   orphanAfter?: string;
   retryAfterSeconds: number;
@@ -22,13 +24,15 @@ export interface BridgeServerDeps {
 
 type Outcome =
   | 'accepted'
+  | 'stale'
   | 'duplicate'
   | 'ignored_event'
   | 'unauthenticated'
   | 'invalid'
   | 'too_large'
   | 'unsupported_media_type'
-  | 'temporal_unavailable';
+  | 'temporal_unavailable'
+  | 'provider_unavailable';
 
 /** Notification ids this process recently recorded: repeats are answered without another signal. */
 class RecentIds {
@@ -141,17 +145,34 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
     }
     const started = performance.now();
     try {
-      const { workflowId } = await deliverNotification(deps.client, notification.data, {
+      const delivery = await deliverNotification(deps.client, notification.data, {
         taskQueue: deps.taskQueue,
+        owners: deps.owners,
         timeoutMs: deps.signalTimeoutMs,
         ...(deps.orphanAfter ? { orphanAfter: deps.orphanAfter } : {}),
       });
       signalLatency.observe((performance.now() - started) / 1000);
       recent.add(notificationId);
+      const { route, workflowId } = delivery;
+      if (route === 'stale') {
+        count('stale');
+        request.log.info(
+          { notificationId, transactionId: transaction_id, workflowId },
+          'no running workflow owns this notification: stale',
+        );
+        return reply.code(200).send({ status: 'stale', notificationId });
+      }
       count('accepted');
-      request.log.info({ notificationId, transactionId: transaction_id, workflowId }, 'notification recorded in Temporal');
+      request.log.info({ notificationId, transactionId: transaction_id, workflowId, route }, 'notification recorded in Temporal');
       return reply.code(200).send({ status: 'accepted', notificationId });
     } catch (err) {
+      if (err instanceof OwnerLookupError) {
+        count('provider_unavailable');
+        request.log.error({ notificationId, error: err.message }, 'owner unknown: asking the provider to redeliver');
+        return sendProblem(reply, 503, 'cannot tell who owns this transaction now; retry later', {
+          headers: { 'retry-after': String(deps.retryAfterSeconds) },
+        });
+      }
       if (!(err instanceof TemporalUnavailableError)) throw err;
       count('temporal_unavailable');
       request.log.error({ notificationId, error: err.message }, 'Temporal unavailable: asking the provider to redeliver');

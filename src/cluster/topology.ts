@@ -10,7 +10,7 @@ import { samplePdf } from '../sandbox/pdf.js';
 import { ensureTemporalBinaries } from '../temporal/binaries.js';
 import { prebuiltBundle } from '../tools/bundle.js';
 import { projectRoot } from '../tools/launch.js';
-import { launchSandbox, sandboxWorkerEnv, type SandboxProcess } from '../tools/sandbox-process.js';
+import { launchSandbox, sandboxBridgeEnv, sandboxWorkerEnv, type SandboxProcess } from '../tools/sandbox-process.js';
 import { Service } from '../tools/service.js';
 import { freePort } from '../util/net.js';
 import { RoundRobinBalancer } from './balancer.js';
@@ -132,7 +132,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         new Service(
           `bridge-${i + 1}`,
           'src/bridge/main.ts',
-          { ...common, BRIDGE_PORT: String(port), ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, LOG_LEVEL: 'info' },
+          { ...common, BRIDGE_PORT: String(port), ...sandboxBridgeEnv(sandbox), LOG_LEVEL: 'info' },
           /listening/,
           join(logsDir, `bridge-${i + 1}.log`),
         ),

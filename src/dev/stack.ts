@@ -190,8 +190,9 @@ async function main(): Promise<void> {
   process.env.TEMPORAL_ADDRESS ??= `${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`;
   const bridge = await startBridge(
     bridgeConfigFromEnv(
-      { BRIDGE_LOG: 'false', ...process.env },
+      { BRIDGE_LOG: 'false', ...process.env, ESIGN_PROVIDER_URL: process.env.ESIGN_PROVIDER_URL ?? sandbox.url },
       { kind: 'standard-webhooks', secrets: [sandbox.webhookSecret], toleranceSeconds: 300 },
+      () => sandbox.issueToken(),
     ),
   );
   started.bridge = bridge;

@@ -56,3 +56,8 @@ export function sandboxWorkerEnv(sandbox: SandboxProcess, dirs: { archive: strin
     ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
   };
 }
+
+/** A bridge's environment with this sandbox as its provider: the webhook secret, and the API it asks who owns a transaction. */
+export function sandboxBridgeEnv(sandbox: SandboxProcess): Record<string, string> {
+  return { ESIGN_WEBHOOK_SECRETS: sandbox.webhookSecret, ESIGN_PROVIDER_URL: sandbox.url, ESIGN_PROVIDER_TOKEN: sandbox.token };
+}

@@ -6,16 +6,13 @@ import { envBool, envList, parseEnv } from '../util/env.js';
 import { parseCertificates } from '../evidence/pki.js';
 import type { EvidencePolicy } from '../archive/evidence.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
+import { ProviderEnv, providerSettings } from '../esign/provider-env.js';
 import { templateStoreSetting, type TemplateStoreSetting } from '../templates/env.js';
 
 /** Environment of the worker (Temporal connection settings come from @temporalio/envconfig: TEMPORAL_ADDRESS, …). */
 export const WorkerEnv = z.object({
   ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
-  /** Base URL of the provider API; the embedded provider sandbox by default. */
-  ESIGN_PROVIDER_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:4010'),
-  ESIGN_PROVIDER_TOKEN: z.string().min(1).optional(),
-  ESIGN_PROVIDER_TOKEN_FILE: z.string().min(1).optional(),
-  ESIGN_PROVIDER_CA_FILE: z.string().min(1).optional(),
+  ...ProviderEnv.shape,
   ESIGN_ARCHIVE_DIR: z.string().default('.data/archive'),
   /** When set, archives go to this S3-compatible bucket instead of ESIGN_ARCHIVE_DIR (credentials: the AWS default chain). */
   ESIGN_ARCHIVE_S3_BUCKET: z.string().min(1).optional(),
@@ -161,25 +158,12 @@ function objectLock(e: z.infer<typeof WorkerEnv>): { mode: 'GOVERNANCE' | 'COMPL
 
 export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallbackToken?: () => string | Promise<string>): WorkerConfig {
   const e = parseEnv(WorkerEnv, env, 'worker');
-  let providerToken: () => string | Promise<string>;
-  if (e.ESIGN_PROVIDER_TOKEN) {
-    const token = e.ESIGN_PROVIDER_TOKEN;
-    providerToken = () => token;
-  } else if (e.ESIGN_PROVIDER_TOKEN_FILE) {
-    const file = e.ESIGN_PROVIDER_TOKEN_FILE;
-    providerToken = () => readFileSync(file, 'utf8').trim();
-  } else if (fallbackToken) {
-    providerToken = fallbackToken;
-  } else {
-    throw new Error('invalid worker configuration: set ESIGN_PROVIDER_TOKEN or ESIGN_PROVIDER_TOKEN_FILE');
-  }
+  const provider = providerSettings(e, 'worker', fallbackToken);
   const lock = objectLock(e);
   const evidence = evidencePolicy(e);
   return {
     taskQueue: e.ESIGN_TASK_QUEUE,
-    providerUrl: e.ESIGN_PROVIDER_URL,
-    providerToken,
-    providerCa: e.ESIGN_PROVIDER_CA_FILE ? readFileSync(e.ESIGN_PROVIDER_CA_FILE, 'utf8') : undefined,
+    ...provider,
     archiveDir: resolve(e.ESIGN_ARCHIVE_DIR),
     s3: e.ESIGN_ARCHIVE_S3_BUCKET
       ? {

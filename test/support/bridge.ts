@@ -3,6 +3,8 @@ import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
 import type { AuthMode } from '../../src/bridge/authenticate.js';
 import { startBridge, type RunningBridge } from '../../src/bridge/index.js';
+import { providerOwners, type OwnerDirectory } from '../../src/bridge/owners.js';
+import type { EsignClient } from '../../src/esign/client.js';
 
 export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -12,7 +14,10 @@ export async function startTestBridge(options: {
   secrets: string[];
   orphanAfter?: string;
   auth?: AuthMode;
+  /** The provider the bridge asks who owns a transaction (the test's sandbox). */
+  provider: { url: string; token: string | (() => string | Promise<string>) };
 }): Promise<RunningBridge> {
+  const { token } = options.provider;
   return startBridge(
     {
       host: '127.0.0.1',
@@ -24,6 +29,11 @@ export async function startTestBridge(options: {
       taskQueue: options.taskQueue,
       orphanAfter: options.orphanAfter,
       log: false,
+      provider: {
+        providerUrl: options.provider.url,
+        providerToken: typeof token === 'function' ? token : () => token,
+        providerCa: undefined,
+      },
     },
     { connection: { address: options.address } },
   );
@@ -50,4 +60,9 @@ export async function postWebhook(url: string, body: string | Buffer, headers: R
     text,
     json: (text ? JSON.parse(text) : undefined) as Record<string, unknown> | undefined,
   };
+}
+
+/** The bridge's owner lookup against a test sandbox, for tests that deliver a notification as the bridge does. */
+export function sandboxOwners(sandbox: { client: EsignClient }): OwnerDirectory {
+  return providerOwners(sandbox.client);
 }

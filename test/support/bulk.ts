@@ -55,6 +55,7 @@ export async function bulkBed(ctx: TemporalTestContext, sandbox: TestSandbox, pr
     address: inject('temporalAddress'),
     taskQueue,
     secrets: [sandbox.running.webhookSecret],
+    provider: { url: sandbox.running.url, token: sandbox.token },
   });
   sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
   let worker: { worker: Worker; running: Promise<void> } | undefined;

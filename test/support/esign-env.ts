@@ -81,7 +81,12 @@ export async function startEsignTestEnv(
       : temporal.client;
   const running = worker.run();
   const bridge = options.bridge
-    ? await startTestBridge({ address: inject('temporalAddress'), taskQueue, secrets: [sandbox.running.webhookSecret] })
+    ? await startTestBridge({
+        address: inject('temporalAddress'),
+        taskQueue,
+        secrets: [sandbox.running.webhookSecret],
+        provider: { url: sandbox.running.url, token: sandbox.token },
+      })
     : undefined;
   if (bridge) sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
   return {

@@ -4,25 +4,17 @@
  * then held for an operator), a withdraw that ends it or is refused and
  * followed, and the one `finish` that reports whatever the end.
  */
-import {
-  ActivityFailure,
-  allHandlersFinished,
-  ApplicationFailure,
-  condition,
-  getExternalWorkflowHandle,
-  log,
-  metricMeter,
-} from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, ApplicationFailure, condition, log, metricMeter } from '@temporalio/workflow';
 import type { TransactionState, WithdrawOutcome } from '../../activities/transactions.js';
 import { ESIGN_COMPLETED_EVENT } from '../../src/esign/events.js';
 import { FailureType } from '../../src/failures.js';
 import { ARCHIVE, PROVIDER, step } from '../activity-options.js';
 import type { EsignOutcome, EsignTransactionResult } from '../../src/definitions/transaction.js';
-import { inboxIdFor, inboxOwnerFinishedSignal } from '../../src/definitions/inbox.js';
 import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
 import type { Steps } from './steps.js';
+import { handOnStrays } from './strays.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
 /** A cancel's answer when the provider completed the transaction meanwhile. */
@@ -199,7 +191,7 @@ export class Endings {
     });
   }
 
-  /** Reports the end, once: the integrator's outcome event, the inbox (so it archives a late completion), the worker's log. */
+  /** Reports the end, once: the integrator's outcome event, the worker's log; a completion after it goes to the late path. */
   async finish(outcome: EsignTransactionResult): Promise<EsignTransactionResult> {
     const { tx } = this;
     const input = tx.input!;
@@ -209,22 +201,11 @@ export class Endings {
     metricMeter
       .createCounter('esign_transactions_finished', 'transactions', 'Transactions finished, by outcome')
       .add(1, { status: outcome.status });
-    // The outcome is the log's last event of this transaction, handed over before the inbox hears of the end: a late
-    // completion it starts then comes after it in the log. The log delivers it once this run is over if need be.
+    // The outcome is the log's last event of this transaction: a late completion comes after it in the log. The
+    // log delivers it once this run is over if need be.
     const type = `transaction.${outcome.status}` as const;
     this.integrator.notify({ type, key: `${outcome.transactionId ?? outcome.referenceId}:${type}`, data: { ...outcome } });
     await this.integrator.flush();
-    if (tx.created) {
-      // Late redeliveries are then acknowledged by the inbox as stale; a late completion is archived by it.
-      await getExternalWorkflowHandle(inboxIdFor(tx.created.transactionId))
-        .signal(inboxOwnerFinishedSignal, {
-          outcome: outcome.status,
-          ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
-          ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
-          ...(outcome.originals ? { originals: outcome.originals } : {}),
-        })
-        .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
-    }
     try {
       await this.steps.report(`Report: ${outcome.status}`, (a) => a.recordCompletion({ result: outcome }));
     } catch (err) {
@@ -233,7 +214,7 @@ export class Endings {
     // Every handler still running finishes on its own now that the result is set (workflows/README.md).
     await condition(allHandlersFinished);
     if (tx.completedAfterEnd) {
-      // Forwarded by the inbox before it heard this run ended: nothing signed may end without an archive.
+      // Arrived after this run's outcome was set: nothing signed may end without an archive.
       await step(PROVIDER, 'Start the archiving of a completion after this end').startLateCompletion({
         transactionId: tx.created!.transactionId,
         ownerOutcome: outcome.status,
@@ -242,6 +223,8 @@ export class Endings {
         ...(outcome.originals ? { originals: outcome.originals } : {}),
       });
     }
+    if (!tx.created) tx.strayEarly();
+    await handOnStrays(tx, this.steps);
     return outcome;
   }
 }

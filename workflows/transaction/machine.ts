@@ -8,7 +8,7 @@
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { TransactionState } from '../../activities/transactions.js';
 import { ESIGN_COMPLETED_EVENT, isEndEvent, isProviderEndStatus, type EsignEndEvent } from '../../src/esign/events.js';
-import type { CreateTransactionRequest, EsignWebhook, Participant } from '../../src/esign/schemas.js';
+import type { CreateTransactionRequest, EsignCompletedWebhook, EsignWebhook, Participant } from '../../src/esign/schemas.js';
 import type { ValidEsignTransactionInput } from '../../src/transaction/input.js';
 import type { EsignPhase, EsignTransactionResult } from '../../src/definitions/transaction.js';
 import { EsignStatus } from '../../src/definitions/search-attributes.js';
@@ -27,6 +27,8 @@ export type Observation =
   { kind: 'open' } | { kind: 'completed' } | { kind: 'ended'; status: Exclude<EsignTransactionResult['status'], 'completed'> };
 
 const SEEN_KEPT = 200;
+/** Notifications held for later (before creation) or handed on (another transaction's completions): a bound, not a queue. */
+const HELD_MAX = 20;
 
 export class SigningTransaction {
   phase: EsignPhase;
@@ -61,8 +63,15 @@ export class SigningTransaction {
   /** `retryArchive` requests not yet served, and archive attempts refused so far (their handlers wait on these). */
   archiveRetriesAsked = 0;
   archiveRefusals: number;
-  /** A completion the inbox forwarded after this run's outcome (not completed) was set, before the inbox heard of it. */
+  /** A completion that arrived after this run's outcome (not completed) was set: the finish archives it late. */
   completedAfterEnd = false;
+  /** Notifications that arrived before the transaction was created: whether they are ours is known only then. */
+  readonly early: EsignWebhook[] = [];
+  /**
+   * Completions naming another provider transaction with our referenceId (the bridge routes by referenceId): an
+   * earlier transaction of a reused referenceId completed late. The loop hands each to the late path.
+   */
+  readonly strays: EsignCompletedWebhook[] = [];
   /** Events given to the integrator's event log so far: the last one's sequence number (0: no log yet). */
   eventsSent: number;
 
@@ -117,7 +126,8 @@ export class SigningTransaction {
       this.notified !== undefined ||
       (this.cancel !== undefined && this.cancel.refused === undefined) ||
       this.progressStale ||
-      this.archiveRetriesAsked > 0
+      this.archiveRetriesAsked > 0 ||
+      this.strays.length > 0
     );
   }
 
@@ -133,7 +143,7 @@ export class SigningTransaction {
 
   // ---------------------------------------------------------- messages
 
-  /** A provider notification (webhook via the bridge and inbox): deduplicated, matched, then noted for the loop. */
+  /** A provider notification (a webhook, routed by the bridge): deduplicated, matched, then noted for the loop. */
   receive(notification: EsignWebhook | string): void {
     if (typeof notification === 'string') {
       this.rejected++;
@@ -142,13 +152,26 @@ export class SigningTransaction {
     }
     const id = notification.data.notificationId;
     if (this.seen.has(id)) return; // redelivery: one effect per notification
-    this.seen.add(id);
     const { created } = this;
-    // Before creation no notification can be ours (the inbox forwards only once we registered, after creation);
-    // one sent by hand is refused, and a poll covers anything real.
-    if (!created || notification.data.entity_id !== created.esignId || notification.data.transaction_id !== created.transactionId) {
+    if (!created) {
+      // The provider may notify before its create response reached us: matched once the ids are known (adoptEarly).
+      if (this.early.length < HELD_MAX && !this.early.some((n) => n.data.notificationId === id)) this.early.push(notification);
+      else log.warn('notification before creation dropped: too many held', { notificationId: id });
+      return;
+    }
+    this.seen.add(id);
+    if (notification.data.transaction_id !== created.transactionId) {
       this.rejected++;
-      log.warn('notification for another transaction ignored', { notificationId: id });
+      if (notification.event === ESIGN_COMPLETED_EVENT && this.strays.length < HELD_MAX) {
+        // Checked with the provider before anything is archived: a forged one changes nothing.
+        this.strays.push(notification as EsignCompletedWebhook);
+        log.warn('a completion of another transaction with this referenceId: handing it to the late path', { notificationId: id });
+      } else log.warn('notification for another transaction ignored', { notificationId: id });
+      return;
+    }
+    if (notification.data.entity_id !== created.esignId) {
+      this.rejected++;
+      log.warn('notification naming another eSign session ignored', { notificationId: id });
       return;
     }
     this.accepted++;
@@ -166,6 +189,17 @@ export class SigningTransaction {
     }
     // A completion outranks any other end: the ZIP must be archived.
     if (this.notified !== ESIGN_COMPLETED_EVENT) this.notified = notification.event;
+  }
+
+  /** Once created: the notifications held before, matched now. */
+  adoptEarly(): void {
+    for (const held of this.early.splice(0)) this.receive(held);
+  }
+
+  /** A run that ends without ever creating its transaction: a completion it held is not its own, so it is handed on. */
+  strayEarly(): void {
+    for (const held of this.early.splice(0))
+      if (held.event === ESIGN_COMPLETED_EVENT && this.strays.length < HELD_MAX) this.strays.push(held as EsignCompletedWebhook);
   }
 
   /** A cancel request: the loop withdraws, then ends, or refuses it with the provider's reason. */
