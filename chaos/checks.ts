@@ -26,7 +26,7 @@ export interface ChaosChecks {
   archives: number;
   providerTransactions: number;
   completedBy: { webhook: number; reconciliation: number };
-  webhooks: { delivered: number; dropped: number; failed: number; pending: number; ackedAndFoundInTemporal: number };
+  webhooks: { delivered: number; dropped: number; failed: number; pending: number; ackedAndFoundInTemporal: number; ackedStale: number };
   /** Attempts beyond the first, by activity: faults the workflows absorbed. */
   activityRetries: Record<string, number>;
   /** Partial downloads left behind by killed workers (scratch files, never archives). */
@@ -98,7 +98,7 @@ export async function checkRun({
     archives: 0,
     providerTransactions: 0,
     completedBy: { webhook: 0, reconciliation: 0 },
-    webhooks: { delivered: 0, dropped: 0, failed: 0, pending: 0, ackedAndFoundInTemporal: 0 },
+    webhooks: { delivered: 0, dropped: 0, failed: 0, pending: 0, ackedAndFoundInTemporal: 0, ackedStale: 0 },
     activityRetries: {},
     stagingLeftovers: 0,
     integratorEvents: { distinct: receiver.events.size, attempts: receiver.attempts, unverified: receiver.unverified },
@@ -181,7 +181,7 @@ export async function checkRun({
   }
 
   // 4. Histories: no failed workflow task (nondeterminism or a bug), no non-retryable activity failure;
-  //    and every webhook the bridge acknowledged is a signal in the transaction's inbox.
+  //    and every webhook the bridge acknowledged is a signal in the transaction's workflow or its inbox.
   await waitForWebhookOutbox(control, ended);
   const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
   const decode = async (payloads: Payload[]): Promise<unknown[]> => {
@@ -209,28 +209,39 @@ export async function checkRun({
       if (notified) checks.completedBy.webhook++;
       else checks.completedBy.reconciliation++;
     }
+    // A webhook reaches the transaction's own workflow (a signal in one of its runs) or, for a completion nobody
+    // waited for, its inbox. Another event after the end is acknowledged as stale and signals nothing.
     const inboxId = inboxIdFor(r.transactionId!);
     const inbox = await client.workflow
       .getHandle(inboxId)
       .fetchHistory()
       .catch(() => undefined);
-    if (!inbox && acked.size > 0) problems.push(`${inboxId}: no history`);
     const histories = [
       ...runs.map((run) => ({ workflowId: transactionId, events: run.events })),
       ...(inbox ? [{ workflowId: inboxId, events: inbox.events ?? [] }] : []),
     ];
+    const carried = new Set([inboxNotificationSignal.name, ...NOTIFICATION_SIGNALS]);
     for (const { workflowId, events } of histories) {
       checkHistory(workflowId, events, checks.activityRetries, problems);
       for (const e of events) {
         const signaled = e.workflowExecutionSignaledEventAttributes;
-        if (signaled?.signalName === inboxNotificationSignal.name) {
+        if (signaled?.signalName && carried.has(signaled.signalName)) {
           const [notification] = (await decode(signaled.input?.payloads ?? [])) as { data?: { notificationId?: string } }[];
           const notificationId = notification?.data?.notificationId;
-          if (notificationId && acked.delete(notificationId)) checks.webhooks.ackedAndFoundInTemporal++;
+          if (notificationId && acked.has(notificationId)) {
+            acked.delete(notificationId);
+            checks.webhooks.ackedAndFoundInTemporal++;
+          }
         }
       }
     }
-    for (const lost of acked) problems.push(`${r.referenceId}: webhook ${lost} was acknowledged by the bridge but is in no inbox history`);
+    const closedAt = endTime(runs.at(-1)?.events ?? []);
+    for (const lost of acked) {
+      const d = deliveries.find((x) => x.notificationId === lost)!;
+      const event = (JSON.parse(d.payload) as { event?: string }).event;
+      if (event !== 'esign-completed' && closedAt !== undefined && (d.deliveredAt ?? 0) >= closedAt) checks.webhooks.ackedStale++;
+      else problems.push(`${r.referenceId}: webhook ${lost} (${event}) was acknowledged by the bridge but is in no history`);
+    }
   }
   if (deploy) checks.versions = checkVersions(deploy, chains, problems);
   return checks;
@@ -269,4 +280,12 @@ async function waitForWebhookOutbox(control: SandboxControlClient, completed: Es
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
+}
+
+/** When a run closed (its last event's time, in ms), if it has. */
+function endTime(events: HistoryEvent[]): number | undefined {
+  const last = events.at(-1);
+  if (!last?.workflowExecutionCompletedEventAttributes && !last?.workflowExecutionFailedEventAttributes) return undefined;
+  const t = last.eventTime;
+  return t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
 }

@@ -58,7 +58,7 @@ export function formatReport(r: ChaosReport, command: string): string {
     `| completed | ${r.completed} of ${all} (${r.completedBy.webhook} by webhook, ${r.completedBy.reconciliation} by reconciliation poll) |`,
     `| archives | ${r.archives}: one per transaction the provider completed, each byte-identical (SHA-256) to its ZIP |`,
     `| provider transactions | ${r.providerTransactions} for ${all} referenceIds |`,
-    `| webhooks | ${r.webhooks.delivered} acknowledged by a bridge (${r.webhooks.ackedAndFoundInTemporal} found as signals in Temporal), ${r.webhooks.dropped} dropped, ${r.webhooks.pending} still pending, ${r.webhooks.failed} failed |`,
+    `| webhooks | ${r.webhooks.delivered} acknowledged by a bridge (${r.webhooks.ackedAndFoundInTemporal} found as signals in Temporal, ${r.webhooks.ackedStale} stale: after their workflow ended), ${r.webhooks.dropped} dropped, ${r.webhooks.pending} still pending, ${r.webhooks.failed} failed |`,
     `| faults injected by the sandbox | ${list(r.injected)} |`,
     `| chaos events | ${r.events.length}: ${r.events.map((e) => `${e.description} at ${e.at.toFixed(1)} s`).join('; ')} |`,
     `| processes killed / exited on their own | ${Object.entries(r.serviceRestarts)

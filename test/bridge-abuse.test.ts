@@ -11,15 +11,19 @@ import { pool, processUsage } from '../src/tools/measure.js';
 import { inboxIdFor } from '../src/definitions/inbox.js';
 import { newSecret, postWebhook, signedHeaders } from './support/bridge.js';
 import { completedWebhook } from './support/esign-env.js';
+import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { connectToTestServer, freePort, uniqueTaskQueue, type TemporalTestContext } from './support/temporal.js';
 
 const secret = newSecret();
 let bridge: Launched;
 let url: string;
 let temporal: TemporalTestContext;
+/** The provider the bridge asks who owns a transaction: it knows none of the attacks' transactions. */
+let sandbox: TestSandbox;
 
 beforeAll(async () => {
   temporal = await connectToTestServer();
+  sandbox = await startTestSandbox();
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   bridge = await launch('src/bridge/main.ts', {
@@ -28,6 +32,8 @@ beforeAll(async () => {
       ESIGN_TASK_QUEUE: uniqueTaskQueue('abuse'),
       BRIDGE_PORT: String(port),
       ESIGN_WEBHOOK_SECRETS: secret,
+      ESIGN_PROVIDER_URL: sandbox.running.url,
+      ESIGN_PROVIDER_TOKEN: sandbox.token,
       BRIDGE_LOG: 'false',
       ESIGN_METRICS_ADDRESS: '',
     },
@@ -36,6 +42,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await bridge?.stop();
+  await sandbox?.close();
   await temporal?.close();
 });
 

@@ -35,7 +35,10 @@ it('ends every transaction in the one outcome the provider agrees with, archivin
   expect(report.archives).toBe(report.completed);
   expect(report.providerTransactions).toBe(30 + rows);
   expectBatch(report, rows, context);
-  expect(report.webhooks.ackedAndFoundInTemporal).toBe(report.webhooks.delivered);
+  // Every acknowledged webhook is a signal in Temporal, but events other than a completion that came after their
+  // workflow ended: those are acknowledged as stale (the checks make sure of both, or report a problem).
+  expect(report.webhooks.ackedAndFoundInTemporal + report.webhooks.ackedStale).toBe(report.webhooks.delivered);
+  expect(report.webhooks.ackedAndFoundInTemporal).toBeGreaterThan(0);
 
   // The chaos did happen: every kind of event, and faults of every API kind.
   const kinds = report.events.map((e) => e.description.split(',')[0]!);

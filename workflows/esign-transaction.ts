@@ -16,7 +16,6 @@ import {
   log,
   metricMeter,
   setCurrentDetails,
-  upsertSearchAttributes,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -68,7 +67,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     tx.participants = valid.participants.map((p) => ({ ...p, id: p.id ?? uuid4() }));
     tx.progress = new Progress(tx.participants);
     tx.pollMs = reconcileMs;
-    upsertSearchAttributes([
+    tx.attributes.set([
       { key: EsignReferenceId, value: valid.referenceId },
       { key: EsignStatus, value: tx.phase },
     ]);
@@ -89,7 +88,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     const ref = await step(PROVIDER, `Create the transaction (${valid.status})`).createTransaction(tx.request);
     tx.created = { transactionId: ref.transactionId, esignId: ref.esignId };
     tx.providerStatus = ref.status;
-    upsertSearchAttributes([
+    tx.attributes.set([
       { key: EsignTransactionId, value: ref.transactionId },
       { key: EsignId, value: ref.esignId },
     ]);
@@ -99,7 +98,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     integrator.planFirstReminder();
   } else {
     setCurrentDetails(tx.currentDetails());
-    upsertSearchAttributes([
+    tx.attributes.set([
       { key: EsignReferenceId, value: valid.referenceId },
       { key: EsignTransactionId, value: tx.created!.transactionId },
       { key: EsignId, value: tx.created!.esignId },

@@ -14,7 +14,6 @@ import {
   ParentClosePolicy,
   setCurrentDetails,
   startChild,
-  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError as WorkflowExecutionAlreadyStarted } from '@temporalio/common';
 import { EVENT_LOG_WORKFLOW_TYPE, eventLogAppendSignal, eventLogIdFor, type EventLogInput } from '../../src/definitions/event-log.js';
@@ -121,7 +120,7 @@ export class Integrator {
         },
       });
     }
-    upsertSearchAttributes([
+    this.tx.attributes.set([
       { key: EsignSignedCount, value: progress.signedCount },
       { key: EsignWaitingFor, value: progress.waiting.map((p) => p.id) },
     ]);

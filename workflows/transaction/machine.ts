@@ -5,7 +5,8 @@
  * acts on what this class decides, and the handlers (./handlers.ts) delegate
  * to it. Phases move only along ./transitions.ts.
  */
-import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import { SearchAttributes } from './attributes.js';
 import type { TransactionState } from '../../activities/transactions.js';
 import { ESIGN_COMPLETED_EVENT, isEndEvent, isProviderEndStatus, type EsignEndEvent } from '../../src/esign/events.js';
 import type { CreateTransactionRequest, EsignCompletedWebhook, EsignWebhook, Participant } from '../../src/esign/schemas.js';
@@ -72,6 +73,8 @@ export class SigningTransaction {
    * earlier transaction of a reused referenceId completed late. The loop hands each to the late path.
    */
   readonly strays: EsignCompletedWebhook[] = [];
+  /** What operators filter on, sent once per burst of changes. */
+  readonly attributes = new SearchAttributes();
   /** Events given to the integrator's event log so far: the last one's sequence number (0: no log yet). */
   eventsSent: number;
 
@@ -103,7 +106,7 @@ export class SigningTransaction {
     // A defect, not a condition: the workflow task fails and retries until a fixed worker takes it.
     if (!isAllowed(this.phase, next)) throw new Error(`transaction state machine: no move from ${this.phase} to ${next}`);
     this.phase = next;
-    upsertSearchAttributes([{ key: EsignStatus, value: next }]);
+    this.attributes.set([{ key: EsignStatus, value: next }]);
     setCurrentDetails(this.currentDetails());
   }
 
