@@ -130,11 +130,22 @@ export async function verifyCms(
       return { ...(err as Partial<pkijs.SignedDataVerifyResult>), message: (err as Error).message };
     }
   };
-  const chained = trustAnchors.length > 0 ? await attempt(trustAnchors) : undefined;
-  if (chained?.signatureVerified === true && chained.signerCertificateVerified === true) {
-    return { signatureValid: true, trusted: true, signer: chained.signerCertificate ?? null, message: '' };
+  // A signer certificate that chained to these anchors before chains again: only the dates can change the answer,
+  // and they are checked every time. Only for a chain the cached check judges exactly the same way (below).
+  const reusable = trustAnchors.length > 0 && !signedData.crls?.length && !signedData.ocsps?.length;
+  let alone: Partial<pkijs.SignedDataVerifyResult> | undefined;
+  if (reusable) {
+    alone = await attempt([]);
+    const known = alone.signatureVerified === true && alone.signerCertificate ? chainedBefore(alone.signerCertificate, trustAnchors) : null;
+    if (known && withinDates([alone.signerCertificate!, known], chainDate(signedData, at)))
+      return { signatureValid: true, trusted: true, signer: alone.signerCertificate!, message: '' };
   }
-  const alone = await attempt([]);
+  const chained = trustAnchors.length > 0 ? await attempt(trustAnchors) : undefined;
+  if (chained?.signatureVerified === true && chained.signerCertificate && chained.signerCertificateVerified === true) {
+    if (reusable) rememberChained(chained.signerCertificate, trustAnchors);
+    return { signatureValid: true, trusted: true, signer: chained.signerCertificate, message: '' };
+  }
+  alone ??= await attempt([]);
   const signatureValid = alone.signatureVerified === true;
   return {
     signatureValid,
@@ -142,6 +153,52 @@ export async function verifyCms(
     signer: alone.signerCertificate ?? null,
     message: (signatureValid ? chained?.message : alone.message) ?? 'no reason given',
   };
+}
+
+/**
+ * Signer certificates that chained to a trust anchor, by the SHA-256 of the certificate and of that anchor. A
+ * chain's signatures, names and constraints do not change; its dates are checked at each use, and a CMS that
+ * carries revocation data of its own is always checked whole. Only a certificate issued by the anchor itself is
+ * remembered: with intermediates between them, their dates would be unchecked.
+ */
+const CHAINED = new Map<string, true>();
+const CHAINED_MAX = 1_000;
+const DER_HASH = new WeakMap<pkijs.Certificate, string>();
+
+function derHash(cert: pkijs.Certificate): string {
+  let hash = DER_HASH.get(cert);
+  if (!hash) DER_HASH.set(cert, (hash = createHash('sha256').update(certificateDer(cert)).digest('hex')));
+  return hash;
+}
+
+function issuingAnchor(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[]): pkijs.Certificate | undefined {
+  const issuer = Buffer.from(cert.issuer.toSchema().toBER(false));
+  const found = anchors.filter((a) => Buffer.from(a.subject.toSchema().toBER(false)).equals(issuer));
+  return found.length === 1 ? found[0] : undefined;
+}
+
+/** The anchor `cert` chained to before, if it did. */
+function chainedBefore(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[]): pkijs.Certificate | null {
+  const anchor = issuingAnchor(cert, anchors);
+  return anchor && CHAINED.has(`${derHash(cert)}:${derHash(anchor)}`) ? anchor : null;
+}
+
+function rememberChained(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[]): void {
+  const anchor = issuingAnchor(cert, anchors);
+  if (!anchor) return;
+  CHAINED.set(`${derHash(cert)}:${derHash(anchor)}`, true);
+  if (CHAINED.size > CHAINED_MAX) CHAINED.delete(CHAINED.keys().next().value!);
+}
+
+/** The date pkijs judges a chain at: a time-stamp token's own time (its genTime), else the date asked. */
+function chainDate(signedData: pkijs.SignedData, at: Date): Date {
+  const content = signedData.encapContentInfo;
+  if (content.eContentType !== OID.tstInfo || !content.eContent) return at;
+  return pkijs.TSTInfo.fromBER(content.eContent.getValue()).genTime;
+}
+
+function withinDates(chain: readonly pkijs.Certificate[], at: Date): boolean {
+  return chain.every((c) => c.notBefore.value.getTime() <= at.getTime() && at.getTime() <= c.notAfter.value.getTime());
 }
 
 /**

@@ -7,14 +7,7 @@
  * waits on the integrator's endpoint. `settled` says when every event so far
  * was handed over.
  */
-import {
-  condition,
-  getExternalWorkflowHandle,
-  log,
-  ParentClosePolicy,
-  setCurrentDetails,
-  startChild,
-} from '@temporalio/workflow';
+import { condition, getExternalWorkflowHandle, log, ParentClosePolicy, setCurrentDetails, startChild } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError as WorkflowExecutionAlreadyStarted } from '@temporalio/common';
 import { EVENT_LOG_WORKFLOW_TYPE, eventLogAppendSignal, eventLogIdFor, type EventLogInput } from '../../src/definitions/event-log.js';
 import type { ParticipantState } from '../../activities/transactions.js';
