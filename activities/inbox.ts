@@ -56,6 +56,9 @@ export function createInboxActivities(deps: InboxDeps) {
       const none: TransactionOwner = { owner: 'ended', ownerWorkflowId: null, outcome: null };
       if (!input.referenceId) return none;
       const workflowId = workflowIdFor(input.referenceId);
+      // The referenceId may have been used again since: the run that ended naming this transaction is its owner.
+      const closed = await endedRunNaming(client, workflowId, input.transactionId);
+      if (closed) return endedOwner(client, workflowId, closed.runId, closed.status, input.transactionId);
       const described = await client.workflow
         .getHandle(workflowId)
         .describe()
@@ -64,34 +67,14 @@ export function createInboxActivities(deps: InboxDeps) {
           throw err;
         });
       if (!described || described.type !== WORKFLOW_TYPE) return none;
-      // The same referenceId may have been used again for another transaction: a run that names another one is not its owner.
+      // A run that names another transaction is not its owner.
       const its = described.typedSearchAttributes.get(EsignTransactionId);
       if (its !== undefined && its !== input.transactionId) {
         log.info('the workflow of this referenceId owns another transaction', { workflowId, its, transactionId: input.transactionId });
         return none;
       }
       if (described.status.name === 'RUNNING') return { owner: 'running', ownerWorkflowId: workflowId };
-
-      let result: EsignTransactionResult | undefined;
-      if (described.status.name === 'COMPLETED') {
-        result = (await client.workflow.getHandle(workflowId, described.runId).result()) as EsignTransactionResult;
-        if (result.transactionId !== null && result.transactionId !== input.transactionId) return none;
-      }
-      const started = await startInput(client, workflowId, described.runId).catch((err: unknown) => {
-        log.warn('could not read the ended workflow’s input: the late completion archives without its prefix and callback', {
-          workflowId,
-          error: (err as Error).message,
-        });
-        return undefined;
-      });
-      return {
-        owner: 'ended',
-        ownerWorkflowId: workflowId,
-        outcome: result?.status ?? null,
-        ...(started?.archivePrefix ? { archivePrefix: started.archivePrefix } : {}),
-        ...(started?.callbackUrl ? { callbackUrl: started.callbackUrl } : {}),
-        ...(result?.originals ? { originals: result.originals } : {}),
-      };
+      return endedOwner(client, workflowId, described.runId, described.status.name, input.transactionId);
     },
 
     /**
@@ -142,6 +125,60 @@ export function createInboxActivities(deps: InboxDeps) {
 }
 
 /** The archive prefix and callback of a workflow run's input (the first event of its history, decoded as the client decodes results). */
+/**
+ * The run of `workflowId` that ended (not by continue-as-new) naming `transactionId`, from visibility: with a
+ * reused referenceId the latest run may be another transaction's. Undefined when visibility has none (yet), or
+ * cannot be asked (a server without advanced visibility): the caller then looks at the latest run.
+ */
+async function endedRunNaming(
+  client: Client,
+  workflowId: string,
+  transactionId: string,
+): Promise<{ runId: string; status: string } | undefined> {
+  // Ids go into the query as string literals: one that could close the literal is not looked up.
+  if (/['"\\]/.test(workflowId) || /['"\\]/.test(transactionId)) return undefined;
+  try {
+    const query = `WorkflowId = '${workflowId}' AND ${EsignTransactionId.name} = '${transactionId}' AND ExecutionStatus != 'Running'`;
+    for await (const run of client.workflow.list({ query })) {
+      if (run.type === WORKFLOW_TYPE && run.status.name !== 'CONTINUED_AS_NEW') return { runId: run.runId, status: run.status.name };
+    }
+  } catch (err) {
+    log.info('could not search visibility for the run that owned the transaction', { workflowId, error: (err as Error).message });
+  }
+  return undefined;
+}
+
+/** What an ended owner left for a late completion: its outcome and uploads' hashes (result), prefix and callback (input). */
+async function endedOwner(
+  client: Client,
+  workflowId: string,
+  runId: string,
+  status: string,
+  transactionId: string,
+): Promise<TransactionOwner> {
+  let result: EsignTransactionResult | undefined;
+  if (status === 'COMPLETED') {
+    result = (await client.workflow.getHandle(workflowId, runId).result()) as EsignTransactionResult;
+    if (result.transactionId !== null && result.transactionId !== transactionId)
+      return { owner: 'ended', ownerWorkflowId: null, outcome: null };
+  }
+  const started = await startInput(client, workflowId, runId).catch((err: unknown) => {
+    log.warn('could not read the ended workflow’s input: the late completion archives without its prefix and callback', {
+      workflowId,
+      error: (err as Error).message,
+    });
+    return undefined;
+  });
+  return {
+    owner: 'ended',
+    ownerWorkflowId: workflowId,
+    outcome: result?.status ?? null,
+    ...(started?.archivePrefix ? { archivePrefix: started.archivePrefix } : {}),
+    ...(started?.callbackUrl ? { callbackUrl: started.callbackUrl } : {}),
+    ...(result?.originals ? { originals: result.originals } : {}),
+  };
+}
+
 async function startInput(
   client: Client,
   workflowId: string,

@@ -3,8 +3,9 @@
 // the same run: a bare node:http server answering 204 (the HTTP ceiling here)
 // and a loop of raw signals at the same concurrency (the Temporal ceiling).
 // Bridge and bare server run in their own processes; the bare server also
-// answers the bridge's owner lookups (once per transaction: the bridge
-// remembers them).
+// answers the bridge's reads of the provider's record (a completion is
+// confirmed with the provider each time; the owner's referenceId is
+// remembered).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server.js';

@@ -129,8 +129,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       }
       if (tx.historyFull(maxEvents)) {
         // As below: the refusal's event and a retry's answer go out before the hand-over.
-        await condition(() => (integrator.settled && allHandlersFinished()) || tx.archiveRetriesAsked > 0);
-        if (tx.archiveRetriesAsked === 0) return handOver();
+        await condition(() => (integrator.settled && allHandlersFinished()) || tx.archiveRetriesAsked > 0 || tx.strays.length > 0);
+        if (tx.archiveRetriesAsked === 0 && tx.strays.length === 0) return handOver();
         continue;
       }
       // Woken at the longest poll interval: a run with nothing to do would otherwise never learn that the

@@ -37,11 +37,20 @@ export interface DeliveryOptions {
  * Records a provider notification durably in Temporal. When this resolves, the
  * server has accepted the signal (or no workflow can use it), so the webhook may be
  * acknowledged. Throws OwnerLookupError when the provider cannot say who owns the
- * transaction or does not confirm a completion nobody waits for, TemporalUnavailableError when Temporal does not accept the signal:
+ * transaction or does not confirm a completion, TemporalUnavailableError when Temporal does not accept the signal:
  * both mean "ask the provider to redeliver".
  */
 export async function deliverNotification(client: Client, notification: EsignWebhook, options: DeliveryOptions): Promise<Delivery> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  const completion = notification.event === ESIGN_COMPLETED_EVENT;
+  // A completion is acknowledged only once the provider confirms it: one it does not confirm yet (a record that
+  // lags its webhook) is asked again by redelivery, never parked or handed on unconfirmed. One the provider does
+  // not know at all is held by the inbox until orphanAfter, visibly.
+  if (completion) {
+    const status = await options.owners.statusOf(notification.data.transaction_id);
+    if (status !== null && status !== 'completed')
+      throw new OwnerLookupError(`the provider does not confirm this completion yet (its status is ${status}); asking it to redeliver`);
+  }
   const referenceId = await options.owners.referenceOf(notification.data.transaction_id);
   const ownerId = referenceId === null ? null : workflowIdFor(referenceId);
   if (ownerId !== null) {
@@ -50,7 +59,7 @@ export async function deliverNotification(client: Client, notification: EsignWeb
     const handle = client.workflow.getHandle(ownerId);
     try {
       await client.withDeadline(deadline, () =>
-        notification.event === ESIGN_COMPLETED_EVENT
+        completion
           ? handle.signal(esignCompletedSignal, notification as EsignCompletedWebhook)
           : handle.signal(esignEventSignal, notification),
       );
@@ -60,13 +69,7 @@ export async function deliverNotification(client: Client, notification: EsignWeb
     }
   }
   // No running workflow owns it. Only a completion still matters: something signed must be archived, by the late path.
-  if (notification.event !== ESIGN_COMPLETED_EVENT) return { route: 'stale', workflowId: ownerId };
-  // Checked first: the inbox looks a completion's owner up once, so a completion the provider does not confirm yet
-  // (a record that lags its webhook) is asked again, by redelivery, rather than parked in an inbox for days. One
-  // the provider does not know at all is held by the inbox until orphanAfter, visibly.
-  const status = referenceId === null ? null : await options.owners.statusOf(notification.data.transaction_id);
-  if (status !== null && status !== 'completed')
-    throw new OwnerLookupError(`the provider does not confirm this completion yet (its status is ${status}); asking it to redeliver`);
+  if (!completion) return { route: 'stale', workflowId: ownerId };
   const workflowId = inboxIdFor(notification.data.transaction_id);
   const args: InboxInput = {
     transactionId: notification.data.transaction_id,

@@ -10,7 +10,7 @@ import { EsignApiError } from '../esign/errors.js';
 export interface OwnerDirectory {
   /** The referenceId the provider's record names, or null when the provider does not know the transaction or names none. */
   referenceOf(transactionId: string): Promise<string | null>;
-  /** The provider's status now (never remembered), or null when it does not know the transaction. */
+  /** The provider's status now (read every time; the referenceId it names is remembered), or null when it does not know the transaction. */
   statusOf(transactionId: string): Promise<string | null>;
 }
 
@@ -41,18 +41,22 @@ export function providerOwners(
       throw new OwnerLookupError(`the provider could not be asked about the transaction: ${(err as Error).message}`, { cause: err });
     }
   };
+  const remember = (transactionId: string, record: { referenceId?: string | undefined } | null): string | null => {
+    if (!record?.referenceId) return null;
+    known.set(transactionId, record.referenceId);
+    if (known.size > capacity) known.delete(known.keys().next().value!);
+    return record.referenceId;
+  };
   return {
     async referenceOf(transactionId) {
       const cached = known.get(transactionId);
       if (cached !== undefined) return cached;
-      const referenceId = (await read(transactionId))?.referenceId;
-      if (!referenceId) return null;
-      known.set(transactionId, referenceId);
-      if (known.size > capacity) known.delete(known.keys().next().value!);
-      return referenceId;
+      return remember(transactionId, await read(transactionId));
     },
     async statusOf(transactionId) {
-      return (await read(transactionId))?.status ?? null;
+      const record = await read(transactionId);
+      remember(transactionId, record);
+      return record?.status ?? null;
     },
   };
 }

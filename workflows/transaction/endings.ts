@@ -213,18 +213,24 @@ export class Endings {
     }
     // Every handler still running finishes on its own now that the result is set (workflows/README.md).
     await condition(allHandlersFinished);
-    if (tx.completedAfterEnd) {
-      // Arrived after this run's outcome was set: nothing signed may end without an archive.
-      await step(PROVIDER, 'Start the archiving of a completion after this end').startLateCompletion({
-        transactionId: tx.created!.transactionId,
-        ownerOutcome: outcome.status,
-        ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
-        ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
-        ...(outcome.originals ? { originals: outcome.originals } : {}),
-      });
+    // Until nothing is left: a completion can arrive while a stray is handed on, and a stray while a late one starts.
+    for (let lateStarted = false; ;) {
+      if (tx.completedAfterEnd && !lateStarted) {
+        // Arrived after this run's outcome was set: nothing signed may end without an archive.
+        lateStarted = true;
+        await step(PROVIDER, 'Start the archiving of a completion after this end').startLateCompletion({
+          transactionId: tx.created!.transactionId,
+          ownerOutcome: outcome.status,
+          ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+          ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+          ...(outcome.originals ? { originals: outcome.originals } : {}),
+        });
+        continue;
+      }
+      if (!tx.created) tx.strayEarly();
+      if (tx.strays.length === 0) break;
+      await handOnStrays(tx, this.steps);
     }
-    if (!tx.created) tx.strayEarly();
-    await handOnStrays(tx, this.steps);
     return outcome;
   }
 }

@@ -158,8 +158,13 @@ export class SigningTransaction {
     const { created } = this;
     if (!created) {
       // The provider may notify before its create response reached us: matched once the ids are known (adoptEarly).
-      if (this.early.length < HELD_MAX && !this.early.some((n) => n.data.notificationId === id)) this.early.push(notification);
-      else log.warn('notification before creation dropped: too many held', { notificationId: id });
+      if (this.early.some((n) => n.data.notificationId === id)) return;
+      // Bounded; a completion displaces another event (a poll finds those), never another completion.
+      const displaced = this.early.length < HELD_MAX ? -1 : this.early.findIndex((n) => n.event !== ESIGN_COMPLETED_EVENT);
+      if (this.early.length < HELD_MAX || (notification.event === ESIGN_COMPLETED_EVENT && displaced >= 0)) {
+        if (displaced >= 0) this.early.splice(displaced, 1);
+        this.early.push(notification);
+      } else log.warn('notification before creation dropped: too many held', { notificationId: id });
       return;
     }
     this.seen.add(id);

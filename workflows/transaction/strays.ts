@@ -3,8 +3,10 @@
  * bridge routes a webhook to `esign-<referenceId>` by the provider's record, so
  * when a referenceId is used again, a late completion of the earlier transaction
  * reaches the later run. It is not this run's to archive, and it must not be
- * lost: once the provider confirms it (completed, with our referenceId), the
- * late-completion workflow archives it, as for any completion nobody waits for.
+ * lost: once the provider confirms it (completed, with our referenceId), it goes
+ * the late path as it would through the inbox: nothing more when its own run
+ * archived it, else the late-completion workflow with what that run left (its
+ * outcome, archive prefix, callback and uploads' hashes).
  */
 import { isCancellation, log } from '@temporalio/workflow';
 import { PROVIDER, step } from '../activity-options.js';
@@ -12,27 +14,34 @@ import type { SigningTransaction } from './machine.js';
 import type { Steps } from './steps.js';
 
 export async function handOnStrays(tx: SigningTransaction, steps: Steps): Promise<void> {
+  const referenceId = tx.input!.referenceId;
   while (tx.strays.length > 0) {
     const stray = tx.strays.shift()!;
     const transactionId = stray.data.transaction_id;
-    let confirmed = true;
     try {
       const record = await steps.provider('Read the transaction a stray completion names', (a) => a.describeTransaction(transactionId));
-      confirmed = record.status === 'completed' && record.referenceId === tx.input!.referenceId;
-      if (!confirmed)
+      if (record.status !== 'completed' || record.referenceId !== referenceId) {
         log.warn('a completion for another transaction that the provider does not confirm as ours: ignored', {
           notificationId: stray.data.notificationId,
           providerStatus: record.status,
         });
+        continue;
+      }
     } catch (err) {
       if (isCancellation(err)) throw err;
       // The late completion checks with the provider itself before it archives anything: it may as well ask.
       log.warn('could not read the transaction a stray completion names; the late path checks it', { error: (err as Error).message });
     }
-    if (confirmed)
-      await step(PROVIDER, 'Start the archiving of a completion of another transaction').startLateCompletion({
-        transactionId,
-        ownerOutcome: null,
-      });
+    const owner = await step(PROVIDER, 'Find the run that owned the stray completion').findTransactionOwner({ transactionId, referenceId });
+    if (owner.owner === 'ended' && owner.outcome === 'completed') {
+      log.info('a redelivered completion of a transaction its own run archived: stale', { notificationId: stray.data.notificationId });
+      continue;
+    }
+    const { owner: _kind, ownerWorkflowId: _id, outcome, ...left } = owner.owner === 'ended' ? owner : { ...owner, outcome: null };
+    await step(PROVIDER, 'Start the archiving of a completion of another transaction').startLateCompletion({
+      transactionId,
+      ownerOutcome: outcome,
+      ...left,
+    });
   }
 }
