@@ -376,6 +376,30 @@ async function main(): Promise<void> {
       await waitFor(async () => (await late.describe().catch(() => undefined))?.status.name === 'COMPLETED');
       return { '': late, '-inbox': env.client.workflow.getHandle(inboxIdFor(s.transactionId!)) };
     },
+    // An earlier transaction of a reused referenceId completes late: its completion reaches the next run of the
+    // referenceId (the bridge routes by it), which confirms it and starts the late completion with what the first left.
+    async 'stray-completion'() {
+      const first = await start(input());
+      const s = await awaitPhase(first.handle, 'awaiting_signatures');
+      await first.handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] });
+      await first.handle.result();
+      const { handle } = await start(input({ referenceId: s.referenceId }));
+      await awaitPhase(handle, 'awaiting_signatures');
+      const record = await client.getTransaction(s.transactionId!);
+      await client.updateTransaction(s.transactionId!, {
+        status: 'esign_pending',
+        referenceId: record.referenceId!,
+        documents: record.documents.map((d) => ({ id: d.id!, title: d.title!, StoragePath: d.StoragePath, tags: d.tags ?? [] })),
+        participants: record.participants.map(({ status: _s, signedAt: _a, declinedAt: _d, declineReason: _r, ...p }) => p) as never,
+      });
+      for (const p of s.participants) await sandbox.controls.signAs(s.transactionId!, p.id);
+      await deliverNotification(env.client, webhook('esign-completed', s), { taskQueue, owners: providerOwners(client) });
+      const late = env.client.workflow.getHandle(lateCompletionIdFor(s.transactionId!));
+      await waitFor(async () => (await late.describe().catch(() => undefined))?.status.name === 'COMPLETED');
+      await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] });
+      await handle.result();
+      return handle;
+    },
     async expired() {
       const { handle } = await start(input({ signingDeadline: '3 seconds', reconcileInterval: '1 second' }));
       await handle.result();

@@ -233,6 +233,32 @@ describe('a completion after its workflow ended', () => {
     await next.executeUpdate(cancelUpdate, { args: [{ reason: 'done' }] });
   });
 
+  it('is stale when its own run archived it, even when the next run of its referenceId receives it', async () => {
+    const { handle } = await env.start(env.input({ reconcileInterval: '1 day' }));
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
+    const ids = { transactionId: status.transactionId!, esignId: status.esignId! };
+    await deliver(ids);
+    expect(await handle.result()).toMatchObject({ status: 'completed' });
+    // The referenceId is used again; the provider redelivers the first transaction's completion.
+    const { handle: next } = await env.start(env.input({ referenceId: status.referenceId, reconcileInterval: '1 day' }));
+    await waitForPhase(next, 'awaiting_signatures');
+    expect(await deliver(ids)).toEqual({ route: 'transaction', workflowId: workflowIdFor(status.referenceId) });
+    // The positive marker: the next run asked how the first one ended (it found it archived), and a workflow task
+    // acted on the answer; a late completion would have been scheduled in that task.
+    const events = await eventually('the owner looked up and acted on', async () => {
+      const all = (await next.fetchHistory()).events ?? [];
+      const scheduled = all.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'findTransactionOwner');
+      const done = all.findIndex((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(scheduled?.eventId));
+      return done >= 0 && all.slice(done).some((e) => e.workflowTaskCompletedEventAttributes) && all;
+    });
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'startLateCompletion')).toEqual([]);
+    expect(await lateRuns(ids.transactionId)).toEqual([]);
+    expect(await archivedFolders(ids.transactionId)).toHaveLength(1);
+    expect((await next.query(statusQuery)).phase).toBe('awaiting_signatures');
+    await next.executeUpdate(cancelUpdate, { args: [{ reason: 'done' }] });
+  });
+
   it('is refused while the provider does not confirm it, archived once it does, and only once', async () => {
     const { status, ids } = await cancelledTransaction();
     // A completion the provider does not confirm (its record is a draft) and nobody waits for: the bridge asks the

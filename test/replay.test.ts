@@ -68,6 +68,8 @@ const STATE_MACHINE_PATHS = ['archive-refused-then-retried.json', 'replace-then-
 
 /** A bulk send with a bad row, signed to its end; one cancelled while it sends (from 0.2.0). */
 const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json'];
+/** A completion of an earlier transaction of a reused referenceId, handed to the late path by the next run (from 0.2.0). */
+const STRAY_PATHS = ['stray-completion.json'];
 /** The integrator's event log (from 0.2.0): an endpoint down until every event failed, then a redelivery. */
 const EVENT_LOG_PATHS = ['event-log-failed-then-redelivered.json'];
 /** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
@@ -98,7 +100,7 @@ const EXPECTED: Record<string, string[]> = {
     'cancel-in-hand-over-1.json',
     'cancel-in-hand-over-2.json',
   ],
-  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS, ...EVENT_LOG_PATHS],
+  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS, ...EVENT_LOG_PATHS, ...STRAY_PATHS],
 };
 /** Workflow types whose open runs move to the current version (each declares AUTO_UPGRADE beside its definition). */
 const FOLLOW_CURRENT = ['esignInbox', 'esignLateCompletion', 'evidenceUpkeep', 'esignEventLog'];

@@ -41,8 +41,9 @@ export async function checkLongTerm(
   const problems: string[] = [];
   const archiveTimes: string[] = [];
   let newest: LongTermCheck['newest'] = null;
-  // Each token's own claim of time, read first: a token is judged at the time its successor vouches for.
-  const claimed = data.documentTimestamps.map((ts) => genTimeOf(ts.token));
+  // Each token read once, first: a token is judged at the time its successor claims (its genTime) to vouch for it.
+  const read = data.documentTimestamps.map((ts) => readToken(ts.token));
+  const claimed = read.map((r) => (typeof r === 'string' ? null : r.info.genTime));
   for (const [i, ts] of data.documentTimestamps.entries()) {
     const label = `document time-stamp ${i + 1}`;
     const [a, b, c, d] = ts.byteRange;
@@ -50,20 +51,12 @@ export async function checkLongTerm(
       problems.push(`${label}: its /ByteRange [${a} ${b} ${c} ${d}] does not frame its /Contents after the seal`);
       continue;
     }
-    let token: pkijs.SignedData;
-    let info: pkijs.TSTInfo;
-    try {
-      const asn = asn1js.fromBER(ts.token);
-      if (asn.offset === -1) throw new Error(asn.result.error);
-      const contentInfo = new pkijs.ContentInfo({ schema: asn.result });
-      token = new pkijs.SignedData({ schema: contentInfo.content });
-      const eContent = token.encapContentInfo.eContent;
-      if (token.encapContentInfo.eContentType !== OID.tstInfo || !eContent) throw new Error('its content is not a TSTInfo');
-      info = pkijs.TSTInfo.fromBER(eContent.getValue());
-    } catch (err) {
-      problems.push(`${label} is not a readable RFC 3161 token: ${(err as Error).message}`);
+    const parsed = read[i]!;
+    if (typeof parsed === 'string') {
+      problems.push(`${label} is not a readable RFC 3161 token: ${parsed}`);
       continue;
     }
+    const { token, info } = parsed;
     // pkijs checks a token's imprint against the stamped bytes themselves, so they are joined once.
     const stamped = Buffer.concat([pdf.subarray(0, b), pdf.subarray(c, c + d)]);
     const digest = createHash('sha256').update(stamped).digest();
@@ -112,13 +105,18 @@ export async function checkLongTerm(
 }
 
 /** The genTime a time-stamp token claims, unverified (null when unreadable): only to order the checks. */
-function genTimeOf(der: Buffer): Date | null {
+/** An RFC 3161 token and its TSTInfo, or why it cannot be read. */
+function readToken(der: Buffer): { token: pkijs.SignedData; info: pkijs.TSTInfo } | string {
   try {
-    const contentInfo = pkijs.ContentInfo.fromBER(der);
-    const eContent = new pkijs.SignedData({ schema: contentInfo.content }).encapContentInfo.eContent;
-    return eContent ? pkijs.TSTInfo.fromBER(eContent.getValue()).genTime : null;
-  } catch {
-    return null;
+    const asn = asn1js.fromBER(der);
+    if (asn.offset === -1) throw new Error(asn.result.error);
+    const contentInfo = new pkijs.ContentInfo({ schema: asn.result });
+    const token = new pkijs.SignedData({ schema: contentInfo.content });
+    const eContent = token.encapContentInfo.eContent;
+    if (token.encapContentInfo.eContentType !== OID.tstInfo || !eContent) throw new Error('its content is not a TSTInfo');
+    return { token, info: pkijs.TSTInfo.fromBER(eContent.getValue()) };
+  } catch (err) {
+    return (err as Error).message;
   }
 }
 

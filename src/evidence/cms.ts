@@ -165,9 +165,13 @@ const CHAINED = new Map<string, true>();
 const CHAINED_MAX = 1_000;
 const DER_HASH = new WeakMap<pkijs.Certificate, string>();
 
+/** A certificate's identity from the bytes it was read from (its signed part and signature): no re-encoding. */
 function derHash(cert: pkijs.Certificate): string {
   let hash = DER_HASH.get(cert);
-  if (!hash) DER_HASH.set(cert, (hash = createHash('sha256').update(certificateDer(cert)).digest('hex')));
+  if (!hash) {
+    hash = createHash('sha256').update(cert.tbsView).update(cert.signatureValue.valueBlock.valueHexView).digest('hex');
+    DER_HASH.set(cert, hash);
+  }
   return hash;
 }
 
@@ -194,8 +198,11 @@ function rememberChained(cert: pkijs.Certificate, anchors: readonly pkijs.Certif
 function chainDate(signedData: pkijs.SignedData, at: Date): Date {
   const content = signedData.encapContentInfo;
   if (content.eContentType !== OID.tstInfo || !content.eContent) return at;
-  return pkijs.TSTInfo.fromBER(content.eContent.getValue()).genTime;
+  let genTime = GEN_TIME.get(signedData);
+  if (!genTime) GEN_TIME.set(signedData, (genTime = pkijs.TSTInfo.fromBER(content.eContent.getValue()).genTime));
+  return genTime;
 }
+const GEN_TIME = new WeakMap<pkijs.SignedData, Date>();
 
 function withinDates(chain: readonly pkijs.Certificate[], at: Date): boolean {
   return chain.every((c) => c.notBefore.value.getTime() <= at.getTime() && at.getTime() <= c.notAfter.value.getTime());
