@@ -100,8 +100,11 @@ describe('webhook bridge resilience', () => {
 
     temporal = await startServer();
     cleanups.push(() => temporal.teardown());
-    await expect.poll(async () => (await sandbox.deliveries(created.id!))[0]?.status, { timeout: 60_000, interval: 250 }).toBe('delivered');
-    // The notification is durably in Temporal: no workflow owns the transaction, so its inbox holds the completion.
+    // Every webhook (the participant's signature and the completion) is taken once Temporal is back.
+    await expect
+      .poll(async () => (await sandbox.deliveries(created.id!)).map((d) => d.status), { timeout: 60_000, interval: 250 })
+      .toEqual(['delivered', 'delivered']);
+    // The completion is durably in Temporal: no workflow owns the transaction, so its inbox holds it.
     const inbox = await temporal.client.workflow.getHandle(inboxIdFor(created.id!)).describe();
     expect(inbox.type).toBe('esignInbox');
   }, 120_000);

@@ -112,7 +112,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   // ------------------------------------- 3. follow the transaction to its end
   let quietSince = tx.activity;
   for (;;) {
-    if (tx.strays.length > 0) {
+    if (tx.held.strays.length > 0) {
       await handOnStrays(tx, steps);
       continue;
     }
@@ -129,15 +129,15 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       }
       if (tx.historyFull(maxEvents)) {
         // As below: the refusal's event and a retry's answer go out before the hand-over.
-        await condition(() => (integrator.settled && allHandlersFinished()) || tx.archiveRetriesAsked > 0 || tx.strays.length > 0);
-        if (tx.archiveRetriesAsked === 0 && tx.strays.length === 0) return handOver();
+        await condition(() => (integrator.settled && allHandlersFinished()) || tx.archiveRetriesAsked > 0 || tx.held.strays.length > 0);
+        if (tx.archiveRetriesAsked === 0 && tx.held.strays.length === 0) return handOver();
         continue;
       }
       // Woken at the longest poll interval: a run with nothing to do would otherwise never learn that the
       // deployment's version changed, and would hold its old version's workers for ever (docs/operations.md).
       // Never by the history's length in the predicate: a rejected update's workflow task records no event to
       // replay, and a length crossing the limit in it alone made a timer cancel that replay cannot reproduce.
-      await condition(() => tx.archiveRetriesAsked > 0 || tx.strays.length > 0, maxPollMs);
+      await condition(() => tx.archiveRetriesAsked > 0 || tx.held.strays.length > 0, maxPollMs);
       continue;
     }
     if (tx.cancel && !tx.cancel.refused) {

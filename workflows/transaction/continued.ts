@@ -30,4 +30,9 @@ export interface ContinuedTransaction {
   archiveRefusals?: number;
   /** The last event's sequence number in the integrator's event log (its workflow exists when this is set). */
   eventsSent?: number;
+  /**
+   * Set by code whose runs never register with an inbox (webhooks reach the transaction directly). Absent when
+   * the chain began on code that registered: that inbox waits to hear how the transaction ended.
+   */
+  inboxFree?: true;
 }

@@ -8,13 +8,13 @@ import { ActivityFailure, allHandlersFinished, ApplicationFailure, condition, lo
 import type { TransactionState, WithdrawOutcome } from '../../activities/transactions.js';
 import { ESIGN_COMPLETED_EVENT } from '../../src/esign/events.js';
 import { FailureType } from '../../src/failures.js';
-import { ARCHIVE, PROVIDER, step } from '../activity-options.js';
+import { ARCHIVE, step } from '../activity-options.js';
 import type { EsignOutcome, EsignTransactionResult } from '../../src/definitions/transaction.js';
 import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
 import type { Steps } from './steps.js';
-import { handOnStrays } from './strays.js';
+import { handOnAfterEnd, tellInbox } from './strays.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
 /** A cancel's answer when the provider completed the transaction meanwhile. */
@@ -82,8 +82,8 @@ export class Endings {
    */
   async archive(): Ending {
     const { tx } = this;
-    const { transactionId, esignId } = tx.created!;
     const input = tx.input!;
+    const { transactionId, esignId } = tx.created!;
     try {
       const archive = await step(ARCHIVE, 'Download, verify and archive the signed ZIP').archiveCompletedDocuments({
         referenceId: input.referenceId,
@@ -194,7 +194,6 @@ export class Endings {
   /** Reports the end, once: the integrator's outcome event, the worker's log; a completion after it goes to the late path. */
   async finish(outcome: EsignTransactionResult): Promise<EsignTransactionResult> {
     const { tx } = this;
-    const input = tx.input!;
     if (Object.keys(tx.originals).length > 0) outcome.originals = tx.originals;
     tx.result = outcome;
     tx.moveTo(outcome.status);
@@ -206,6 +205,7 @@ export class Endings {
     const type = `transaction.${outcome.status}` as const;
     this.integrator.notify({ type, key: `${outcome.transactionId ?? outcome.referenceId}:${type}`, data: { ...outcome } });
     await this.integrator.flush();
+    await tellInbox(tx, outcome);
     try {
       await this.steps.report(`Report: ${outcome.status}`, (a) => a.recordCompletion({ result: outcome }));
     } catch (err) {
@@ -213,24 +213,7 @@ export class Endings {
     }
     // Every handler still running finishes on its own now that the result is set (workflows/README.md).
     await condition(allHandlersFinished);
-    // Until nothing is left: a completion can arrive while a stray is handed on, and a stray while a late one starts.
-    for (let lateStarted = false; ;) {
-      if (tx.completedAfterEnd && !lateStarted) {
-        // Arrived after this run's outcome was set: nothing signed may end without an archive.
-        lateStarted = true;
-        await step(PROVIDER, 'Start the archiving of a completion after this end').startLateCompletion({
-          transactionId: tx.created!.transactionId,
-          ownerOutcome: outcome.status,
-          ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
-          ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
-          ...(outcome.originals ? { originals: outcome.originals } : {}),
-        });
-        continue;
-      }
-      if (!tx.created) tx.strayEarly();
-      if (tx.strays.length === 0) break;
-      await handOnStrays(tx, this.steps);
-    }
+    await handOnAfterEnd(tx, this.steps, outcome);
     return outcome;
   }
 }

@@ -7,9 +7,10 @@
  */
 import { log, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import { SearchAttributes } from './attributes.js';
+import { Held } from './held.js';
 import type { TransactionState } from '../../activities/transactions.js';
 import { ESIGN_COMPLETED_EVENT, isEndEvent, isProviderEndStatus, type EsignEndEvent } from '../../src/esign/events.js';
-import type { CreateTransactionRequest, EsignCompletedWebhook, EsignWebhook, Participant } from '../../src/esign/schemas.js';
+import type { CreateTransactionRequest, EsignWebhook, Participant } from '../../src/esign/schemas.js';
 import type { ValidEsignTransactionInput } from '../../src/transaction/input.js';
 import type { EsignPhase, EsignTransactionResult } from '../../src/definitions/transaction.js';
 import { EsignStatus } from '../../src/definitions/search-attributes.js';
@@ -28,8 +29,6 @@ export type Observation =
   { kind: 'open' } | { kind: 'completed' } | { kind: 'ended'; status: Exclude<EsignTransactionResult['status'], 'completed'> };
 
 const SEEN_KEPT = 200;
-/** Notifications held for later (before creation) or handed on (another transaction's completions): a bound, not a queue. */
-const HELD_MAX = 20;
 
 export class SigningTransaction {
   phase: EsignPhase;
@@ -66,13 +65,10 @@ export class SigningTransaction {
   archiveRefusals: number;
   /** A completion that arrived after this run's outcome (not completed) was set: the finish archives it late. */
   completedAfterEnd = false;
-  /** Notifications that arrived before the transaction was created: whether they are ours is known only then. */
-  readonly early: EsignWebhook[] = [];
-  /**
-   * Completions naming another provider transaction with our referenceId (the bridge routes by referenceId): an
-   * earlier transaction of a reused referenceId completed late. The loop hands each to the late path.
-   */
-  readonly strays: EsignCompletedWebhook[] = [];
+  /** Notifications that came before creation, and other transactions' completions (./held.ts). */
+  readonly held = new Held();
+  /** The chain began on code that registered with the transaction's inbox: the end is told to it. */
+  readonly registeredWithInbox: boolean;
   /** What operators filter on, sent once per burst of changes. */
   readonly attributes = new SearchAttributes();
   /** Events given to the integrator's event log so far: the last one's sequence number (0: no log yet). */
@@ -97,6 +93,7 @@ export class SigningTransaction {
     this.archiveProblem = continued?.archiveProblem;
     this.archiveRefusals = continued?.archiveRefusals ?? 0;
     this.eventsSent = continued?.eventsSent ?? 0;
+    this.registeredWithInbox = continued !== undefined && continued.inboxFree !== true;
   }
 
   // ------------------------------------------------------------ phases
@@ -130,7 +127,7 @@ export class SigningTransaction {
       (this.cancel !== undefined && this.cancel.refused === undefined) ||
       this.progressStale ||
       this.archiveRetriesAsked > 0 ||
-      this.strays.length > 0
+      this.held.strays.length > 0
     );
   }
 
@@ -158,23 +155,13 @@ export class SigningTransaction {
     const { created } = this;
     if (!created) {
       // The provider may notify before its create response reached us: matched once the ids are known (adoptEarly).
-      if (this.early.some((n) => n.data.notificationId === id)) return;
-      // Bounded; a completion displaces another event (a poll finds those), never another completion.
-      const displaced = this.early.length < HELD_MAX ? -1 : this.early.findIndex((n) => n.event !== ESIGN_COMPLETED_EVENT);
-      if (this.early.length < HELD_MAX || (notification.event === ESIGN_COMPLETED_EVENT && displaced >= 0)) {
-        if (displaced >= 0) this.early.splice(displaced, 1);
-        this.early.push(notification);
-      } else log.warn('notification before creation dropped: too many held', { notificationId: id });
+      this.held.holdEarly(notification);
       return;
     }
     this.seen.add(id);
     if (notification.data.transaction_id !== created.transactionId) {
       this.rejected++;
-      if (notification.event === ESIGN_COMPLETED_EVENT && this.strays.length < HELD_MAX) {
-        // Checked with the provider before anything is archived: a forged one changes nothing.
-        this.strays.push(notification as EsignCompletedWebhook);
-        log.warn('a completion of another transaction with this referenceId: handing it to the late path', { notificationId: id });
-      } else log.warn('notification for another transaction ignored', { notificationId: id });
+      this.held.holdStray(notification);
       return;
     }
     if (notification.data.entity_id !== created.esignId) {
@@ -201,13 +188,7 @@ export class SigningTransaction {
 
   /** Once created: the notifications held before, matched now. */
   adoptEarly(): void {
-    for (const held of this.early.splice(0)) this.receive(held);
-  }
-
-  /** A run that ends without ever creating its transaction: a completion it held is not its own, so it is handed on. */
-  strayEarly(): void {
-    for (const held of this.early.splice(0))
-      if (held.event === ESIGN_COMPLETED_EVENT && this.strays.length < HELD_MAX) this.strays.push(held as EsignCompletedWebhook);
+    for (const held of this.held.takeEarly()) this.receive(held);
   }
 
   /** A cancel request: the loop withdraws, then ends, or refuses it with the provider's reason. */
@@ -218,11 +199,7 @@ export class SigningTransaction {
 
   // ------------------------------------------------------ the provider
 
-  /**
-   * The provider's state, however it was read (a confirmation, a poll, a
-   * progress read, before reminders, a refused withdraw): records it and says
-   * what it means. Progress is taken by the caller first (it sends events).
-   */
+  /** The provider's state, however it was read: records it and says what it means (progress is the caller's). */
   observe(state: Pick<TransactionState, 'status'>): Observation {
     this.providerStatus = state.status;
     if (state.status === 'completed') return { kind: 'completed' };
@@ -233,10 +210,8 @@ export class SigningTransaction {
   unknownParticipants(ids: string[]): string[] {
     return ids.filter((id) => !this.participants.some((p) => p.id === id));
   }
-
   nameOf(id: string): string {
-    const p = this.participants.find((x) => x.id === id);
-    return p ? `${p.firstName} ${p.lastName}` : id;
+    return ((p) => (p ? `${p.firstName} ${p.lastName}` : id))(this.participants.find((x) => x.id === id));
   }
 
   // ------------------------------------------------------ hand-over
@@ -263,13 +238,11 @@ export class SigningTransaction {
       ...(this.archiveProblem !== undefined ? { archiveProblem: this.archiveProblem } : {}),
       ...(this.archiveRefusals > 0 ? { archiveRefusals: this.archiveRefusals } : {}),
       ...(this.eventsSent > 0 ? { eventsSent: this.eventsSent } : {}),
+      ...(this.registeredWithInbox ? {} : { inboxFree: true as const }),
     };
   }
 
-  /**
-   * Whether to hand over to a new run: the history is long enough, or (Worker Versioning) the deployment's
-   * target version is no longer the one this pinned run started on, so the next run starts on the new code.
-   */
+  /** Whether to hand over to a new run: the history is long enough, or the deployment's target version changed. */
   historyFull(maxEvents: number): boolean {
     const info = workflowInfo();
     return info.continueAsNewSuggested || info.historyLength >= maxEvents || info.targetWorkerDeploymentVersionChanged;

@@ -1,5 +1,7 @@
 /**
- * Completions that reached this run but name another provider transaction. The
+ * Completions this run does not archive itself. One that came after its outcome
+ * (not completed) was set goes to the late completion with what this run
+ * leaves. And completions that reached this run but name another provider transaction. The
  * bridge routes a webhook to `esign-<referenceId>` by the provider's record, so
  * when a referenceId is used again, a late completion of the earlier transaction
  * reaches the later run. It is not this run's to archive, and it must not be
@@ -8,15 +10,17 @@
  * archived it, else the late-completion workflow with what that run left (its
  * outcome, archive prefix, callback and uploads' hashes).
  */
-import { isCancellation, log } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, isCancellation, log } from '@temporalio/workflow';
+import { inboxIdFor, inboxOwnerFinishedSignal } from '../../src/definitions/inbox.js';
+import type { EsignTransactionResult } from '../../src/definitions/transaction.js';
 import { PROVIDER, step } from '../activity-options.js';
 import type { SigningTransaction } from './machine.js';
 import type { Steps } from './steps.js';
 
 export async function handOnStrays(tx: SigningTransaction, steps: Steps): Promise<void> {
   const referenceId = tx.input!.referenceId;
-  while (tx.strays.length > 0) {
-    const stray = tx.strays.shift()!;
+  while (tx.held.strays.length > 0) {
+    const stray = tx.held.strays.shift()!;
     const transactionId = stray.data.transaction_id;
     try {
       const record = await steps.provider('Read the transaction a stray completion names', (a) => a.describeTransaction(transactionId));
@@ -44,4 +48,43 @@ export async function handOnStrays(tx: SigningTransaction, steps: Steps): Promis
       ...left,
     });
   }
+}
+
+/** After the outcome is set: until nothing is left, as a completion can come while a stray is handed on. */
+export async function handOnAfterEnd(tx: SigningTransaction, steps: Steps, outcome: EsignTransactionResult): Promise<void> {
+  const input = tx.input!;
+  for (let lateStarted = false; ;) {
+    if (tx.completedAfterEnd && !lateStarted) {
+      // Arrived after this run's outcome was set: nothing signed may end without an archive.
+      lateStarted = true;
+      await step(PROVIDER, 'Start the archiving of a completion after this end').startLateCompletion({
+        transactionId: tx.created!.transactionId,
+        ownerOutcome: outcome.status,
+        ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+        ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+        ...(outcome.originals ? { originals: outcome.originals } : {}),
+      });
+      continue;
+    }
+    if (!tx.created) tx.held.strayEarly();
+    if (tx.held.strays.length === 0) return;
+    await handOnStrays(tx, steps);
+  }
+}
+
+/**
+ * A chain that began on code that registered with its inbox: the inbox waits to hear the end (then it archives a
+ * late completion itself, and closes after its retention). Chains of today's code have no inbox to tell.
+ */
+export async function tellInbox(tx: SigningTransaction, outcome: EsignTransactionResult): Promise<void> {
+  if (!tx.created || !tx.registeredWithInbox) return;
+  const input = tx.input!;
+  await getExternalWorkflowHandle(inboxIdFor(tx.created.transactionId))
+    .signal(inboxOwnerFinishedSignal, {
+      outcome: outcome.status,
+      ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+      ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+      ...(outcome.originals ? { originals: outcome.originals } : {}),
+    })
+    .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
 }
