@@ -363,13 +363,7 @@ async function main(): Promise<void> {
       const s = await awaitPhase(handle, 'awaiting_signatures');
       await handle.executeUpdate(cancelUpdate, { args: [{ reason: 'replay scenario' }] });
       await handle.result();
-      const record = await client.getTransaction(s.transactionId!);
-      await client.updateTransaction(s.transactionId!, {
-        status: 'esign_pending',
-        referenceId: record.referenceId!,
-        documents: record.documents.map((d) => ({ id: d.id!, title: d.title!, StoragePath: d.StoragePath, tags: d.tags ?? [] })),
-        participants: record.participants.map(({ status: _s, signedAt: _a, declinedAt: _d, declineReason: _r, ...p }) => p) as never,
-      });
+      await resendWithdrawn(client, s.transactionId!);
       await signAll(handle, 'awaiting_signatures', 'cancelled');
       await deliverNotification(env.client, webhook('esign-completed', s), { taskQueue, owners: providerOwners(client) });
       const late = env.client.workflow.getHandle(lateCompletionIdFor(s.transactionId!));
@@ -385,13 +379,7 @@ async function main(): Promise<void> {
       await first.handle.result();
       const { handle } = await start(input({ referenceId: s.referenceId }));
       await awaitPhase(handle, 'awaiting_signatures');
-      const record = await client.getTransaction(s.transactionId!);
-      await client.updateTransaction(s.transactionId!, {
-        status: 'esign_pending',
-        referenceId: record.referenceId!,
-        documents: record.documents.map((d) => ({ id: d.id!, title: d.title!, StoragePath: d.StoragePath, tags: d.tags ?? [] })),
-        participants: record.participants.map(({ status: _s, signedAt: _a, declinedAt: _d, declineReason: _r, ...p }) => p) as never,
-      });
+      await resendWithdrawn(client, s.transactionId!);
       for (const p of s.participants) await sandbox.controls.signAs(s.transactionId!, p.id);
       await deliverNotification(env.client, webhook('esign-completed', s), { taskQueue, owners: providerOwners(client) });
       const late = env.client.workflow.getHandle(lateCompletionIdFor(s.transactionId!));
@@ -483,6 +471,18 @@ interface InboxScenarioContext {
 
 type Recorded = Pick<WorkflowHandle, 'fetchHistory'>;
 
+/** Someone sends a withdrawn transaction (a draft again) through the API as it was: it is signable once more. */
+async function resendWithdrawn(esign: EsignClient, transactionId: string) {
+  const record = await esign.getTransaction(transactionId);
+  await esign.updateTransaction(transactionId, {
+    status: 'esign_pending',
+    referenceId: record.referenceId!,
+    documents: record.documents.map((d) => ({ id: d.id!, title: d.title!, StoragePath: d.StoragePath, tags: d.tags ?? [] })),
+    participants: record.participants.map(({ status: _s, signedAt: _a, declinedAt: _d, declineReason: _r, ...p }) => p) as never,
+  });
+  return record;
+}
+
 function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise<Recorded | Record<string, Recorded>>> {
   const { temporal, sandbox, taskQueue } = ctx;
   const esign = ctx.deps.client;
@@ -521,13 +521,7 @@ function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise
   };
   /** Someone sends the withdrawn transaction again through the API, and everyone signs it. */
   const resendAndSign = async (transactionId: string) => {
-    const record = await esign.getTransaction(transactionId);
-    await esign.updateTransaction(transactionId, {
-      status: 'esign_pending',
-      referenceId: record.referenceId!,
-      documents: record.documents.map((d) => ({ id: d.id!, title: d.title!, StoragePath: d.StoragePath, tags: d.tags ?? [] })),
-      participants: record.participants.map(({ status: _s, signedAt: _a, declinedAt: _d, declineReason: _r, ...p }) => p) as never,
-    });
+    const record = await resendWithdrawn(esign, transactionId);
     for (const p of record.participants) await sandbox.controls.signAs(transactionId, p.id);
   };
   const hasActivity = async (handle: Recorded, type: string, times = 1) =>
