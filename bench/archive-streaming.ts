@@ -1,7 +1,10 @@
 // Scenario "archive": completed ZIPs of growing size served by the sandbox;
 // the archive activity (download, hash, verify, commit) against a raw undici
 // stream of the same URL to a file, in the same run. Throughput and this
-// process's peak RSS growth for each size (memory must stay flat).
+// process's peak RSS growth for each size (memory must stay flat). Each size
+// runs twice: a ZIP of one unsealed PDF with seal checks off, and a complete
+// sealed ZIP (B-LTA seal, certificate of completion, audit trail) under the
+// `require` policy, the real work of a production archive.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +16,12 @@ import { crc32 } from 'node:zlib';
 import { request } from 'undici';
 import { ZipFile } from 'yazl';
 import { createArchiveActivities, type ArchiveInput } from '../activities/archive.js';
+import type { EvidencePolicy } from '../src/archive/evidence.js';
+import { MAX_INSPECTED_BYTES } from '../src/archive/zip-verify.js';
+import { parseCertificates } from '../src/evidence/pki.js';
+import { SandboxSeal } from '../src/sandbox/seal.js';
+import { forgeCompletedZip, sha256 } from '../test/support/evidence.js';
+import { bulkyPdf } from './bulky-pdf.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
@@ -45,6 +54,17 @@ async function bigZip(path: string, size: number): Promise<void> {
   await pipeline(zip.outputStream, createWriteStream(path));
 }
 
+type Case = 'off' | 'require';
+interface Series {
+  raw: number[];
+  archive: number[];
+  rawPeak: number[];
+  peak: number[];
+  absolute: number[];
+  /** Why `require` refused the ZIP (an entry over what a seal check holds in memory), if it did. */
+  refused?: string;
+}
+
 export async function archiveStreaming(command: string): Promise<void> {
   const sizes = process.env.BENCH_ARCHIVE_SIZES
     ? process.env.BENCH_ARCHIVE_SIZES.split(',').map((s) => Number(s) * 2 ** 20)
@@ -52,64 +72,99 @@ export async function archiveStreaming(command: string): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'bench-archive-'));
   const sandbox = await launchSandbox(join(work, 'sandbox'));
   const client = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token, bodyTimeoutMs: 120_000 });
+  const seal = await SandboxSeal.open(join(work, 'seal'));
   const store = new LocalArchiveStore(join(work, 'archive'));
-  const activities = createArchiveActivities({
-    client,
-    archive: store,
-    zipLimits: { maxEntries: 10, maxTotalUncompressed: 8 * 2 ** 30, maxRatio: 200 },
-  });
-  const archive = (input: ArchiveInput) => activities.archiveCompletedDocuments(input);
+  const zipLimits = { maxEntries: 10, maxTotalUncompressed: 8 * 2 ** 30, maxRatio: 200 };
+  const policies: Record<Case, EvidencePolicy> = {
+    off: { signatures: 'off', trustAnchors: [], requireCompletionCertificate: false },
+    require: { signatures: 'require', trustAnchors: parseCertificates(seal.caCertificate), requireCompletionCertificate: true },
+  };
+  const archivers = Object.fromEntries(
+    (['off', 'require'] as const).map((c) => {
+      const activities = createArchiveActivities({ client, archive: store, zipLimits, evidence: policies[c] });
+      return [c, (input: ArchiveInput) => activities.archiveCompletedDocuments(input)];
+    }),
+  ) as Record<Case, (input: ArchiveInput) => Promise<ArchiveResult>>;
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-  /** Per size: each round's raw and archive seconds, and the archive's RSS figures. */
-  const runs = new Map<number, { raw: number[]; archive: number[]; rawPeak: number[]; peak: number[]; absolute: number[] }>();
+  type Prepared = { transaction: Awaited<ReturnType<typeof pendingTransaction>>; originalSha256?: string; referenceId: string };
+  const prepared = new Map<string, Prepared>();
+  const runs = new Map<string, Series>();
+  const key = (size: number, c: Case) => `${size}/${c}`;
   try {
     const pdf = join(work, 'small.pdf');
     await writeFile(pdf, await samplePdf('Agreement'));
-    const transactions = new Map<number, Awaited<ReturnType<typeof pendingTransaction>>>();
     for (const size of sizes) {
-      const created = await pendingTransaction(client, pdf, `bench-${size}`);
+      const plain = await pendingTransaction(client, pdf, `bench-${size}`);
       const zipPath = join(work, 'source.zip');
       await bigZip(zipPath, size);
-      await sandbox.control.completeWithZip(created.transactionId, createReadStream(zipPath));
+      await sandbox.control.completeWithZip(plain.transactionId, createReadStream(zipPath));
       await rm(zipPath);
-      transactions.set(size, created);
-      runs.set(size, { raw: [], archive: [], rawPeak: [], peak: [], absolute: [] });
+      prepared.set(key(size, 'off'), { transaction: plain, referenceId: `bench-${size}` });
+      // Sealed before the clock starts; an entry over the seal check's in-memory limit is refused whatever it holds,
+      // so a size over it runs `require` on the unsealed ZIP and records the refusal.
+      if (size <= MAX_INSPECTED_BYTES) {
+        const sealed = await pendingTransaction(client, pdf, `bench-sealed-${size}`);
+        const original = await bulkyPdf(size);
+        const zip = await forgeCompletedZip({
+          seal,
+          transaction: { id: sealed.transactionId, esignId: sealed.esignId },
+          documents: [{ title: 'Agreement', StoragePath: sealed.storagePath, original }],
+        });
+        await sandbox.control.completeWithZip(sealed.transactionId, zip);
+        prepared.set(key(size, 'require'), { transaction: sealed, originalSha256: sha256(original), referenceId: `bench-sealed-${size}` });
+      } else prepared.set(key(size, 'require'), prepared.get(key(size, 'off'))!);
+      for (const c of ['off', 'require'] as const) runs.set(key(size, c), { raw: [], archive: [], rawPeak: [], peak: [], absolute: [] });
+      process.stdout.write(`  ${fmt(mib(size), 0)} MiB prepared\n`);
     }
-    // Rounds interleave the sizes and the two readers, so a noisy moment does not favour one.
+    // Rounds interleave the sizes, the cases and the two readers, so a noisy moment does not favour one.
     for (let round = 0; round < rounds; round++) {
       for (const size of sizes) {
-        const created = transactions.get(size)!;
-        const run = runs.get(size)!;
-        // Baseline: a raw undici stream of the same URL to a file, hashed (the archive records the ZIP's SHA-256 too).
-        global.gc?.();
-        const rawBefore = process.memoryUsage.rss();
-        const rawRss = rssSampler();
-        let t0 = performance.now();
-        const res = await request(`${sandbox.url}/transactions/${created.transactionId}/documents?type=completed`, {
-          headers: { authorization: `Bearer ${sandbox.token}` },
-        });
-        const raw = await writeHashed(res.body, join(work, 'raw.zip'));
-        run.raw.push((performance.now() - t0) / 1000);
-        run.rawPeak.push(rawRss.stop() - rawBefore);
-        await rm(join(work, 'raw.zip'));
+        for (const c of round % 2 === 0 ? (['off', 'require'] as const) : (['require', 'off'] as const)) {
+          const { transaction, originalSha256, referenceId } = prepared.get(key(size, c))!;
+          const run = runs.get(key(size, c))!;
+          // Baseline: a raw undici stream of the same URL to a file, hashed (the archive records the ZIP's SHA-256 too).
+          global.gc?.();
+          const rawBefore = process.memoryUsage.rss();
+          const rawRss = rssSampler();
+          let t0 = performance.now();
+          const res = await request(`${sandbox.url}/transactions/${transaction.transactionId}/documents?type=completed`, {
+            headers: { authorization: `Bearer ${sandbox.token}` },
+          });
+          const raw = await writeHashed(res.body, join(work, 'raw.zip'));
+          run.raw.push((performance.now() - t0) / 1000);
+          run.rawPeak.push(rawRss.stop() - rawBefore);
+          await rm(join(work, 'raw.zip'));
 
-        // The archive activity: download and verify every entry in one pass, commit atomically.
-        global.gc?.();
-        const before = process.memoryUsage.rss();
-        const rss = rssSampler();
-        t0 = performance.now();
-        const result = await activityEnvironment().run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
-          referenceId: `bench-${size}`,
-          transactionId: created.transactionId,
-          esignId: created.esignId,
-          documents: [{ title: 'Agreement', StoragePath: created.storagePath }],
-        });
-        run.archive.push((performance.now() - t0) / 1000);
-        const absolutePeak = rss.stop();
-        run.peak.push(absolutePeak - before);
-        run.absolute.push(absolutePeak);
-        if (result.sha256 !== raw.sha256) throw new Error('archive and raw download differ');
-        await rm(join(work, 'archive'), { recursive: true, force: true });
+          // The archive activity: download and verify every entry in one pass, commit atomically.
+          global.gc?.();
+          const before = process.memoryUsage.rss();
+          const rss = rssSampler();
+          t0 = performance.now();
+          const archive = archivers[c];
+          const result = await activityEnvironment()
+            .run<[ArchiveInput], ArchiveResult, typeof archive>(archive, {
+              referenceId,
+              transactionId: transaction.transactionId,
+              esignId: transaction.esignId,
+              documents: [
+                { title: 'Agreement', StoragePath: transaction.storagePath, ...(originalSha256 ? { sha256: originalSha256 } : {}) },
+              ],
+            })
+            .catch((err: unknown) => {
+              if (c === 'require' && size > MAX_INSPECTED_BYTES) return (err as Error).message;
+              throw err;
+            });
+          run.archive.push((performance.now() - t0) / 1000);
+          const absolutePeak = rss.stop();
+          run.peak.push(absolutePeak - before);
+          run.absolute.push(absolutePeak);
+          if (typeof result === 'string') run.refused = result;
+          else {
+            if (result.sha256 !== raw.sha256) throw new Error('archive and raw download differ');
+            if (c === 'require' && result.evidence?.documents[0]?.signature.result !== 'valid') throw new Error('the seal did not verify');
+          }
+          await rm(join(work, 'archive'), { recursive: true, force: true });
+        }
         process.stdout.write(`  round ${round + 1}: ${fmt(mib(size), 0)} MiB done\n`);
       }
     }
@@ -118,28 +173,43 @@ export async function archiveStreaming(command: string): Promise<void> {
     await sandbox.stop();
     await rm(work, { recursive: true, force: true });
   }
+  const ratiosOf = (run: Series) => run.raw.map((r, i) => r / run.archive[i]!);
   const rows = sizes.map((size) => {
-    const run = runs.get(size)!;
-    const ratios = run.raw.map((r, i) => r / run.archive[i]!);
+    const off = runs.get(key(size, 'off'))!;
+    const on = runs.get(key(size, 'require'))!;
     return {
       'ZIP size (MiB)': fmt(mib(size), 0),
-      'raw stream (MiB/s)': fmt(mib(size) / medianOf(run.raw).median),
-      'archive activity (MiB/s)': fmt(mib(size) / medianOf(run.archive).median),
-      [`archive / raw, median of ${rounds} (min–max)`]: describeSpread(ratios),
-      'raw peak RSS growth (MiB)': fmt(mib(medianOf(run.rawPeak).median)),
-      'archive peak RSS growth (MiB)': fmt(mib(medianOf(run.peak).median)),
-      'process peak RSS (MiB)': fmt(mib(medianOf(run.absolute).median)),
+      'raw stream (MiB/s)': fmt(mib(size) / medianOf(off.raw).median),
+      'archive, checks off (MiB/s)': fmt(mib(size) / medianOf(off.archive).median),
+      [`checks off / raw, median of ${rounds} (min–max)`]: describeSpread(ratiosOf(off)),
+      [`seal checks on / raw, median of ${rounds} (min–max)`]: on.refused ? 'refused (below)' : describeSpread(ratiosOf(on)),
+      'raw peak RSS growth (MiB)': fmt(mib(medianOf(off.rawPeak).median)),
+      'checks off peak RSS growth (MiB)': fmt(mib(medianOf(off.peak).median)),
+      'seal checks on peak RSS growth (MiB)': on.refused ? '–' : fmt(mib(medianOf(on.peak).median)),
     };
   });
   const hashing = hashCost();
-  const first = runs.get(sizes[0]!)!.absolute;
-  const last = runs.get(sizes.at(-1)!)!.absolute;
-  const growth = last.map((l, i) => mib(l - first[i]!));
+  const growthOf = (c: Case) => {
+    const measured = sizes.filter((size) => !runs.get(key(size, c))!.refused);
+    const first = runs.get(key(measured[0]!, c))!.absolute;
+    const last = runs.get(key(measured.at(-1)!, c))!.absolute;
+    return { from: measured[0]!, to: measured.at(-1)!, growth: last.map((l, i) => mib(l - first[i]!)) };
+  };
+  const refusals = sizes.flatMap((size) => {
+    const on = runs.get(key(size, 'require'))!;
+    return on.refused
+      ? [
+          `${fmt(mib(size), 0)} MiB with seal checks on: refused after ${fmt(medianOf(on.archive).median, 2)} s, as it must be: "${on.refused}".`,
+        ]
+      : [];
+  });
+  const [off, on] = [growthOf('off'), growthOf('require')];
   await record('archive streaming', command, markdownTable(rows), [
-    `Process peak RSS while archiving the largest ZIP minus while archiving the smallest, per round: median ${describeSpread(growth, 1)} MiB (target: under 32 MiB).`,
-    'The archive activity verifies while it downloads (StreamingZipVerifier): CRC-32, SHA-256 and size of every entry, its local header checked as the central directory is, then the directory read from the end of the file and matched entry by entry. The raw baseline streams and hashes the whole ZIP only.',
+    `Process peak RSS while archiving the largest ZIP minus while archiving the smallest, per round: checks off ${fmt(mib(off.from), 0)}→${fmt(mib(off.to), 0)} MiB, median ${describeSpread(off.growth, 1)} MiB; seal checks on ${fmt(mib(on.from), 0)}→${fmt(mib(on.to), 0)} MiB, median ${describeSpread(on.growth, 1)} MiB (target: under 32 MiB).`,
+    ...refusals,
+    'Checks off: a ZIP of one unsealed "PDF". The archive activity verifies while it downloads (StreamingZipVerifier): CRC-32, SHA-256 and size of every entry, its local header checked as the central directory is, then the directory read from the end of the file and matched entry by entry. The raw baseline streams and hashes the whole ZIP only.',
+    "Seal checks on: a complete sealed ZIP (the document sealed at B-LTA, the sealed certificate of completion embedding the audit trail, the trail), archived under `require` with the sandbox's CA as trust anchor; its raw baseline streams the same ZIP. A seal check holds its PDF in memory (one entry at a time), so the RSS growth follows the largest document, and an entry over 512 MiB is refused (fail closed): its bytes stream past unkept, and the archive stops at the end of the entry.",
     `What the archive adds to the raw stream, on its one thread: the entries' SHA-256 at ${fmt(hashing.sha256, 2)} s per GiB and their CRC-32 at ${fmt(hashing.crc32, 2)} s per GiB (measured here, 64 KiB chunks).`,
-    'Seal checks are off here (no trust anchor): a 1 GiB PDF is over what verification holds in memory; `npm run bench -- evidence` measures them.',
     "The sandbox serves the ZIPs from its own process, so the RSS figures are the consumer's alone.",
   ]);
 }

@@ -5,11 +5,9 @@
 // `require` (each PDF's CMS signature, whole-file coverage, chain to the
 // trust anchor, the signature's time-stamp). Time and this process's peak
 // RSS growth, median of 3.
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PDFDocument } from 'pdf-lib';
 import { createArchiveActivities, type ArchiveInput } from '../activities/archive.js';
 import type { EvidencePolicy } from '../src/archive/evidence.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
@@ -21,6 +19,7 @@ import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
 import type { ArchiveResult } from '../src/definitions/transaction.js';
+import { bulkyPdf } from './bulky-pdf.js';
 import { pendingTransaction } from './stack.js';
 import { forgeCompletedZip, sha256 } from '../test/support/evidence.js';
 import { readZipEntries } from '../test/support/zip.js';
@@ -28,13 +27,6 @@ import { activityEnvironment, fmt, markdownTable, medianOf, mib, record, rssSamp
 
 const SIZES_MIB = process.env.BENCH_EVIDENCE_SIZES ? process.env.BENCH_EVIDENCE_SIZES.split(',').map(Number) : [1, 10, 25];
 const RUNS = Number(process.env.BENCH_EVIDENCE_RUNS ?? 3);
-
-/** A PDF of about `bytes`: one page and an incompressible attachment, so the signature covers real bytes. */
-async function bulkyPdf(bytes: number): Promise<Buffer> {
-  const doc = await PDFDocument.load(await samplePdf('Agreement'));
-  await doc.attach(randomBytes(bytes), 'annex.bin', { mimeType: 'application/octet-stream' });
-  return Buffer.from(await doc.save({ useObjectStreams: false }));
-}
 
 async function sealedPdf(seal: SandboxSeal, bytes: number): Promise<Buffer> {
   return seal.seal(await bulkyPdf(bytes), 'benchmark', new Date());
