@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startTopology } from '../src/cluster/topology.js';
 import { dataConverterFromEnv } from '../src/codec/data-converter.js';
 import { commandCpuSeconds, pool, processUsage } from '../src/tools/measure.js';
-import { fmt, markdownTable, measureTasks, percentile, record, type CpuComponents } from './lib.js';
+import { describeSpread, fmt, markdownTable, measureTasks, medianOf, percentile, record, type CpuComponents } from './lib.js';
 import { startBenchStack } from './stack.js';
 import { benchTransaction, type TransactionTarget } from './transactions.js';
 
@@ -52,72 +52,89 @@ async function measure(target: TransactionTarget, label: string, components: Cpu
   return { seconds, start: start.sort((a, b) => a - b), webhook: webhook.sort((a, b) => a - b), busy, cpuPerTx: cpuPerTask };
 }
 
-export async function clusterVsDevServer(command: string): Promise<void> {
-  const results: [string, Measured][] = [];
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
+async function devServerRun(): Promise<Measured> {
   const dev = await startBenchStack('cluster-baseline');
   try {
     const components: CpuComponents = {
       'Temporal dev server': () => commandCpuSeconds('temporal'),
       workers: pidsCpu(() => [dev.worker.child.pid]),
     };
-    results.push(['dev server (in-memory SQLite, one process), 1 worker, 1 bridge', await measure(dev, 'dev', components)]);
+    return await measure(dev, 'dev', components);
   } finally {
     await dev.stop();
   }
+}
 
-  for (const workers of (process.env.BENCH_CLUSTER_WORKERS ?? '1,2').split(',').map(Number)) {
-    const work = await mkdtemp(join(tmpdir(), 'bench-cluster-'));
-    const topology = await startTopology({ workDir: work, workers, bridges: workers, taskQueue: 'bench-cluster' });
-    const connection = await Connection.connect({ address: topology.address });
-    try {
-      const client = new Client({
-        connection,
-        namespace: topology.namespace,
-        dataConverter: dataConverterFromEnv({ ESIGN_CODEC_KEYS: topology.codecKeys })!,
-      });
-      const target: TransactionTarget = {
-        client,
-        taskQueue: topology.taskQueue,
-        pdf: join(topology.documentsDir, 'agreement.pdf'),
-        sign: (tx, pid) => topology.sandbox.control.signAs(tx, pid).then(() => undefined),
-      };
-      const components: CpuComponents = {
-        history: pidsCpu(() => [topology.temporal.pid('history')]),
-        matching: pidsCpu(() => [topology.temporal.pid('matching')]),
-        frontend: pidsCpu(() => [topology.temporal.pid('frontend')]),
-        PostgreSQL: () => commandCpuSeconds('postgres'),
-        workers: pidsCpu(() => topology.workers.map((w) => w.pid)),
-        bridges: pidsCpu(() => topology.bridges.map((b) => b.pid)),
-        sandbox: pidsCpu(() => [topology.sandbox.process.child.pid]),
-      };
-      results.push([
-        `cluster (PostgreSQL, 4 Temporal services), ${workers} worker(s), ${workers} bridge(s)`,
-        await measure(target, `cluster-${workers}`, components),
-      ]);
-    } finally {
-      await connection.close();
-      await topology.stop();
-      await rm(work, { recursive: true, force: true });
-    }
+async function clusterRun(workers: number): Promise<Measured> {
+  const work = await mkdtemp(join(tmpdir(), 'bench-cluster-'));
+  const topology = await startTopology({ workDir: work, workers, bridges: workers, taskQueue: 'bench-cluster' });
+  const connection = await Connection.connect({ address: topology.address });
+  try {
+    const client = new Client({
+      connection,
+      namespace: topology.namespace,
+      dataConverter: dataConverterFromEnv({ ESIGN_CODEC_KEYS: topology.codecKeys })!,
+    });
+    const target: TransactionTarget = {
+      client,
+      taskQueue: topology.taskQueue,
+      pdf: join(topology.documentsDir, 'agreement.pdf'),
+      sign: (tx, pid) => topology.sandbox.control.signAs(tx, pid).then(() => undefined),
+    };
+    const components: CpuComponents = {
+      history: pidsCpu(() => [topology.temporal.pid('history')]),
+      matching: pidsCpu(() => [topology.temporal.pid('matching')]),
+      frontend: pidsCpu(() => [topology.temporal.pid('frontend')]),
+      PostgreSQL: () => commandCpuSeconds('postgres'),
+      workers: pidsCpu(() => topology.workers.map((w) => w.pid)),
+      bridges: pidsCpu(() => topology.bridges.map((b) => b.pid)),
+      sandbox: pidsCpu(() => [topology.sandbox.process.child.pid]),
+    };
+    return await measure(target, `cluster-${workers}`, components);
+  } finally {
+    await connection.close();
+    await topology.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+export async function clusterVsDevServer(command: string): Promise<void> {
+  const workerCounts = (process.env.BENCH_CLUSTER_WORKERS ?? '1').split(',').map(Number);
+  const labels = [
+    'dev server (in-memory SQLite, one process), 1 worker, 1 bridge',
+    ...workerCounts.map((w) => `cluster (PostgreSQL, 4 Temporal services), ${w} worker(s), ${w} bridge(s)`),
+  ];
+  /** Per configuration, each round's measurement; a round runs the dev server, then each cluster, one after the other. */
+  const rounds: Measured[][] = labels.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    rounds[0]!.push(await devServerRun());
+    for (const [i, workers] of workerCounts.entries()) rounds[i + 1]!.push(await clusterRun(workers));
+    process.stdout.write(`  round ${round + 1} of ${ROUNDS} done\n`);
   }
 
-  const base = N / results[0]![1].seconds;
+  const rate = (m: Measured) => N / m.seconds;
   const ms = (xs: number[]) => `${fmt(percentile(xs, 50), 0)} / ${fmt(percentile(xs, 95), 0)} / ${fmt(percentile(xs, 99), 0)}`;
-  const rows = results.map(([run, m]) => ({
-    run,
-    'tx/s': fmt(N / m.seconds, 2),
-    'vs dev server': fmt(N / m.seconds / base, 2),
-    'start→archived p50/p95/p99 ms': ms(m.start),
-    'webhook→archived p50/p95/p99 ms': ms(m.webhook),
-    'machine CPU busy': `${fmt(m.busy * 100, 0)} %`,
-    'CPU ms per transaction': Object.entries(m.cpuPerTx)
-      .map(([k, v]) => `${k} ${fmt(v, 0)}`)
-      .join(', '),
-  }));
+  const pooled = (ms: Measured[], pick: (m: Measured) => number[]) => ms.flatMap(pick).sort((a, b) => a - b);
+  const rows = labels.map((run, i) => {
+    const runs = rounds[i]!;
+    // Each round's ratio is taken against the dev server of the same round.
+    const ratios = runs.map((m, r) => rate(m) / rate(rounds[0]![r]!));
+    const cpu = Object.keys(runs[0]!.cpuPerTx).map((k) => `${k} ${fmt(medianOf(runs.map((m) => m.cpuPerTx[k]!)).median, 0)}`);
+    return {
+      run,
+      [`tx/s, median of ${ROUNDS} (min–max)`]: describeSpread(runs.map(rate)),
+      'vs dev server, same round': i === 0 ? '1' : describeSpread(ratios),
+      'start→archived p50/p95/p99 ms': ms(pooled(runs, (m) => m.start)),
+      'webhook→archived p50/p95/p99 ms': ms(pooled(runs, (m) => m.webhook)),
+      'machine CPU busy': `${fmt(medianOf(runs.map((m) => m.busy)).median * 100, 0)} %`,
+      'CPU ms per transaction (median)': cpu.join(', '),
+    };
+  });
   await record('cluster vs dev server', command, markdownTable(rows), [
-    `${N} transactions at concurrency ${CONCURRENCY} per run (after 10 warm-up ones), each run alone on the machine.`,
+    `${N} transactions at concurrency ${CONCURRENCY} per run (after 10 warm-up ones), each run alone on the machine; ${ROUNDS} rounds, each the dev server then the cluster, every topology started afresh. Latencies pool the rounds.`,
     'The dev server keeps history, matching and visibility in one process on SQLite; the cluster adds gRPC hops between its services and PostgreSQL round trips (fsync on commit) for each history event.',
-    'On this 2-core machine every process (PostgreSQL, four Temporal services, workers, bridges, the sandbox, this driver) shares the same cores: the second worker adds CPU contention, not CPU.',
+    'On this 2-core machine every process (PostgreSQL, four Temporal services, workers, bridges, the sandbox, this driver) shares the same cores: a second worker adds CPU contention, not CPU (`BENCH_CLUSTER_WORKERS=1,2` measures it).',
   ]);
 }
