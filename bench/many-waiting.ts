@@ -37,7 +37,7 @@ export async function manyWaiting(command: string): Promise<void> {
   await record('many waiting transactions', command, markdownTable(rows), [
     `Starts at concurrency ${CONCURRENCY}; completion counted through visibility (EsignStatus = 'completed'), which may lag by about a second.`,
     `Worker CPU used until all were waiting (creating them): ${creationCpu}.`,
-    'Each waiting transaction has an inbox workflow too: 2 × N workflows. A cache smaller than that evicts; an evicted workflow is replayed from its history when its webhook arrives.',
+    'One workflow per waiting transaction (webhooks reach it directly; no inbox starts on this path): a cache smaller than N evicts, and an evicted workflow is replayed from its history when its webhook arrives.',
   ]);
 }
 
