@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { launchCommand, projectRoot, type Launched } from '../tools/launch.js';
-import { freePort } from '../util/net.js';
+import { freePort, freePortInRange } from '../util/net.js';
 import { portOpen, type PostgresServer } from './postgres.js';
 
 const run = promisify(execFile);
@@ -28,7 +28,7 @@ export const DEFAULT_PORTS: ClusterPorts = {
  * are picked below 32768.
  */
 export async function freeClusterPorts(): Promise<ClusterPorts> {
-  const three = async () => ({ grpc: await freePort(), membership: await freePort(), metrics: await freePort() });
+  const three = async () => ({ grpc: await freePort(), membership: await freePortInRange(20_000, 32_000), metrics: await freePort() });
   return {
     frontend: await three(),
     history: await three(),

@@ -28,7 +28,7 @@ export const TSA_POLICY = '2.25.324509471234506599763462635830418565645';
  * The sandbox's seal: a root CA generated on first start, a document-signing
  * certificate and a time-stamping authority's certificate it issued, kept as
  * PEM in the data directory (keys 0600) so every restart seals with the same
- * identities. Seals are PAdES B-T: time-stamped by the sandbox's TSA. Clients
+ * identities. Seals are PAdES B-LTA (`seal` below): time-stamped by the sandbox's TSA. Clients
  * trust the CA from `GET /sandbox/ca.pem`.
  */
 export class SandboxSeal {
