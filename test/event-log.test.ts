@@ -86,10 +86,20 @@ describe('an endpoint that is down for a while', () => {
     await signAll(env, first.handle);
     await first.handle.result();
     await expect.poll(async () => (await listEsignEvents(env.temporal.client, input.referenceId)).events.length).toBe(3);
-    // The first transaction has ended: the reference may name a new one.
+    await expect.poll(async () => (await listEsignEvents(env.temporal.client, input.referenceId)).ended, { timeout: 20_000 }).toBe(true);
+    // The first transaction has ended: the reference may name a new one. Its first event opens the log again, so
+    // the log waits for that transaction's end, not for the first one's retention.
     const again = await env.start(input);
-    await signAll(env, again.handle);
+    const status = await waitForPhase(again.handle, 'awaiting_signatures');
+    const [firstSigner, ...others] = status.participants;
+    await env.sandbox.control.signAs(status.transactionId!, firstSigner!.id);
+    await expect
+      .poll(async () => (await listEsignEvents(env.temporal.client, input.referenceId)).events.length, { timeout: 20_000 })
+      .toBe(4);
+    expect((await listEsignEvents(env.temporal.client, input.referenceId)).ended).toBe(false);
+    for (const p of others) await env.sandbox.control.signAs(status.transactionId!, p.id);
     await again.handle.result();
+    await expect.poll(async () => (await listEsignEvents(env.temporal.client, input.referenceId)).ended, { timeout: 20_000 }).toBe(true);
     await expect
       .poll(async () => (await listEsignEvents(env.temporal.client, input.referenceId)).events.map((e) => `${e.sequence} ${e.state}`))
       .toEqual(['1 delivered', '2 delivered', '3 delivered', '4 delivered', '5 delivered', '6 delivered']);
@@ -151,8 +161,8 @@ describe('an endpoint that never answers within the budget', () => {
   it('after its retention the log closes with its view; a redelivery starts it again from that view', async () => {
     const referenceId = `closed-log-${Date.now()}`;
     const event = {
-      type: 'participant.signed' as const,
-      key: `${referenceId}:1`,
+      type: 'transaction.completed' as const,
+      key: `${referenceId}:transaction.completed`,
       occurredAt: new Date().toISOString(),
       data: { referenceId },
     };

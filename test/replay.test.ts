@@ -70,8 +70,11 @@ const STATE_MACHINE_PATHS = ['archive-refused-then-retried.json', 'replace-then-
 const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json'];
 /** A completion of an earlier transaction of a reused referenceId, handed to the late path by the next run (from 0.2.0). */
 const STRAY_PATHS = ['stray-completion.json'];
-/** The integrator's event log (from 0.2.0): an endpoint down until every event failed, then a redelivery. */
-const EVENT_LOG_PATHS = ['event-log-failed-then-redelivered.json'];
+/**
+ * The integrator's event log (from 0.2.0): an endpoint down until every event failed, then a redelivery; a
+ * referenceId used again, whose later transaction opens the ended log again.
+ */
+const EVENT_LOG_PATHS = ['event-log-failed-then-redelivered.json', 'event-log-reopened.json'];
 /** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
 const RECORDED = [
   ...STATE_MACHINE_PATHS,

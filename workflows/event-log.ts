@@ -2,7 +2,7 @@
  * The integrator's event log of one transaction (src/definitions/event-log.ts): started by the transaction with its
  * first event, it delivers the events in sequence order, one at a time, each with its attempts recorded; an event
  * the endpoint never took within the budget is marked failed (and the endpoint `failing`) and the next one goes on.
- * Once the transaction ended and every event settled, it stays for its retention to answer and to redeliver, then
+ * Once every transaction it names ended and every event settled, it stays for its retention to answer and to redeliver, then
  * returns its view; a redelivery after that starts it again from that view (src/client/events.ts).
  */
 import {
@@ -36,6 +36,7 @@ import type { IntegratorEvent } from '../src/definitions/transaction.js';
 import { durationToMs } from '../src/util/duration.js';
 import { eventId } from '../src/util/event-id.js';
 import { Clock } from './clock.js';
+import { everyTransactionEnded } from './event-log-ends.js';
 import { versioningBehavior } from './versioning.js';
 
 const ATTEMPTS_KEPT = 10;
@@ -49,19 +50,10 @@ const { attemptLoggedEvent } = proxyActivities<EsignActivities>({
   summary: 'Try to deliver an event to the integrator',
 });
 
-const ENDS = new Set<IntegratorEvent['type']>([
-  'transaction.completed',
-  'transaction.declined',
-  'transaction.cancelled',
-  'transaction.expired',
-  'transaction.deleted',
-]);
-
 /** The log's state and its transitions; the workflow below reads as the delivery loop. */
 class EventLog {
   readonly events: LoggedEvent[];
   health: EndpointHealth;
-  ended: boolean;
   /** Bumped by every message, so the retention wait starts again after one. */
   touched = 0;
   /** The event an attempt is under way for: a redelivery of it sends it once more after this delivery. */
@@ -70,7 +62,6 @@ class EventLog {
   constructor(readonly input: EventLogInput) {
     this.events = [];
     this.health = input.health ?? 'ok';
-    this.ended = input.ended ?? false;
     for (const e of input.events) this.append(e);
   }
 
@@ -98,7 +89,11 @@ class EventLog {
           };
     this.events.push(logged);
     this.events.sort((a, b) => a.sequence - b.sequence);
-    if (ENDS.has(logged.type)) this.ended = true;
+  }
+
+  /** Whether every transaction the log names has ended: then it waits out its retention and closes. */
+  get ended(): boolean {
+    return everyTransactionEnded(this.events);
   }
 
   /** The next event to deliver: the lowest pending sequence, so the endpoint receives them in order. */

@@ -119,6 +119,52 @@ export function stateMachineScenarios(ctx: ScenarioContext): Record<string, () =
       }
     },
 
+    // A referenceId used again once its first transaction ended: the ended log waits out its retention until the
+    // later transaction's first event opens it again; it then waits for that transaction's end, with no retention.
+    async 'event-log-reopened'() {
+      const endpoint = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(204).end());
+      });
+      await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+      const callbackUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/events`;
+      try {
+        return await onWorker(
+          { deps: { allowedUrls: [...(ctx.deps.allowedUrls ?? []), new URL(callbackUrl).origin] } },
+          async (taskQueue) => {
+            const base = ctx.input({ reconcileInterval: '1 second', callbackUrl });
+            // Two signers: the later transaction's first signature is an event of a transaction still running.
+            const second = { ...base.participants[0]!, email: 'second@example.com', firstName: 'Sue' };
+            const input = { ...base, participants: [...base.participants, second] };
+            const view = () => listEsignEvents(temporal, input.referenceId);
+            for (const [n, signFirstOnly] of [
+              [1, false],
+              [2, true],
+            ] as const) {
+              const { handle } = await startEsignTransaction(temporal, input, { taskQueue });
+              await eventually('awaiting signatures', () => phaseOf(handle, 'awaiting_signatures'));
+              const s = await handle.query(statusQuery);
+              const [first, ...rest] = s.participants;
+              await sandbox.controls.signAs(s.transactionId!, first!.id);
+              if (signFirstOnly) {
+                await eventually('the later transaction opened the log', async () => (await view()).events.length === 4);
+                if ((await view()).ended) throw new Error('the log says ended while a transaction it names runs');
+              }
+              for (const p of rest) await sandbox.controls.signAs(s.transactionId!, p.id);
+              await handle.result();
+              await eventually(`transaction ${n}'s events delivered`, async () => {
+                const v = await view();
+                return v.ended && v.events.every((e) => e.state === 'delivered');
+              });
+            }
+            return temporal.workflow.getHandle(eventLogIdFor(input.referenceId));
+          },
+        );
+      } finally {
+        endpoint.close();
+      }
+    },
+
     // A replace in flight when a cancel comes: the withdraw waits for it, then takes the transaction back.
     async 'replace-then-cancel'() {
       const replace = gate();

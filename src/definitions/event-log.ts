@@ -55,7 +55,10 @@ export interface EventLogView {
   /** The callback URL's origin (its path may hold a token, so it is not shown). */
   endpoint: string;
   health: EndpointHealth;
-  /** Whether the transaction has ended (its outcome event is in the log). */
+  /**
+   * Whether every transaction the log names has ended (each has its outcome event in the log): a referenceId used
+   * again for a later transaction opens the log again until that one ends.
+   */
   ended: boolean;
   events: LoggedEvent[];
 }
@@ -65,6 +68,7 @@ export interface EventLogInput {
   callbackUrl: string;
   /** Events in sequence order; a run continued as new, or restarted for a redelivery, carries the whole log. */
   events: (LoggedEvent | (IntegratorEvent & { sequence: number }))[];
+  /** What the log said when this input was written; the log itself reads it from `events`. */
   ended?: boolean;
   health?: EndpointHealth;
   /** How long the log stays after the transaction ended and every event settled (default 30 days). */
