@@ -48,9 +48,13 @@ import { eventually } from '../test/support/eventually.js';
 const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string };
 const outDir = fileURLToPath(new URL(`../test/replay/histories/${version}/`, import.meta.url));
 
+/** The dev server is a process of its own: a failed scenario must not leave it running after this one exits. */
+let stopServer: (() => Promise<void>) | undefined;
+
 async function main(): Promise<void> {
   const { cli } = await ensureTemporalBinaries('cli');
   const env = await startDevServer({ cliPath: cli });
+  stopServer = () => env.teardown();
   const work = await mkdtemp(join(tmpdir(), 'esign-histories-'));
   const sandbox = await startSandbox(sandboxConfig({ dataDir: join(work, 'sandbox') }));
   const client = new EsignClient({ baseUrl: sandbox.url, token: await sandbox.issueToken() });
@@ -583,7 +587,8 @@ function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise
   };
 }
 
-main().catch((err: unknown) => {
+main().catch(async (err: unknown) => {
   console.error(err);
+  await stopServer?.().catch(() => undefined);
   process.exit(1);
 });
