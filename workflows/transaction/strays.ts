@@ -1,7 +1,7 @@
 /**
  * Completions this run does not archive itself. One that came after its outcome
  * (not completed) was set goes to the late completion with what this run
- * leaves. And completions that reached this run but name another provider transaction. The
+ * leaves. So do those that reached this run naming another provider transaction: the
  * bridge routes a webhook to `esign-<referenceId>` by the provider's record, so
  * when a referenceId is used again, a late completion of the earlier transaction
  * reaches the later run. It is not this run's to archive, and it must not be
@@ -52,7 +52,6 @@ export async function handOnStrays(tx: SigningTransaction, steps: Steps): Promis
 
 /** After the outcome is set: until nothing is left, as a completion can come while a stray is handed on. */
 export async function handOnAfterEnd(tx: SigningTransaction, steps: Steps, outcome: EsignTransactionResult): Promise<void> {
-  const input = tx.input!;
   for (let lateStarted = false; ;) {
     if (tx.completedAfterEnd && !lateStarted) {
       // Arrived after this run's outcome was set: nothing signed may end without an archive.
@@ -60,9 +59,7 @@ export async function handOnAfterEnd(tx: SigningTransaction, steps: Steps, outco
       await step(PROVIDER, 'Start the archiving of a completion after this end').startLateCompletion({
         transactionId: tx.created!.transactionId,
         ownerOutcome: outcome.status,
-        ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
-        ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
-        ...(outcome.originals ? { originals: outcome.originals } : {}),
+        ...leftBehind(tx, outcome),
       });
       continue;
     }
@@ -78,13 +75,20 @@ export async function handOnAfterEnd(tx: SigningTransaction, steps: Steps, outco
  */
 export async function tellInbox(tx: SigningTransaction, outcome: EsignTransactionResult): Promise<void> {
   if (!tx.created || !tx.registeredWithInbox) return;
-  const input = tx.input!;
   await getExternalWorkflowHandle(inboxIdFor(tx.created.transactionId))
     .signal(inboxOwnerFinishedSignal, {
       outcome: outcome.status,
-      ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
-      ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
-      ...(outcome.originals ? { originals: outcome.originals } : {}),
+      ...leftBehind(tx, outcome),
     })
     .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
+}
+
+/** What a late archive needs from this run: its archive prefix, callback and uploads' hashes. */
+function leftBehind(tx: SigningTransaction, outcome: EsignTransactionResult) {
+  const input = tx.input!;
+  return {
+    ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+    ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+    ...(outcome.originals ? { originals: outcome.originals } : {}),
+  };
 }
