@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ArchiveEvidence } from './evidence.js';
@@ -219,11 +219,16 @@ export class LocalArchiveStore implements ArchiveStore {
         if (err.code !== 'EXDEV') throw err;
         await copyFile(zipPath, join(staging, 'completed.zip'));
       });
-      await writeFile(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+      // On the disk before it is published: once the activity says archived, a crash or a power cut must not
+      // leave a published archive with a ZIP the page cache never wrote.
+      await syncFile(join(staging, 'completed.zip'));
+      await writeDurably(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+      await syncDir(staging);
       const final = this.#dir(key);
       await mkdir(join(final, '..'), { recursive: true });
       try {
         await rename(staging, final);
+        await syncDir(dirname(final));
       } catch (err) {
         // Another attempt published first: keep theirs.
         const code = (err as NodeJS.ErrnoException).code;
@@ -318,6 +323,16 @@ async function writeDurably(path: string, data: string | Buffer): Promise<void> 
   const handle = await open(path, 'w');
   try {
     await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Flushes a file written as a stream to the disk. */
+async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
     await handle.sync();
   } finally {
     await handle.close();
