@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { whileHeartbeating } from './support/heartbeat.js';
 import type { ArchiveManifest, ArchiveStore, EvidenceRenewal } from '../src/archive/store.js';
-import { verifyZip } from '../src/archive/zip-verify.js';
+import { holdWhole, verifyZip } from '../src/archive/zip-verify.js';
 import type { ArchivePage, ArchiveUpkeepOutcome, RenewArchiveInput } from '../src/definitions/evidence-upkeep.js';
 import { renewalVerdict, renewEvidence, RenewalRefused, type RenewalPolicy, type RenewalSources } from '../src/evidence/renewal.js';
 import { FailureType } from '../src/failures.js';
@@ -193,8 +193,7 @@ async function currentVersions(
   try {
     await writeFile(scratch, zip);
     await verifyZip(scratch, undefined, {
-      wants: (name) => fromZip.includes(name),
-      inspect: async (entry, content) => void versions.set(entry.name, content),
+      open: (name) => (fromZip.includes(name) ? holdWhole(async (entry, content) => void versions.set(entry.name, content)) : undefined),
     });
   } finally {
     await rm(scratch, { force: true });

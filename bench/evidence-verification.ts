@@ -19,7 +19,7 @@ import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
 import type { ArchiveResult } from '../src/definitions/transaction.js';
-import { bulkyPdf } from './bulky-pdf.js';
+import { bulkyPdf } from '../test/support/bulky-pdf.js';
 import { pendingTransaction } from './stack.js';
 import { forgeCompletedZip, sha256 } from '../test/support/evidence.js';
 import { readZipEntries } from '../test/support/zip.js';

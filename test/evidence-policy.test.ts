@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { evidenceCheck, type ArchiveEvidence, type EvidencePolicy, type ExpectedDocument } from '../src/archive/evidence.js';
 import { verifyZip } from '../src/archive/zip-verify.js';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
+import type { StreamedPdfOptions } from '../src/evidence/pdf-stream.js';
 import { sealPdf } from '../src/evidence/pades-sign.js';
 import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../src/evidence/pki.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
@@ -43,16 +44,29 @@ const docs = (change: (d: ForgedDocument[]) => void = () => undefined): ForgedDo
   return d;
 };
 
-/** The archive's verdict on a ZIP: what the manifest would record, or why it is refused. */
+/**
+ * The archive's verdict on a ZIP: what the manifest would record, or why it is refused. Each ZIP is judged twice,
+ * with every PDF held whole and with the one pass a large file gets (small windows, so these small files take the
+ * large file's path: spans hashed as they stream past, the sealed revision read from its cross-reference table);
+ * the two verdicts must be the same.
+ */
 async function judge(zip: Buffer, p: EvidencePolicy, expect_ = expected()): Promise<{ evidence: ArchiveEvidence } | { refused: string }> {
   const file = join(await mkdtemp(join(tmpdir(), 'esign-policy-')), 'completed.zip');
   await writeFile(file, zip);
-  const check = evidenceCheck(expect_, p);
-  try {
-    return { evidence: check.conclude(await verifyZip(file, undefined, check.inspector)) };
-  } catch (err) {
-    return { refused: (err as Error).message };
-  }
+  const now = new Date();
+  const verdict = async (pass: StreamedPdfOptions) => {
+    const check = evidenceCheck(expect_, p, () => now, pass);
+    try {
+      return { evidence: check.conclude(await verifyZip(file, undefined, check.inspector)) };
+    } catch (err) {
+      return { refused: (err as Error).message };
+    }
+  };
+  const whole = await verdict({});
+  expect(await verdict({ holdWhole: 0, head: 20 * 1024, tail: 48 * 1024 }), 'the one-pass check judges as the whole-file check').toEqual(
+    whole,
+  );
+  return whole;
 }
 const refusal = (v: Awaited<ReturnType<typeof judge>>) => ('refused' in v ? v.refused : 'accepted');
 const accepted = (v: Awaited<ReturnType<typeof judge>>) => {

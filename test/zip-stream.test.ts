@@ -8,7 +8,7 @@ import { crc32 } from 'node:zlib';
 import { ZipFile } from 'yazl';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StreamingZipVerifier, type StreamVerdict } from '../src/archive/zip-stream.js';
-import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type EntryInspector } from '../src/archive/zip-verify.js';
+import { DEFAULT_ZIP_LIMITS, holdWhole, UnsafeZipError, verifyZip, type EntryInspector } from '../src/archive/zip-verify.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { renameZipEntry, writeZip, type ZipEntrySpec } from './support/zip.js';
 
@@ -82,10 +82,12 @@ describe('StreamingZipVerifier', () => {
     ]);
     const shown: [string, Buffer][] = [];
     const inspector: EntryInspector = {
-      wants: (name) => name === 'decoy.pdf',
-      inspect: async (entry, content) => {
-        shown.push([entry.name, Buffer.from(content)]);
-      },
+      open: (name) =>
+        name === 'decoy.pdf'
+          ? holdWhole(async (entry, content) => {
+              shown.push([entry.name, Buffer.from(content)]);
+            })
+          : undefined,
     };
     await streamVerify(path, 7, inspector);
     expect(shown).toEqual([['decoy.pdf', decoy]]);

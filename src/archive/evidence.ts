@@ -6,7 +6,9 @@ import { checkPdfSignature, type PdfSignatureCheck } from '../evidence/pades-ver
 import type { ArchiveEvidence, SignatureEvidence, SignaturePolicy } from '../evidence/report.js';
 import { summarize, type CertificateSummary } from '../evidence/pki.js';
 import type { Certificate } from 'pkijs';
-import type { EntryInspector, VerifiedEntry } from './zip-verify.js';
+import type { PdfBytes } from '../evidence/pdf-bytes.js';
+import { StreamedPdf, type StreamedPdfOptions } from '../evidence/pdf-stream.js';
+import { holdWhole, type EntryInspector, type VerifiedEntry } from './zip-verify.js';
 
 export type { ArchiveEvidence, DocumentEvidence, SignatureEvidence, SignaturePolicy, ValidationReport } from '../evidence/report.js';
 
@@ -34,7 +36,8 @@ export interface ExpectedDocument {
 /**
  * Checks the evidence of a completed ZIP while it is read (one entry at a
  * time): every entry's seal, the audit trail, and that each signed document
- * is the one we uploaded. `inspector` goes to verifyZip; `conclude` runs
+ * is the one we uploaded (`pdfPass`: how much of a PDF that pass holds; the defaults
+ * suit production, tests lower them). `inspector` goes to verifyZip; `conclude` runs
  * after the pass and returns what the manifest records, or throws
  * EvidenceRejected.
  *
@@ -53,14 +56,15 @@ export function evidenceCheck(
   expected: readonly ExpectedDocument[],
   policy: EvidencePolicy,
   now: () => Date = () => new Date(),
+  pdfPass: StreamedPdfOptions = {},
 ): { inspector: EntryInspector; conclude(entries: readonly VerifiedEntry[]): ArchiveEvidence } {
   const signatures = new Map<string, SignatureEvidence>();
   let trail: AuditTrail | undefined;
   /** SHA-256 of the audit trail embedded in the certificate of completion: null when it embeds none. */
   let sealedTrail: { sha256: string } | null | undefined;
 
-  const inspect = async (entry: VerifiedEntry, content: Buffer): Promise<void> => {
-    if (entry.name === AUDIT_TRAIL_ENTRY) {
+  const readTrail = async (_entry: VerifiedEntry, content: Buffer): Promise<void> => {
+    {
       let json: unknown;
       try {
         json = JSON.parse(content.toString('utf8'));
@@ -70,29 +74,44 @@ export function evidenceCheck(
       const parsed = AuditTrail.safeParse(json);
       if (!parsed.success) throw new EvidenceRejected(`${AUDIT_TRAIL_ENTRY} is not an audit trail: ${parsed.error.issues[0]?.message}`);
       trail = parsed.data;
-      return;
     }
-    if (!content.subarray(0, 5).equals(PDF_MAGIC)) {
+  };
+  /** Checks an entry's seal; false when it is no PDF. */
+  const seal = async (entry: VerifiedEntry, pdf: Buffer | PdfBytes): Promise<boolean> => {
+    if (!(Buffer.isBuffer(pdf) ? pdf.subarray(0, 5) : pdf.slice(0, 5))?.equals(PDF_MAGIC)) {
       // Another JSON entry than the audit trail: nothing to seal-check, and no document can be it.
       signatures.set(entry.name, { ...notChecked(), result: 'invalid', problems: ['not a PDF'] });
-      return;
+      return false;
     }
-    const check = await checkPdfSignature(content, policy.trustAnchors, now());
+    const check = await checkPdfSignature(pdf, policy.trustAnchors, now());
     const evidence = toEvidence(check);
     if (evidence.result === 'invalid' && policy.signatures === 'require') {
       throw new EvidenceRejected(`"${entry.name}": ${check.problems.join('; ')}`);
     }
     signatures.set(entry.name, evidence);
-    if (entry.name === COMPLETION_CERTIFICATE_ENTRY) {
-      const embedded = await embeddedFile(content, AUDIT_TRAIL_ENTRY).catch(() => null);
-      sealedTrail = embedded ? { sha256: createHash('sha256').update(embedded).digest('hex') } : null;
-    }
+    return true;
+  };
+  const readCertificate = async (entry: VerifiedEntry, content: Buffer): Promise<void> => {
+    if (!(await seal(entry, content))) return;
+    const embedded = await embeddedFile(content, AUDIT_TRAIL_ENTRY).catch(() => null);
+    sealedTrail = embedded ? { sha256: createHash('sha256').update(embedded).digest('hex') } : null;
   };
   // With signatures off, only the audit trail is read into memory; the rest streams past. Otherwise every entry
-  // is read, whatever its name: a document renamed "Contract" is a document all the same.
+  // is read, whatever its name: a document renamed "Contract" is a document all the same. The audit trail and
+  // the certificate of completion (whose embedded trail pdf-lib reads) are held whole; every other entry goes
+  // through one pass that keeps what its seal check needs and, for a large file, only that.
   const inspector: EntryInspector = {
-    wants: (name) => name === AUDIT_TRAIL_ENTRY || policy.signatures !== 'off',
-    inspect,
+    open: (name) => {
+      if (name === AUDIT_TRAIL_ENTRY) return holdWhole(readTrail);
+      if (policy.signatures === 'off') return undefined;
+      if (name === COMPLETION_CERTIFICATE_ENTRY) return holdWhole(readCertificate);
+      const pass = new StreamedPdf(pdfPass);
+      return {
+        update: (chunk) => pass.update(chunk),
+        sha256: () => pass.sha256(),
+        inspect: (entry) => seal(entry, pass.bytes()).then(() => undefined),
+      };
+    },
   };
   const require = policy.signatures === 'require';
 

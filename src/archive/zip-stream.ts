@@ -3,11 +3,11 @@ import { createInflateRaw, crc32, type InflateRaw } from 'node:zlib';
 import {
   contentProblem,
   directory,
-  MAX_INSPECTED_BYTES,
   nameProblem,
   openZip,
   UnsafeZipError,
   type EntryInspector,
+  type EntrySink,
   type VerifiedEntry,
   type ZipLimits,
 } from './zip-verify.js';
@@ -43,9 +43,10 @@ interface Current {
   compressedSeen: number;
   bytes: number;
   crc: number;
-  hash: Hash;
+  /** Hashes the entry, unless a sink does. */
+  hash: Hash | undefined;
   head: Buffer;
-  kept: Buffer[] | undefined;
+  sink: EntrySink | undefined;
   inflater: InflateRaw | undefined;
   inflated: Promise<void> | undefined;
 }
@@ -234,8 +235,8 @@ export class StreamingZipVerifier {
         throw new UnsafeZipError(`entry "${name}" expands ${Math.round(declaredSize / compressedSize)}x (compression bomb?)`);
       }
     }
-    const keep = this.inspector?.wants(name) === true;
-    if (keep && compressedSize !== undefined && declaredSize > MAX_INSPECTED_BYTES)
+    const sink = this.inspector?.open(name);
+    if (sink?.maxBytes !== undefined && compressedSize !== undefined && declaredSize > sink.maxBytes)
       throw new UnsafeZipError(`entry "${name}" is too large to verify`);
     const current: Current = {
       name,
@@ -247,9 +248,9 @@ export class StreamingZipVerifier {
       compressedSeen: 0,
       bytes: 0,
       crc: 0,
-      hash: createHash('sha256'),
+      hash: sink ? undefined : createHash('sha256'),
       head: Buffer.alloc(0),
-      kept: keep ? [] : undefined,
+      sink,
       inflater: undefined,
       inflated: undefined,
     };
@@ -278,17 +279,16 @@ export class StreamingZipVerifier {
     return length;
   }
 
-  /** The entry's uncompressed bytes: CRC-32, SHA-256, size, first bytes, and a copy for the inspector. */
+  /** The entry's uncompressed bytes: CRC-32, size, first bytes, and the SHA-256 (here or in the inspector's sink). */
   private content(entry: Current, bytes: Buffer): void {
     entry.crc = crc32(bytes, entry.crc);
-    entry.hash.update(bytes);
     if (entry.head.length < 5) entry.head = Buffer.concat([entry.head, bytes.subarray(0, 5 - entry.head.length)]);
     entry.bytes += bytes.length;
-    if (entry.kept) {
-      if (entry.bytes > MAX_INSPECTED_BYTES) throw new UnsafeZipError(`entry "${entry.name}" is too large to verify`);
-      // Copied: a stored entry's bytes are views into the HTTP client's chunks, whose reuse we do not control.
-      entry.kept.push(Buffer.from(bytes));
-    }
+    if (entry.sink) {
+      if (entry.sink.maxBytes !== undefined && entry.bytes > entry.sink.maxBytes)
+        throw new UnsafeZipError(`entry "${entry.name}" is too large to verify`);
+      entry.sink.update(bytes);
+    } else entry.hash!.update(bytes);
     if (entry.method === 8 && entry.bytes > entry.declaredSize) {
       throw new UnsafeZipError(`entry "${entry.name}" inflates past the ${entry.declaredSize} bytes its header says`);
     }
@@ -369,11 +369,12 @@ export class StreamingZipVerifier {
     if (entry.crc !== declaredCrc) throw new UnsafeZipError(`entry "${entry.name}" fails its CRC-32 check (corrupted in the ZIP)`);
     const wrong = contentProblem(entry.name, entry.head.toString('latin1'));
     if (wrong) throw new UnsafeZipError(wrong);
-    const verified = { name: entry.name, bytes: entry.bytes, sha256: entry.hash.digest('hex') };
-    if (entry.kept) {
-      const content = entry.kept.length === 1 ? entry.kept[0]! : Buffer.concat(entry.kept);
-      entry.kept = undefined;
-      await this.inspector!.inspect(verified, content).catch((err: unknown) => {
+    const sha256 = entry.sink ? entry.sink.sha256() : entry.hash!.digest('hex');
+    const verified = { name: entry.name, bytes: entry.bytes, sha256 };
+    if (entry.sink) {
+      const sink = entry.sink;
+      entry.sink = undefined;
+      await sink.inspect(verified).catch((err: unknown) => {
         this.inspectionFailure ??= err as Error;
       });
     }

@@ -24,16 +24,45 @@ export interface VerifiedEntry {
 
 /**
  * Looks at each entry's content during the same pass (signature checks, the
- * audit trail). Called one entry at a time, so only one entry is in memory.
+ * audit trail), one entry at a time: each entry it opens goes through a sink.
  */
 export interface EntryInspector {
-  /** Whether this entry's content is needed: only those are held in memory. */
-  wants(name: string): boolean;
-  inspect(entry: VerifiedEntry, content: Buffer): Promise<void>;
+  /** The sink this entry's content goes through, or undefined when it is not looked at. */
+  open(name: string): EntrySink | undefined;
 }
 
-/** An entry is buffered for the inspector only up to this size; a larger one is refused rather than risk the worker's memory. */
+/** Where an inspected entry's bytes go. The sink hashes them too, so the entry is not hashed twice. */
+export interface EntrySink {
+  /** An entry larger than this is refused before it is read, rather than risk the worker's memory. */
+  readonly maxBytes?: number;
+  update(bytes: Buffer): void;
+  /** The entry's SHA-256 (hex), once all its bytes are in. */
+  sha256(): string;
+  /** Looks at the entry once its size, CRC-32 and SHA-256 are verified. */
+  inspect(entry: VerifiedEntry): Promise<void>;
+}
+
+/** An entry is held whole for the inspector only up to this size; a larger one is refused rather than risk the worker's memory. */
 export const MAX_INSPECTED_BYTES = 512 * 1024 * 1024;
+
+/** A sink that holds the entry whole (the audit trail, the certificate of completion) and shows it to `inspect`. */
+export function holdWhole(inspect: (entry: VerifiedEntry, content: Buffer) => Promise<void>): EntrySink {
+  const chunks: Buffer[] = [];
+  const hash = createHash('sha256');
+  let bytes = 0;
+  return {
+    maxBytes: MAX_INSPECTED_BYTES,
+    update(chunk) {
+      bytes += chunk.length;
+      if (bytes > MAX_INSPECTED_BYTES) throw new UnsafeZipError(`an entry of over ${MAX_INSPECTED_BYTES} bytes is too large to verify`);
+      hash.update(chunk);
+      // Copied: a stored entry's bytes are views into the HTTP client's chunks, whose reuse we do not control.
+      chunks.push(Buffer.from(chunk));
+    },
+    sha256: () => hash.digest('hex'),
+    inspect: (entry) => inspect(entry, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)),
+  };
+}
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -54,11 +83,13 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
     const entries: VerifiedEntry[] = [];
     for (const entry of listed) {
       const name = entry.fileName;
-      const keep = inspect?.wants(name) === true;
-      if (keep && entry.uncompressedSize > MAX_INSPECTED_BYTES) throw new UnsafeZipError(`entry "${name}" is too large to verify`);
+      const sink = inspect?.open(name);
+      if (sink?.maxBytes !== undefined && entry.uncompressedSize > sink.maxBytes) {
+        throw new UnsafeZipError(`entry "${name}" is too large to verify`);
+      }
       let content;
       try {
-        content = await entryContent(zip, path, entry, keep);
+        content = await entryContent(zip, path, entry, sink);
       } catch (e) {
         throw new UnsafeZipError(`entry "${name}": ${(e as Error).message}`);
       }
@@ -70,7 +101,7 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
       // yauzl does not check CRC-32, and stored entries are read as raw byte ranges: this is the only check.
       if (content.crc !== entry.crc32) throw new UnsafeZipError(`entry "${name}" fails its CRC-32 check (corrupted in the ZIP)`);
       const verified = { name, bytes: content.bytes, sha256: content.sha256 };
-      if (keep && content.content) await inspect.inspect(verified, content.content);
+      if (sink) await sink.inspect(verified);
       entries.push(verified);
     }
     return entries;
@@ -141,8 +172,8 @@ export function directory(zip: yauzl.ZipFile, limits: ZipLimits): Promise<yauzl.
 }
 
 /**
- * Size, SHA-256, CRC-32 and first bytes of an entry's content (and the content
- * itself when asked). A stored (uncompressed) entry is read straight from its
+ * Size, SHA-256, CRC-32 and first bytes of an entry's content, which goes
+ * through `sink` when it is inspected (the sink hashes it). A stored (uncompressed) entry is read straight from its
  * byte range in 1 MiB chunks, about three times faster than yauzl's stream; a
  * compressed one is inflated by yauzl.
  */
@@ -150,13 +181,13 @@ async function entryContent(
   zip: yauzl.ZipFile,
   path: string,
   entry: yauzl.Entry,
-  keep: boolean,
-): Promise<{ bytes: number; sha256: string; crc: number; head: string; content: Buffer | undefined }> {
+  sink: EntrySink | undefined,
+): Promise<{ bytes: number; sha256: string; crc: number; head: string }> {
   let stream: NodeJS.ReadableStream;
   if (entry.compressionMethod === 0) {
     const { fileDataStart } = await zip.readLocalFileHeaderPromise(entry, { minimal: true });
     if (entry.compressedSize === 0) {
-      return { bytes: 0, sha256: createHash('sha256').digest('hex'), crc: 0, head: '', content: keep ? Buffer.alloc(0) : undefined };
+      return { bytes: 0, sha256: sink ? sink.sha256() : createHash('sha256').digest('hex'), crc: 0, head: '' };
     }
     stream = createReadStream(path, { start: fileDataStart, end: fileDataStart + entry.compressedSize - 1, highWaterMark: 2 ** 20 });
   } else {
@@ -164,18 +195,16 @@ async function entryContent(
       zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))),
     );
   }
-  const hash = createHash('sha256');
+  const hash = sink ? undefined : createHash('sha256');
   let crc = 0;
   let bytes = 0;
   let head = Buffer.alloc(0);
-  // Kept content is copied once into a buffer of the size the directory announced (checked against the bytes read).
-  const content = keep ? Buffer.allocUnsafe(entry.uncompressedSize) : undefined;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     if (head.length < 5) head = Buffer.concat([head, chunk.subarray(0, 5 - head.length)]);
-    hash.update(chunk);
+    if (sink) sink.update(chunk);
+    else hash!.update(chunk);
     crc = crc32(chunk, crc);
-    if (content && bytes + chunk.length <= content.length) chunk.copy(content, bytes);
     bytes += chunk.length;
   }
-  return { bytes, sha256: hash.digest('hex'), crc, head: head.toString('latin1'), content };
+  return { bytes, sha256: sink ? sink.sha256() : hash!.digest('hex'), crc, head: head.toString('latin1') };
 }

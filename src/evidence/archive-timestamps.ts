@@ -3,6 +3,7 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { chainExpiry, OID, outsideValidity, verifyCms } from './cms.js';
 import type { LongTermData } from './long-term.js';
+import type { PdfBytes } from './pdf-bytes.js';
 import { summarize, type CertificateSummary } from './pki.js';
 
 /** What the long-term part of a PAdES signature holds: its document time-stamps' times, and why not, if not. */
@@ -32,7 +33,7 @@ export interface LongTermCheck {
  * throws on hostile input.
  */
 export async function checkLongTerm(
-  pdf: Buffer,
+  pdf: PdfBytes,
   data: LongTermData,
   sealEnd: number,
   anchors: readonly pkijs.Certificate[],
@@ -47,7 +48,8 @@ export async function checkLongTerm(
   for (const [i, ts] of data.documentTimestamps.entries()) {
     const label = `document time-stamp ${i + 1}`;
     const [a, b, c, d] = ts.byteRange;
-    if (a !== 0 || b <= sealEnd || c <= b || c + d > pdf.length || pdf[b] !== 0x3c || pdf[c - 1] !== 0x3e) {
+    const byteAt = (i: number) => pdf.slice(i, i + 1)?.[0];
+    if (a !== 0 || b <= sealEnd || c <= b || c + d > pdf.length || byteAt(b) !== 0x3c || byteAt(c - 1) !== 0x3e) {
       problems.push(`${label}: its /ByteRange [${a} ${b} ${c} ${d}] does not frame its /Contents after the seal`);
       continue;
     }
@@ -57,9 +59,15 @@ export async function checkLongTerm(
       continue;
     }
     const { token, info } = parsed;
-    // pkijs checks a token's imprint against the stamped bytes themselves, so they are joined once.
-    const stamped = Buffer.concat([pdf.subarray(0, b), pdf.subarray(c, c + d)]);
-    const digest = createHash('sha256').update(stamped).digest();
+    // The stamped bytes are never joined: their digest comes from the pass that read the file (or views of it).
+    const stamped = pdf.span(b, c, d);
+    let digest: Buffer;
+    try {
+      digest = stamped('SHA-256');
+    } catch (err) {
+      problems.push(`${label} cannot be checked: ${(err as Error).message}`);
+      continue;
+    }
     const imprint = info.messageImprint;
     if (imprint.hashAlgorithm.algorithmId !== OID.sha256 || !Buffer.from(imprint.hashedMessage.valueBlock.valueHexView).equals(digest)) {
       problems.push(`${label} is for other bytes than the ones its /ByteRange names`);
@@ -120,14 +128,74 @@ function readToken(der: Buffer): { token: pkijs.SignedData; info: pkijs.TSTInfo 
   }
 }
 
+/**
+ * OCSP responses and CRLs an anchor was found to sign, by the SHA-256 of their DER and of that anchor (its signed
+ * part as read and its DER), with the span of time the verdict may be reused in. Safe: the verdict depends on
+ * those exact bytes and that anchor alone, except that pkijs validates an OCSP responder's chain at the wall clock
+ * (`new Date()`, not the time of checking): an OCSP verdict is reused only while every certificate the response
+ * carries and the anchor are within their dates, when that date check passes whatever the time (the chain it
+ * builds, from those certificates, does not depend on the time). A CRL's check looks at no date. Only verdicts that
+ * held are kept (a failure may be an error of the moment, and is checked again); bounded, the oldest out first.
+ */
+const SIGNED = new Map<string, { from: number; until: number }>();
+const SIGNED_MAX = 1_000;
+const ANCHOR_ID = new WeakMap<pkijs.Certificate, string>();
+
+/** The key of a verdict by `anchor`; undefined (nothing remembered) for an anchor that cannot be encoded. */
+function signedKey(kind: 'ocsp' | 'crl', digest: string, anchor: pkijs.Certificate): string | undefined {
+  let id = ANCHOR_ID.get(anchor);
+  if (!id) {
+    try {
+      if (!anchor.tbsView.byteLength) return undefined;
+      id = createHash('sha256')
+        .update(anchor.tbsView)
+        .update(Buffer.from(anchor.toSchema().toBER(false)))
+        .digest('hex');
+    } catch {
+      return undefined;
+    }
+    ANCHOR_ID.set(anchor, id);
+  }
+  return `${kind}:${digest}:${id}`;
+}
+
+function signedBefore(kind: 'ocsp' | 'crl', digest: string, anchors: readonly pkijs.Certificate[]): boolean {
+  const now = Date.now();
+  return anchors.some((anchor) => {
+    const key = signedKey(kind, digest, anchor);
+    const known = key === undefined ? undefined : SIGNED.get(key);
+    return known !== undefined && known.from <= now && now <= known.until;
+  });
+}
+
+function rememberSigned(key: string | undefined, certs: readonly pkijs.Certificate[]): void {
+  if (key === undefined) return;
+  const from = Math.max(-Infinity, ...certs.map((c) => c.notBefore.value.getTime()));
+  const until = Math.min(Infinity, ...certs.map((c) => c.notAfter.value.getTime()));
+  SIGNED.set(key, { from, until });
+  if (SIGNED.size > SIGNED_MAX) SIGNED.delete(SIGNED.keys().next().value!);
+}
+
 async function ocspSigned(der: Buffer, anchors: readonly pkijs.Certificate[]): Promise<boolean> {
   try {
+    const digest = createHash('sha256').update(der).digest('hex');
+    if (signedBefore('ocsp', digest, anchors)) return true;
     const response = pkijs.OCSPResponse.fromBER(der);
     if (!response.responseBytes) return false;
-    const basic = pkijs.BasicOCSPResponse.fromBER(response.responseBytes.response.valueBlock.valueHexView);
+    // asn1js already parsed the BasicOCSPResponse inside the OCTET STRING when it is exactly its content, as
+    // parsing those bytes again would: that tree is used, else the bytes are parsed as before.
+    const octets = response.responseBytes.response;
+    const inner = octets.idBlock.isConstructed ? undefined : octets.valueBlock.value;
+    const basic =
+      inner?.length === 1
+        ? new pkijs.BasicOCSPResponse({ schema: inner[0] })
+        : pkijs.BasicOCSPResponse.fromBER(octets.valueBlock.valueHexView);
     // Signed by the CA itself (responder by name, the CA's key): any anchor whose key verifies it.
     for (const anchor of anchors) {
-      if (await basic.verify({ trustedCerts: [anchor] }).catch(() => false)) return true;
+      if (await basic.verify({ trustedCerts: [anchor] }).catch(() => false)) {
+        rememberSigned(signedKey('ocsp', digest, anchor), [...(basic.certs ?? []), anchor]);
+        return true;
+      }
     }
     return false;
   } catch {
@@ -137,9 +205,14 @@ async function ocspSigned(der: Buffer, anchors: readonly pkijs.Certificate[]): P
 
 async function crlSigned(der: Buffer, anchors: readonly pkijs.Certificate[]): Promise<boolean> {
   try {
+    const digest = createHash('sha256').update(der).digest('hex');
+    if (signedBefore('crl', digest, anchors)) return true;
     const crl = pkijs.CertificateRevocationList.fromBER(der);
     for (const anchor of anchors) {
-      if (await crl.verify({ issuerCertificate: anchor }).catch(() => false)) return true;
+      if (await crl.verify({ issuerCertificate: anchor }).catch(() => false)) {
+        rememberSigned(signedKey('crl', digest, anchor), []);
+        return true;
+      }
     }
     return false;
   } catch {

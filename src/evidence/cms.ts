@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, webcrypto } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import type { Digester } from './pdf-bytes.js';
 import { certificateDer, type SigningIdentity } from './pki.js';
 
 export const OID = {
@@ -102,30 +103,40 @@ export interface CmsVerification {
 
 /**
  * Verifies signer 0 of `signedData` over `data` (the detached content, or
- * the data a time-stamp token stamps). One pass with the chain: a valid,
- * trusted signature (the usual case) is hashed and checked once. Only a
- * failure is checked again without the chain, to tell a broken signature
- * from an untrusted signer. Never throws.
+ * the data a time-stamp token stamps), given as bytes or as a Digester that
+ * knows their digest (a large file's span, hashed as it streamed past). One
+ * pass with the chain: a valid, trusted signature (the usual case) is hashed
+ * and checked once. Only a failure is checked again without the chain, to
+ * tell a broken signature from an untrusted signer. Never throws.
  */
 export async function verifyCms(
   signedData: pkijs.SignedData,
-  data: Uint8Array,
+  data: Uint8Array | Digester,
   trustAnchors: readonly pkijs.Certificate[],
   at: Date,
 ): Promise<CmsVerification> {
   // pkijs wants an ArrayBuffer holding exactly the data: a view into a larger buffer is copied out.
   // (A copy through the Uint8Array constructor: Buffer#slice is a view, whose .buffer is the whole pool.)
-  const buffer = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data.buffer : new Uint8Array(data).buffer;
+  // A Digester stands behind a one-byte placeholder that the engine below answers for.
+  const buffer =
+    typeof data === 'function'
+      ? knownDigest(data)
+      : data.byteOffset === 0 && data.byteLength === data.buffer.byteLength
+        ? data.buffer
+        : new Uint8Array(data).buffer;
   const attempt = async (anchors: readonly pkijs.Certificate[]): Promise<Partial<pkijs.SignedDataVerifyResult>> => {
     try {
-      return await signedData.verify({
-        signer: 0,
-        data: buffer as ArrayBuffer,
-        trustedCerts: [...anchors],
-        checkChain: anchors.length > 0,
-        checkDate: at,
-        extendedMode: true,
-      });
+      return await signedData.verify(
+        {
+          signer: 0,
+          data: buffer as ArrayBuffer,
+          trustedCerts: [...anchors],
+          checkChain: anchors.length > 0,
+          checkDate: at,
+          extendedMode: true,
+        },
+        DIGESTS,
+      );
     } catch (err) {
       return { ...(err as Partial<pkijs.SignedDataVerifyResult>), message: (err as Error).message };
     }
@@ -154,6 +165,32 @@ export async function verifyCms(
     message: (signatureValid ? chained?.message : alone.message) ?? 'no reason given',
   };
 }
+
+/** Placeholders for data whose digest is known, each with its Digester. */
+const KNOWN = new WeakMap<ArrayBufferLike, Digester>();
+
+function knownDigest(digester: Digester): ArrayBuffer {
+  const placeholder = new ArrayBuffer(1);
+  KNOWN.set(placeholder, digester);
+  return placeholder;
+}
+
+/**
+ * pkijs's engine, but a digest of a placeholder comes from its Digester: pkijs hashes the data it verifies
+ * itself, and takes the engine to use as an argument. Anything else (the signed attributes, certificates,
+ * time-stamp contents) is hashed as before. A Digester that cannot give the digest throws, and the
+ * verification fails with its reason.
+ */
+class KnownDigestEngine extends pkijs.CryptoEngine {
+  override async digest(...[algorithm, data]: Parameters<pkijs.CryptoEngine['digest']>): Promise<ArrayBuffer> {
+    const digester = KNOWN.get(ArrayBuffer.isView(data) ? data.buffer : (data as ArrayBuffer));
+    if (!digester) return super.digest(algorithm, data);
+    const named = algorithm as string | { name: string };
+    const digest = digester(typeof named === 'string' ? named : named.name);
+    return new Uint8Array(digest).buffer;
+  }
+}
+const DIGESTS = new KnownDigestEngine({ name: 'known-digests', crypto: webcrypto as never });
 
 /**
  * Signer certificates that chained to a trust anchor, by the SHA-256 of the certificate and of that anchor. A

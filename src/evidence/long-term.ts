@@ -1,6 +1,7 @@
 import { inflateSync } from 'node:zlib';
 import { PDFDict, PDFDocument, PDFName, PDFRef } from 'pdf-lib';
-import { readIncrements, type IncrementObject, type PdfValue } from './pdf-increments.js';
+import type { PdfBytes } from './pdf-bytes.js';
+import { readIncrements, readObject, readStartxref, readXrefTable, type IncrementObject, type PdfValue } from './pdf-increments.js';
 
 /** What the revisions after a seal add, when they add only what PAdES B-LT and B-LTA allow. */
 export interface LongTermData {
@@ -21,6 +22,15 @@ const norm = (text: string) =>
     .trim();
 const name = (v: PdfValue | undefined) => (v?.kind === 'name' ? v.text : undefined);
 
+/** What the checks need of the revision a seal covers: its catalog and form (as text), and which objects it holds. */
+interface SealedRevision {
+  root: number;
+  catalog: Map<string, string>;
+  /** The form's object number and entries, when the catalog names one by reference. */
+  acroForm: { num: number; entries: Map<string, string> | undefined } | undefined;
+  has(num: number, gen: number): boolean;
+}
+
 /**
  * Reads the revisions appended after a seal that ends at byte `sealEnd`:
  * they may only add validation data (/DSS, its streams) and document
@@ -28,17 +38,15 @@ const name = (v: PdfValue | undefined) => (v?.kind === 'name' ? v.text : undefin
  * and AcroForm only to point at them. Returns what they add, or throws with
  * the first change that is more than that.
  */
-export async function readLongTermData(pdf: Buffer, sealEnd: number): Promise<LongTermData> {
-  const increments = readIncrements(pdf, sealEnd);
-  const sealed = await PDFDocument.load(pdf.subarray(0, sealEnd), { updateMetadata: false, throwOnInvalidObject: true });
-  const root = sealed.context.trailerInfo.Root;
-  if (!(root instanceof PDFRef)) throw new Error('the sealed revision has no catalog');
-  const catalog = sealed.catalog;
-  const acroFormRef = catalog.get(PDFName.of('AcroForm'));
-  const acroForm = acroFormRef instanceof PDFRef ? sealed.context.lookup(acroFormRef, PDFDict) : undefined;
-  const textOf = (d: PDFDict) => new Map([...d.entries()].map(([k, v]) => [k.toString(), norm(v.toString())]));
-  const sealedCatalog = textOf(catalog);
-  const sealedAcroForm = acroForm ? textOf(acroForm) : undefined;
+export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<LongTermData> {
+  const rest = pdf.slice(sealEnd, pdf.length);
+  if (!rest) throw new Error(`the updates after the seal lie outside ${pdf.held}, all a check of a file this large reads`);
+  const increments = readIncrements(rest, 0, sealEnd);
+  const revision = pdf.whole ? await loadedRevision(pdf.whole.subarray(0, sealEnd)) : tableRevision(pdf, sealEnd);
+  const root = revision.root;
+  const acroFormNum = revision.acroForm?.num;
+  const sealedCatalog = revision.catalog;
+  const sealedAcroForm = revision.acroForm?.entries;
 
   const defined = new Map<number, IncrementObject>();
   const widgets: IncrementObject[] = [];
@@ -46,25 +54,24 @@ export async function readLongTermData(pdf: Buffer, sealEnd: number): Promise<Lo
   let lastCatalog: IncrementObject | undefined;
   for (const increment of increments) {
     const trailerRoot = increment.trailer.get('/Root');
-    if (trailerRoot?.kind !== 'ref' || trailerRoot.num !== root.objectNumber)
-      throw new Error('an update after the seal replaces the catalog');
+    if (trailerRoot?.kind !== 'ref' || trailerRoot.num !== root) throw new Error('an update after the seal replaces the catalog');
     if (increment.trailer.has('/Encrypt')) throw new Error('an update after the seal encrypts the document');
     for (const o of increment.objects) {
       const what = `object ${o.num}`;
       const dict = o.value.kind === 'dict' ? o.value.entries : undefined;
-      if (o.num === root.objectNumber) {
+      if (o.num === root) {
         if (!dict) throw new Error('an update after the seal replaces the catalog with a non-dictionary');
         for (const [k, v] of dict) {
           if (k === '/DSS' || k === '/AcroForm') {
             if (v.kind !== 'ref') throw new Error(`an update after the seal sets the catalog's ${k} to other than a reference`);
-            if (k === '/AcroForm' && acroFormRef instanceof PDFRef && v.num !== acroFormRef.objectNumber) {
+            if (k === '/AcroForm' && acroFormNum !== undefined && v.num !== acroFormNum) {
               throw new Error('an update after the seal replaces the form');
             }
           } else if (sealedCatalog.get(k) !== norm(v.text)) throw new Error(`an update after the seal changes the catalog's ${k}`);
         }
         for (const k of sealedCatalog.keys()) if (!dict.has(k)) throw new Error(`an update after the seal removes the catalog's ${k}`);
         lastCatalog = o;
-      } else if (acroFormRef instanceof PDFRef && o.num === acroFormRef.objectNumber && sealedAcroForm) {
+      } else if (o.num === acroFormNum && sealedAcroForm) {
         const fields = dict?.get('/Fields');
         if (!dict || fields?.kind !== 'array') throw new Error('an update after the seal rewrites the form');
         for (const [k, v] of dict) {
@@ -78,7 +85,7 @@ export async function readLongTermData(pdf: Buffer, sealEnd: number): Promise<Lo
           if (added.kind !== 'ref') throw new Error('an update after the seal adds a form field that is not a reference');
           widgets.push({ num: added.num, gen: added.gen, value: added });
         }
-      } else if (sealed.context.lookup(PDFRef.of(o.num, o.gen)) !== undefined) {
+      } else if (revision.has(o.num, o.gen)) {
         throw new Error(`an update after the seal changes ${what}, which the seal covers`);
       } else if (o.stream) {
         if (!dict || [...dict.keys()].some((k) => !STREAM_KEYS.has(k)))
@@ -123,6 +130,87 @@ export async function readLongTermData(pdf: Buffer, sealEnd: number): Promise<Lo
     return { byteRange: nums as [number, number, number, number], token: Buffer.from(contents.slice(1, -1).replace(/\s+/g, ''), 'hex') };
   });
   return { documentTimestamps: documentTimestamps.sort((a, b) => a.byteRange[2] - b.byteRange[2]), dss: dssOf(lastCatalog, defined) };
+}
+
+/** The sealed revision as pdf-lib reads it, from the bytes the seal covers. */
+async function loadedRevision(sealedBytes: Buffer): Promise<SealedRevision> {
+  const sealed = await PDFDocument.load(sealedBytes, { updateMetadata: false, throwOnInvalidObject: true });
+  const root = sealed.context.trailerInfo.Root;
+  if (!(root instanceof PDFRef)) throw new Error('the sealed revision has no catalog');
+  const textOf = (d: PDFDict) => new Map([...d.entries()].map(([k, v]) => [k.toString(), norm(v.toString())]));
+  const acroFormRef = sealed.catalog.get(PDFName.of('AcroForm'));
+  const acroForm = acroFormRef instanceof PDFRef ? sealed.context.lookup(acroFormRef, PDFDict) : undefined;
+  return {
+    root: root.objectNumber,
+    catalog: textOf(sealed.catalog),
+    acroForm:
+      acroFormRef instanceof PDFRef ? { num: acroFormRef.objectNumber, entries: acroForm ? textOf(acroForm) : undefined } : undefined,
+    has: (num, gen) => sealed.context.lookup(PDFRef.of(num, gen)) !== undefined,
+  };
+}
+
+/**
+ * The sealed revision of a file too large to hold, from its cross-reference tables (newest first, following
+ * /Prev) and the catalog and form they point at, each of which must lie in the bytes held. A cross-reference
+ * stream, or a part outside what is held, is refused with its reason: the check then fails, never passes.
+ */
+function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
+  const outside = (what: string, at: number) =>
+    new Error(`the sealed revision's ${what} at byte ${at} lies outside ${pdf.held}, all a check of a file this large reads`);
+  const window = (what: string, at: number) => {
+    const w = pdf.windowAt(at);
+    if (!w) throw outside(what, at);
+    return w;
+  };
+  const startxref = pdf.lastIndexOf('startxref', sealEnd);
+  if (startxref === -1) throw new Error(`the sealed revision has no startxref in ${pdf.held}`);
+  const w = window('startxref', startxref);
+  let offset: number | undefined = readStartxref(w.buf, startxref - w.start, w.start);
+  const objects = new Map<number, { gen: number; offset: number; inUse: boolean }>();
+  let trailer: Map<string, PdfValue> | undefined;
+  const read = new Set<number>();
+  while (offset !== undefined) {
+    if (read.has(offset)) throw new Error(`the sealed revision's cross-reference tables loop at byte ${offset}`);
+    read.add(offset);
+    const x = window('cross-reference table', offset);
+    if (!x.buf.subarray(offset - x.start, offset - x.start + 4).equals(XREF)) {
+      throw new Error(
+        `the sealed revision's cross-reference at byte ${offset} is not a table (a cross-reference stream?), which a check of a file this large does not read`,
+      );
+    }
+    const table = readXrefTable(x.buf, offset - x.start, x.start);
+    for (const e of table.entries) if (!objects.has(e.num)) objects.set(e.num, e);
+    trailer ??= table.trailer;
+    const prev = table.trailer.get('/Prev');
+    offset = prev?.kind === 'number' && /^\d+$/.test(prev.text) ? Number(prev.text) : undefined;
+  }
+  const dict = (ref: PdfValue | undefined, what: string): { num: number; entries: Map<string, string> } => {
+    const e = ref?.kind === 'ref' ? objects.get(ref.num) : undefined;
+    if (!e?.inUse || ref?.kind !== 'ref' || e.gen !== ref.gen)
+      throw new Error(`the sealed revision's ${what} is not in its cross-reference`);
+    const o = window(what, e.offset);
+    const found = readObject(o.buf, e.offset - o.start, o.start);
+    if (found.num !== ref.num || found.value.kind !== 'dict')
+      throw new Error(`the sealed revision's ${what} at byte ${e.offset} is not a dictionary`);
+    return { num: ref.num, entries: new Map([...found.value.entries].map(([k, v]) => [k, norm(v.text)])) };
+  };
+  const root = trailer!.get('/Root');
+  const catalog = dict(root, 'catalog');
+  const formRef = findRef(catalog.entries.get('/AcroForm') ?? '');
+  return {
+    root: catalog.num,
+    catalog: catalog.entries,
+    acroForm: formRef ? dict(formRef, 'form') : undefined,
+    has: (num, gen) => objects.get(num)?.inUse === true && objects.get(num)!.gen === gen,
+  };
+}
+
+const XREF = Buffer.from('xref');
+
+/** A reference written as text ("12 0 R"), as a value. */
+function findRef(text: string): PdfValue | undefined {
+  const m = /^(\d+) (\d+) R$/.exec(text);
+  return m ? { kind: 'ref', num: Number(m[1]), gen: Number(m[2]), text } : undefined;
 }
 
 /** The validation data of the catalog's latest /DSS: each stream decoded. */

@@ -1,6 +1,7 @@
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { verifyCms } from './cms.js';
+import { wholePdf, type PdfBytes } from './pdf-bytes.js';
 import type { Indication, SubIndication } from './report.js';
 import { summarize, type CertificateSummary } from './pki.js';
 import { checkLongTerm } from './archive-timestamps.js';
@@ -58,9 +59,15 @@ const BYTE_RANGE = /\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g;
  * the ranges cover the whole file, and the signer's certificate chains to
  * one of `trustAnchors` at the time its time-stamp vouches for (at `at`, the
  * time of checking, when it has none that holds). Never throws on a hostile file: every
- * failure is a problem in the result.
+ * failure is a problem in the result. `input` is the file, or what one pass over a large file kept
+ * (src/evidence/pdf-stream.ts): a part it needs and that pass did not keep is a problem, never skipped.
  */
-export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkijs.Certificate[], at: Date): Promise<PdfSignatureCheck> {
+export async function checkPdfSignature(
+  input: Buffer | PdfBytes,
+  trustAnchors: readonly pkijs.Certificate[],
+  at: Date,
+): Promise<PdfSignatureCheck> {
+  const pdf = Buffer.isBuffer(input) ? wholePdf(input) : input;
   const result: PdfSignatureCheck = {
     signed: false,
     signatureValid: false,
@@ -79,15 +86,17 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     subIndication: null,
   };
   // Only the neighbourhood of the seal's /ByteRange is decoded as text: a large PDF is never copied into a string.
+  const text = (start: number, end: number) => pdf.slice(Math.max(0, start), Math.min(pdf.length, end))?.toString('latin1') ?? '';
   const rangeAt = sealRangeAt(pdf);
-  const last = rangeAt === -1 ? null : new RegExp(BYTE_RANGE.source).exec(pdf.subarray(rangeAt, rangeAt + 200).toString('latin1'));
+  const last = rangeAt === -1 ? null : new RegExp(BYTE_RANGE.source).exec(text(rangeAt, rangeAt + 200));
   if (!last) {
-    fail(result, 'the PDF is not signed', 'TOTAL_FAILED', 'FORMAT_FAILURE');
+    const problem = pdf.partial ? `no signature is found in ${pdf.held}, all a check of a file this large reads` : 'the PDF is not signed';
+    fail(result, problem, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
   result.signed = true;
   const [a, b, c, d] = last.slice(1, 5).map(Number) as [number, number, number, number];
-  if (a !== 0 || b <= 0 || c <= b || d < 0 || c + d > pdf.length || pdf[b] !== 0x3c || pdf[c - 1] !== 0x3e) {
+  if (a !== 0 || b <= 0 || c <= b || d < 0 || c + d > pdf.length || text(b, b + 1) !== '<' || text(c - 1, c) !== '>') {
     fail(result, `the signature's /ByteRange [${a} ${b} ${c} ${d}] does not frame its /Contents`, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
@@ -104,24 +113,19 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
     }
   }
   // The signature dictionary surrounds /ByteRange and /Contents: its other keys are read from just around them.
-  const before = pdf.subarray(Math.max(0, Math.min(rangeAt, b) - 4096), Math.min(rangeAt, b)).toString('latin1');
-  const after = pdf.subarray(c, Math.min(pdf.length, c + 4096)).toString('latin1');
-  const around = `${before}${pdf.subarray(rangeAt, rangeAt + 200).toString('latin1')}${after}`;
+  const before = text(Math.min(rangeAt, b) - 4096, Math.min(rangeAt, b));
+  const after = text(c, c + 4096);
+  const around = `${before}${text(rangeAt, rangeAt + 200)}${after}`;
   result.subFilter = /\/SubFilter\s*\/([A-Za-z0-9.]+)/.exec(around)?.[1] ?? null;
   result.signingTime = pdfDate(/\/M\s*\((D:[^)]*)\)/.exec(after)?.[1] ?? /\/M\s*\((D:[^)]*)\)/.exec(around)?.[1]);
 
-  const hex = pdf
-    .subarray(b + 1, c - 1)
-    .toString('latin1')
-    .replace(/\s+/g, '');
-  if (!/^[0-9a-fA-F]*$/.test(hex)) {
-    fail(result, 'the signature value is not a hexadecimal string', 'TOTAL_FAILED', 'FORMAT_FAILURE');
+  const value = pdf.slice(b + 1, c - 1);
+  const hex = value?.toString('latin1').replace(/\s+/g, '');
+  if (hex === undefined || !/^[0-9a-fA-F]*$/.test(hex)) {
+    const why = hex === undefined ? `lies outside ${pdf.held}, all a check of a file this large reads` : 'is not a hexadecimal string';
+    fail(result, `the signature value ${why}`, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
-  // One copy of the signed ranges, handed to pkijs as the ArrayBuffer it wants.
-  const signedBytes = new Uint8Array(b + d);
-  signedBytes.set(pdf.subarray(a, a + b), 0);
-  signedBytes.set(pdf.subarray(c, c + d), b);
   let signedData: pkijs.SignedData;
   try {
     const asn = asn1js.fromBER(Buffer.from(hex, 'hex'));
@@ -151,7 +155,7 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
   }
   result.validatedAt = validatedAt.toISOString();
 
-  const verified = await verifyCms(signedData, signedBytes, trustAnchors, validatedAt);
+  const verified = await verifyCms(signedData, pdf.span(b, c, d), trustAnchors, validatedAt);
   result.signatureValid = verified.signatureValid;
   if (verified.signer) result.signer = summarize(verified.signer);
   if (!verified.signatureValid) {
@@ -189,14 +193,14 @@ export async function checkPdfSignature(pdf: Buffer, trustAnchors: readonly pkij
 }
 
 /** Where the seal's /ByteRange is: the last signature's that is not a document time-stamp. */
-function sealRangeAt(pdf: Buffer): number {
-  let from = pdf.length;
+function sealRangeAt(pdf: PdfBytes): number {
+  let before = pdf.length;
   for (;;) {
-    const at = pdf.lastIndexOf('/ByteRange', from);
+    const at = pdf.lastIndexOf('/ByteRange', before);
     if (at <= 0) return at;
-    const head = pdf.subarray(Math.max(0, pdf.lastIndexOf('<<', at)), at).toString('latin1');
+    const head = pdf.slice(Math.max(0, pdf.lastIndexOf('<<', at)), at)?.toString('latin1') ?? '';
     if (!/\/DocTimeStamp|\/ETSI\.RFC3161/.test(head)) return at;
-    from = at - 1;
+    before = at;
   }
 }
 

@@ -32,11 +32,18 @@ export interface Increment {
 
 class Reader {
   pos: number;
+  /** `buf` holds the file from byte `base` on (a window of a large file): messages name bytes of the file. */
   constructor(
     readonly buf: Buffer,
     start: number,
+    readonly base = 0,
   ) {
     this.pos = start;
+  }
+
+  /** The file's byte at the reader's position, for a message. */
+  get at(): number {
+    return this.base + this.pos;
   }
 
   skipSpace(): void {
@@ -54,7 +61,7 @@ class Reader {
   expect(text: string): void {
     if (text.startsWith('%')) while (this.pos < this.buf.length && isSpace(this.buf[this.pos]!)) this.pos++;
     else this.skipSpace();
-    if (!this.peek(text)) throw new Error(`expected "${text}" at byte ${this.pos}`);
+    if (!this.peek(text)) throw new Error(`expected "${text}" at byte ${this.at}`);
     this.pos += text.length;
   }
 
@@ -62,7 +69,7 @@ class Reader {
     this.skipSpace();
     const start = this.pos;
     while (this.pos < this.buf.length && !isSpace(this.buf[this.pos]!) && !isDelimiter(this.buf[this.pos]!)) this.pos++;
-    if (this.pos === start) throw new Error(`unexpected byte at ${this.pos}`);
+    if (this.pos === start) throw new Error(`unexpected byte at ${this.at}`);
     return this.buf.subarray(start, this.pos).toString('latin1');
   }
 
@@ -81,7 +88,7 @@ class Reader {
           return { kind: 'dict', entries, text: text() };
         }
         const key = this.value(depth + 1);
-        if (key.kind !== 'name') throw new Error(`a dictionary key is not a name at byte ${this.pos}`);
+        if (key.kind !== 'name') throw new Error(`a dictionary key is not a name at byte ${this.at}`);
         if (entries.has(key.text)) throw new Error(`duplicate key ${key.text}`);
         entries.set(key.text, this.value(depth + 1));
       }
@@ -141,20 +148,86 @@ class Reader {
       return { kind: 'number', text: word };
     }
     if (word === 'true' || word === 'false' || word === 'null') return { kind: 'keyword', text: word };
-    throw new Error(`unexpected "${word.slice(0, 20)}" at byte ${start}`);
+    throw new Error(`unexpected "${word.slice(0, 20)}" at byte ${this.base + start}`);
   }
 }
 
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x00;
 const isDelimiter = (b: number) => '()<>[]{}/%'.includes(String.fromCharCode(b));
 
+/** One entry of a cross-reference table. */
+export interface XrefEntry {
+  num: number;
+  gen: number;
+  offset: number;
+  inUse: boolean;
+}
+
+/** A cross-reference table from its "xref" keyword, with its trailer: what it lists, and the trailer. */
+function readXref(r: Reader): { entries: XrefEntry[]; trailer: Map<string, PdfValue> } {
+  r.expect('xref');
+  const entries: XrefEntry[] = [];
+  // Subsections: "first count" then count 20-byte entries.
+  for (;;) {
+    r.skipSpace();
+    if (r.peek('trailer')) break;
+    const first = r.token();
+    const count = r.token();
+    if (!/^\d+$/.test(first) || !/^\d+$/.test(count)) throw new Error(`a malformed xref subsection at byte ${r.at}`);
+    for (let i = 0; i < Number(count); i++) {
+      r.skipSpace();
+      const entry = r.buf.subarray(r.pos, r.pos + 18).toString('latin1');
+      if (!/^\d{10} \d{5} [nf]$/.test(entry)) throw new Error(`a malformed xref entry at byte ${r.at}`);
+      entries.push({
+        num: Number(first) + i,
+        offset: Number(entry.slice(0, 10)),
+        gen: Number(entry.slice(11, 16)),
+        inUse: entry[17] === 'n',
+      });
+      r.pos += 18;
+    }
+  }
+  r.expect('trailer');
+  const trailer = r.value();
+  if (trailer.kind !== 'dict') throw new Error('the trailer is not a dictionary');
+  return { entries, trailer: trailer.entries };
+}
+
+/**
+ * The cross-reference table at byte `pos` of `buf` (which holds the file from byte `base` on): its entries and
+ * its trailer. A cross-reference stream is not read: the caller refuses what it cannot read.
+ */
+export function readXrefTable(buf: Buffer, pos: number, base = 0): { entries: XrefEntry[]; trailer: Map<string, PdfValue> } {
+  return readXref(new Reader(buf, pos, base));
+}
+
+/** The number after the "startxref" at byte `pos` of `buf` (which holds the file from byte `base` on). */
+export function readStartxref(buf: Buffer, pos: number, base = 0): number {
+  const r = new Reader(buf, pos, base);
+  r.expect('startxref');
+  const offset = r.token();
+  if (!/^\d+$/.test(offset)) throw new Error(`startxref at byte ${base + pos} names no offset`);
+  return Number(offset);
+}
+
+/** The indirect object defined at byte `pos` of `buf` (which holds the file from byte `base` on). */
+export function readObject(buf: Buffer, pos: number, base = 0): { num: number; gen: number; value: PdfValue } {
+  const r = new Reader(buf, pos, base);
+  const num = r.token();
+  const gen = r.token();
+  if (!/^\d+$/.test(num) || !/^\d+$/.test(gen)) throw new Error(`no object at byte ${base + pos}`);
+  r.expect('obj');
+  return { num: Number(num), gen: Number(gen), value: r.value() };
+}
+
 /**
  * Reads the incremental updates in `pdf` from byte `from` (where the sealed
  * revision ends) to its end: each a set of objects, an `xref` table and a
  * trailer, ending in `%%EOF`. Throws with the reason on anything else.
+ * `base`: where `pdf` starts in the file, when it holds only its end.
  */
-export function readIncrements(pdf: Buffer, from: number): Increment[] {
-  const r = new Reader(pdf, from);
+export function readIncrements(pdf: Buffer, from: number, base = 0): Increment[] {
+  const r = new Reader(pdf, from, base);
   const increments: Increment[] = [];
   r.skipSpace();
   while (r.pos < pdf.length) {
@@ -164,7 +237,7 @@ export function readIncrements(pdf: Buffer, from: number): Increment[] {
       if (r.peek('xref')) break;
       const num = r.token();
       const gen = r.token();
-      if (!/^\d+$/.test(num) || !/^\d+$/.test(gen)) throw new Error(`expected an object or an xref table at byte ${r.pos}`);
+      if (!/^\d+$/.test(num) || !/^\d+$/.test(gen)) throw new Error(`expected an object or an xref table at byte ${r.at}`);
       r.expect('obj');
       const value = r.value();
       let stream: Buffer | undefined;
@@ -185,28 +258,11 @@ export function readIncrements(pdf: Buffer, from: number): Increment[] {
       r.expect('endobj');
       objects.push({ num: Number(num), gen: Number(gen), value, ...(stream ? { stream } : {}) });
     }
-    r.expect('xref');
-    // Subsections: "first count" then count 20-byte entries.
-    for (;;) {
-      r.skipSpace();
-      if (r.peek('trailer')) break;
-      const first = r.token();
-      const count = r.token();
-      if (!/^\d+$/.test(first) || !/^\d+$/.test(count)) throw new Error(`a malformed xref subsection at byte ${r.pos}`);
-      for (let i = 0; i < Number(count); i++) {
-        r.skipSpace();
-        const entry = pdf.subarray(r.pos, r.pos + 18).toString('latin1');
-        if (!/^\d{10} \d{5} [nf]$/.test(entry)) throw new Error(`a malformed xref entry at byte ${r.pos}`);
-        r.pos += 18;
-      }
-    }
-    r.expect('trailer');
-    const trailer = r.value();
-    if (trailer.kind !== 'dict') throw new Error('the trailer is not a dictionary');
+    const { trailer } = readXref(r);
     r.expect('startxref');
     r.token();
     r.expect('%%EOF');
-    increments.push({ objects, trailer: trailer.entries });
+    increments.push({ objects, trailer });
     // After %%EOF: an end of line, then the next increment or the end of the file.
     while (r.pos < pdf.length && (pdf[r.pos] === 0x0d || pdf[r.pos] === 0x0a)) r.pos++;
   }

@@ -262,10 +262,41 @@ export function summarize(cert: pkijs.Certificate): CertificateSummary {
     subject: formatName(cert.subject),
     issuer: formatName(cert.issuer),
     serialNumber: Buffer.from(cert.serialNumber.valueBlock.valueHexView).toString('hex'),
-    sha256: createHash('sha256').update(certificateDer(cert)).digest('hex'),
+    sha256: derSha256(cert),
     notBefore: cert.notBefore.value.toISOString(),
     notAfter: cert.notAfter.value.toISOString(),
   };
+}
+
+/**
+ * The SHA-256 of certificateDer(cert), remembered by what that encoding is made of: the signed part as read
+ * (`tbsView`, which pkijs parses and encodes again), the signature algorithm's encoding and the signature value's.
+ * The same three give the same DER, so the digest is safe to reuse; it saves that parse and encoding of the few
+ * certificates (the seal's, the TSA's) every seal check summarizes. Bounded, the oldest out first.
+ */
+const DER_SHA256 = new Map<string, string>();
+const DER_SHA256_MAX = 1_000;
+
+function derSha256(cert: pkijs.Certificate): string {
+  const tbs = cert.tbsView;
+  // Without a signed part as read, certificateDer encodes no certificate of its own: nothing to remember.
+  if (!tbs.byteLength) return createHash('sha256').update(certificateDer(cert)).digest('hex');
+  const algorithm = Buffer.from(cert.signatureAlgorithm.toSchema().toBER(false));
+  const length = (n: number) => Buffer.from(`${n}:`);
+  const key = createHash('sha256')
+    .update(length(tbs.byteLength))
+    .update(tbs)
+    .update(length(algorithm.length))
+    .update(algorithm)
+    .update(Buffer.from(cert.signatureValue.toBER(false)))
+    .digest('hex');
+  let digest = DER_SHA256.get(key);
+  if (!digest) {
+    digest = createHash('sha256').update(certificateDer(cert)).digest('hex');
+    DER_SHA256.set(key, digest);
+    if (DER_SHA256.size > DER_SHA256_MAX) DER_SHA256.delete(DER_SHA256.keys().next().value!);
+  }
+  return digest;
 }
 
 /** RFC 5280 4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050 (a CA made today may well outlive 2049). */

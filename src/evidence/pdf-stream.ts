@@ -1,0 +1,235 @@
+import { createHash, type Hash } from 'node:crypto';
+import { wholePdf, type Digester, type PdfBytes } from './pdf-bytes.js';
+
+/** A file up to this size is held whole: its check reads it like any buffer. */
+export const HOLD_WHOLE_BYTES = 32 * 2 ** 20;
+/** Over it, the last bytes held: a seal's dictionary, everything appended after it, and the last cross-reference. */
+export const TAIL_BYTES = 8 * 2 ** 20;
+/** ... and the first: where a writer that saves whole (pdf-lib, most generators) puts the catalog. */
+export const HEAD_BYTES = 2 ** 20;
+/** More /ByteRange texts than a real file carries: past this many, spans are no longer followed. */
+const MAX_SPANS = 64;
+const BYTE_RANGE = Buffer.from('/ByteRange');
+const RANGE_TEXT = /^\/ByteRange\s*\[\s*(\d{1,15})\s+(\d{1,15})\s+(\d{1,15})\s+(\d{1,15})\s*\]/;
+/** Long enough for "/ByteRange [" and four 15-digit numbers with generous spacing. */
+const RANGE_TEXT_BYTES = 160;
+
+interface Span {
+  b: number;
+  c: number;
+  end: number;
+  /** The whole-file hash's state at b, fed again from c to `end`. */
+  hash: Hash | undefined;
+  digest: Buffer | undefined;
+}
+
+export interface StreamedPdfOptions {
+  holdWhole?: number;
+  tail?: number;
+  head?: number;
+}
+
+/**
+ * Reads a PDF once, as it streams past, and keeps what checking its seals
+ * needs: the file's SHA-256, and the SHA-256 of every span a /ByteRange in it
+ * names ([0, b) then [c, c + d)), computed in the same pass with no copy and
+ * no second read. One hash runs over the file, a tail window behind the
+ * bytes received; each /ByteRange is found when it arrives, which is before
+ * the hash reaches its b unless the dictionary writes it more than the tail
+ * window after its /Contents. At b the hash's state is copied; the copy skips
+ * the signature value and takes [c, c + d) with the main hash. A file up to
+ * `holdWhole` is also held whole; a larger one keeps only its head and tail,
+ * so memory stays flat whatever its size.
+ */
+export class StreamedPdf {
+  readonly #holdWhole: number;
+  readonly #tailBytes: number;
+  readonly #headBytes: number;
+  readonly #hash = createHash('sha256');
+  /** Chunks (copies) from `#keptFrom` on: every byte while held whole, else the tail window. */
+  #kept: Buffer[] = [];
+  #keptFrom = 0;
+  #head: Buffer | undefined;
+  #received = 0;
+  #hashedTo = 0;
+  /** The chunk of `#kept` the hash has reached, and where it starts in the file. */
+  #cursor = 0;
+  #cursorOffset = 0;
+  /** The last bytes of the previous chunk, for a /ByteRange split across two chunks. */
+  #carry = Buffer.alloc(0);
+  readonly #spans = new Map<string, Span>();
+  #missed: string | undefined;
+  #digest: string | undefined;
+
+  constructor(options: StreamedPdfOptions = {}) {
+    this.#holdWhole = options.holdWhole ?? HOLD_WHOLE_BYTES;
+    this.#tailBytes = options.tail ?? TAIL_BYTES;
+    this.#headBytes = options.head ?? HEAD_BYTES;
+  }
+
+  update(chunk: Buffer): void {
+    if (chunk.length === 0 || this.#digest !== undefined) return;
+    // Copied: a stored entry's bytes are views into the HTTP client's chunks, whose reuse we do not control.
+    this.#kept.push(Buffer.from(chunk));
+    this.#received += chunk.length;
+    this.#scan(chunk);
+    if (this.#received > this.#holdWhole && this.#head === undefined)
+      this.#head = this.#bytes(0, Math.min(this.#headBytes, this.#received));
+    const hashable = this.#received - this.#tailBytes;
+    if (hashable > this.#hashedTo) this.#feed(hashable);
+    if (this.#head !== undefined) this.#dropBefore(hashable);
+  }
+
+  /** The file's SHA-256 (hex); ends the pass. */
+  sha256(): string {
+    if (this.#digest === undefined) {
+      this.#scanCarry();
+      this.#feed(this.#received);
+      this.#digest = this.#hash.digest('hex');
+    }
+    return this.#digest;
+  }
+
+  /** What the pass kept, for the seal checks. */
+  bytes(): PdfBytes {
+    this.sha256();
+    const length = this.#received;
+    const tail = this.#kept.length === 1 ? this.#kept[0]! : Buffer.concat(this.#kept);
+    const tailStart = this.#keptFrom;
+    const span = (b: number, c: number, d: number): Digester => {
+      const known = this.#spans.get(`${b} ${c} ${d}`)?.digest;
+      return (algorithm) => {
+        if (known && /^sha-?256$/i.test(algorithm)) return known;
+        if (whole) return whole.span(b, c, d)(algorithm);
+        if (!known) throw new Error(this.#missed ?? `the span [0 ${b} ${c} ${d}] was not named before the pass reached it`);
+        throw new Error(`its digest algorithm is ${algorithm}: a file over ${size(this.#holdWhole)} is checked in one pass, with SHA-256`);
+      };
+    };
+    const whole = this.#head === undefined ? wholePdf(tail) : undefined;
+    if (whole) return { ...whole, span };
+    const head = this.#head!;
+    const windows = [
+      { buf: head, start: 0 },
+      { buf: tail, start: tailStart },
+    ];
+    return {
+      length,
+      whole: undefined,
+      slice: (start, end) => {
+        const w = windows.find((x) => start >= x.start && end <= x.start + x.buf.length && start <= end);
+        return w?.buf.subarray(start - w.start, end - w.start);
+      },
+      windowAt: (offset) => windows.find((x) => offset >= x.start && offset < x.start + x.buf.length),
+      lastIndexOf: (text, before) => {
+        for (const w of [...windows].reverse()) {
+          const limit = before - w.start - 1;
+          if (limit < 0) continue;
+          const at = w.buf.lastIndexOf(text, Math.min(limit, w.buf.length - 1));
+          if (at !== -1) return w.start + at;
+        }
+        return -1;
+      },
+      span,
+      partial: tailStart > head.length,
+      held: `the first ${size(head.length)} and the last ${size(tail.length)} of its ${size(length)}`,
+    };
+  }
+
+  /**
+   * Follows each /ByteRange whose text is complete. `#carry` holds the last bytes before `chunk` (fewer than the
+   * text of one), where a /ByteRange not yet read whole may start; what is read here never stays in the carry.
+   */
+  #scan(chunk: Buffer): void {
+    const carried = this.#carry.length;
+    const edge = Buffer.concat([this.#carry, chunk.subarray(0, RANGE_TEXT_BYTES)]);
+    for (let at = edge.indexOf(BYTE_RANGE); at !== -1 && at < carried; at = edge.indexOf(BYTE_RANGE, at + 1)) {
+      if (at + RANGE_TEXT_BYTES <= edge.length) this.#found(edge.subarray(at, at + RANGE_TEXT_BYTES));
+    }
+    for (let at = chunk.indexOf(BYTE_RANGE); at !== -1 && at + RANGE_TEXT_BYTES <= chunk.length; at = chunk.indexOf(BYTE_RANGE, at + 1)) {
+      this.#found(chunk.subarray(at, at + RANGE_TEXT_BYTES));
+    }
+    const keep = RANGE_TEXT_BYTES - 1;
+    this.#carry = chunk.length >= keep ? Buffer.from(chunk.subarray(-keep)) : Buffer.concat([this.#carry, chunk]).subarray(-keep);
+  }
+
+  /** At the end of the file: a /ByteRange in its last bytes is read with what there is. */
+  #scanCarry(): void {
+    for (let at = this.#carry.indexOf(BYTE_RANGE); at !== -1; at = this.#carry.indexOf(BYTE_RANGE, at + 1)) {
+      this.#found(this.#carry.subarray(at));
+    }
+    this.#carry = Buffer.alloc(0);
+  }
+
+  #found(text: Buffer): void {
+    const m = RANGE_TEXT.exec(text.toString('latin1'));
+    if (!m) return;
+    const [a, b, c, d] = m.slice(1, 5).map(Number) as [number, number, number, number];
+    // A range a seal check would refuse anyway (it must start the file and frame a gap) needs no digest.
+    if (a !== 0 || b <= 0 || c <= b) return;
+    const key = `${b} ${c} ${d}`;
+    if (this.#spans.has(key)) return;
+    if (b < this.#hashedTo) {
+      this.#missed ??= `its /ByteRange [0 ${b} ${c} ${d}] is written more than ${size(this.#tailBytes)} after the signature value it frames`;
+      return;
+    }
+    if (this.#spans.size >= MAX_SPANS) {
+      this.#missed ??= `it names more than ${MAX_SPANS} /ByteRange spans`;
+      return;
+    }
+    const span: Span = { b, c, end: c + d, hash: undefined, digest: undefined };
+    this.#spans.set(key, span);
+    this.#fire(span, this.#hashedTo);
+  }
+
+  /** Feeds the hash (and every span between its c and end) up to `to`, stopping at each span's b, c and end. */
+  #feed(to: number): void {
+    while (this.#hashedTo < to) {
+      let next = to;
+      for (const s of this.#spans.values()) {
+        for (const p of [s.b, s.c, s.end]) if (p > this.#hashedTo && p < next) next = p;
+      }
+      const from = this.#hashedTo;
+      const feeding = [...this.#spans.values()].filter((s) => s.hash && !s.digest && from >= s.c && from < s.end);
+      // The chunk holding `from`: found from the cursor, which only moves forward (the chunks before it are hashed).
+      while (this.#cursorOffset + this.#kept[this.#cursor]!.length <= from) this.#cursorOffset += this.#kept[this.#cursor++]!.length;
+      for (let i = this.#cursor, offset = this.#cursorOffset; offset < next; offset += this.#kept[i++]!.length) {
+        const chunk = this.#kept[i]!;
+        const piece = chunk.subarray(Math.max(from, offset) - offset, Math.min(next, offset + chunk.length) - offset);
+        this.#hash.update(piece);
+        for (const s of feeding) s.hash!.update(piece);
+      }
+      this.#hashedTo = next;
+      for (const s of this.#spans.values()) this.#fire(s, next);
+    }
+  }
+
+  /** What happens to a span when the hash stands at `at`. */
+  #fire(span: Span, at: number): void {
+    if (at === span.b && !span.hash) span.hash = this.#hash.copy();
+    if (at === span.end && span.hash && !span.digest) span.digest = span.hash.digest();
+  }
+
+  /** Drops the chunks wholly before `at` (they are hashed, and not the head). */
+  #dropBefore(at: number): void {
+    let drop = 0;
+    while (drop < this.#cursor && this.#keptFrom + this.#kept[drop]!.length <= at) this.#keptFrom += this.#kept[drop++]!.length;
+    if (drop === 0) return;
+    this.#kept.splice(0, drop);
+    this.#cursor -= drop;
+  }
+
+  /** Bytes [start, end) of what is kept, copied. */
+  #bytes(start: number, end: number): Buffer {
+    const out = Buffer.alloc(end - start);
+    let offset = this.#keptFrom;
+    for (const chunk of this.#kept) {
+      const lo = Math.max(start, offset);
+      const hi = Math.min(end, offset + chunk.length);
+      if (lo < hi) chunk.copy(out, lo - start, lo - offset, hi - offset);
+      offset += chunk.length;
+    }
+    return out;
+  }
+}
+
+const size = (bytes: number) => (bytes >= 2 ** 20 ? `${Math.round((bytes / 2 ** 20) * 10) / 10} MiB` : `${Math.ceil(bytes / 1024)} KiB`);
