@@ -4,7 +4,7 @@
 // workflows -> archives). BENCH_WAITING_N=5000 is the size; the default
 // keeps the scenario within a few minutes on a 2-core machine. BENCH_WAITING_CACHE
 // lists the worker's workflow cache sizes to run with (ESIGN_MAX_CACHED_WORKFLOWS,
-// default 1000, the worker's own default): one size that holds every waiting
+// default 250, the worker's own default): one size that holds every waiting
 // transaction and its inbox, and one that evicts, show what the cache costs.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -26,7 +26,7 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs: num
 }
 
 export async function manyWaiting(command: string): Promise<void> {
-  const caches = (process.env.BENCH_WAITING_CACHE ?? '1000').split(',').map(Number);
+  const caches = (process.env.BENCH_WAITING_CACHE ?? '250').split(',').map(Number);
   const rows: Record<string, string | number>[] = [];
   let creationCpu = '';
   for (const cache of caches) {

@@ -118,18 +118,24 @@ export async function verifyCms(
   // pkijs wants an ArrayBuffer holding exactly the data: a view into a larger buffer is copied out.
   // (A copy through the Uint8Array constructor: Buffer#slice is a view, whose .buffer is the whole pool.)
   // A Digester stands behind a one-byte placeholder that the engine below answers for.
-  const buffer =
+  const bytes =
     typeof data === 'function'
-      ? knownDigest(data)
+      ? undefined
       : data.byteOffset === 0 && data.byteLength === data.buffer.byteLength
         ? data.buffer
         : new Uint8Array(data).buffer;
+  // Without signed attributes pkijs would verify the signature over the placeholder itself, and with content of
+  // its own (eContent) it would never ask for the digest: either way the signature would not be over the data.
+  if (typeof data === 'function' && !signedData.signerInfos[0]?.signedAttrs) {
+    return { signatureValid: false, trusted: trustAnchors.length > 0 ? false : null, signer: null, message: NOT_OVER_DATA };
+  }
   const attempt = async (anchors: readonly pkijs.Certificate[]): Promise<Partial<pkijs.SignedDataVerifyResult>> => {
+    const known = typeof data === 'function' ? { digester: data, asked: false } : undefined;
     try {
-      return await signedData.verify(
+      const result = await signedData.verify(
         {
           signer: 0,
-          data: buffer as ArrayBuffer,
+          data: (bytes ?? placeholderFor(known!)) as ArrayBuffer,
           trustedCerts: [...anchors],
           checkChain: anchors.length > 0,
           checkDate: at,
@@ -137,6 +143,9 @@ export async function verifyCms(
         },
         DIGESTS,
       );
+      if (known && !known.asked && result.signatureVerified === true)
+        return { ...result, signatureVerified: false, message: NOT_OVER_DATA };
+      return result;
     } catch (err) {
       return { ...(err as Partial<pkijs.SignedDataVerifyResult>), message: (err as Error).message };
     }
@@ -166,12 +175,14 @@ export async function verifyCms(
   };
 }
 
-/** Placeholders for data whose digest is known, each with its Digester. */
-const KNOWN = new WeakMap<ArrayBufferLike, Digester>();
+const NOT_OVER_DATA = 'the signature is not over the signed bytes (no message digest of them is signed)';
 
-function knownDigest(digester: Digester): ArrayBuffer {
+/** Placeholders for data whose digest is known, each with its Digester and whether pkijs asked for it. */
+const KNOWN = new WeakMap<ArrayBufferLike, { digester: Digester; asked: boolean }>();
+
+function placeholderFor(known: { digester: Digester; asked: boolean }): ArrayBuffer {
   const placeholder = new ArrayBuffer(1);
-  KNOWN.set(placeholder, digester);
+  KNOWN.set(placeholder, known);
   return placeholder;
 }
 
@@ -183,10 +194,11 @@ function knownDigest(digester: Digester): ArrayBuffer {
  */
 class KnownDigestEngine extends pkijs.CryptoEngine {
   override async digest(...[algorithm, data]: Parameters<pkijs.CryptoEngine['digest']>): Promise<ArrayBuffer> {
-    const digester = KNOWN.get(ArrayBuffer.isView(data) ? data.buffer : (data as ArrayBuffer));
-    if (!digester) return super.digest(algorithm, data);
+    const known = KNOWN.get(ArrayBuffer.isView(data) ? data.buffer : (data as ArrayBuffer));
+    if (!known) return super.digest(algorithm, data);
+    known.asked = true;
     const named = algorithm as string | { name: string };
-    const digest = digester(typeof named === 'string' ? named : named.name);
+    const digest = known.digester(typeof named === 'string' ? named : named.name);
     return new Uint8Array(digest).buffer;
   }
 }

@@ -29,6 +29,8 @@ interface SealedRevision {
   /** The form's object number and entries, when the catalog names one by reference. */
   acroForm: { num: number; entries: Map<string, string> | undefined } | undefined;
   has(num: number, gen: number): boolean;
+  /** One past the highest object number the sealed revision defines or lists. */
+  size: number;
 }
 
 /**
@@ -47,6 +49,9 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
   const acroFormNum = revision.acroForm?.num;
   const sealedCatalog = revision.catalog;
   const sealedAcroForm = revision.acroForm?.entries;
+  // What an update adds is numbered past every object the sealed revision defines, lists or refers to: filling in
+  // a number it leaves free or dangling would change what its pages show.
+  const firstFree = Math.max(revision.size, pdf.maxReferenceBefore(sealEnd) + 1);
 
   const defined = new Map<number, IncrementObject>();
   const widgets: IncrementObject[] = [];
@@ -87,6 +92,8 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
         }
       } else if (revision.has(o.num, o.gen)) {
         throw new Error(`an update after the seal changes ${what}, which the seal covers`);
+      } else if (o.num < firstFree) {
+        throw new Error(`an update after the seal defines ${what}, a number the sealed revision refers to or keeps (below ${firstFree})`);
       } else if (o.stream) {
         if (!dict || [...dict.keys()].some((k) => !STREAM_KEYS.has(k)))
           throw new Error(`an update after the seal adds ${what}, a stream other than validation data`);
@@ -105,6 +112,15 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
       } else throw new Error(`an update after the seal adds ${what}, which is neither validation data nor a document time-stamp`);
       defined.set(o.num, o);
     }
+  }
+  // Every stream added is validation data: named by a /DSS added after the seal (its arrays or its /VRI).
+  const named = new Set(
+    [...defined.values()]
+      .filter((o) => o.value.kind === 'dict' && name(o.value.entries.get('/Type')) === '/DSS')
+      .flatMap((o) => [...o.value.text.matchAll(/(\d+)\s+\d+\s+R\b/g)].map((m) => Number(m[1]))),
+  );
+  for (const o of defined.values()) {
+    if (o.stream && !named.has(o.num)) throw new Error(`an update after the seal adds object ${o.num}, a stream no /DSS names`);
   }
   // Every field the form gained is an invisible document time-stamp's.
   for (const w of widgets) {
@@ -146,6 +162,7 @@ async function loadedRevision(sealedBytes: Buffer): Promise<SealedRevision> {
     acroForm:
       acroFormRef instanceof PDFRef ? { num: acroFormRef.objectNumber, entries: acroForm ? textOf(acroForm) : undefined } : undefined,
     has: (num, gen) => sealed.context.lookup(PDFRef.of(num, gen)) !== undefined,
+    size: sealed.context.largestObjectNumber + 1,
   };
 }
 
@@ -179,10 +196,19 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
       );
     }
     const table = readXrefTable(x.buf, offset - x.start, x.start);
+    // A hybrid file lists some objects only in a cross-reference stream, which this reader would not see.
+    if (table.trailer.has('/XRefStm')) {
+      throw new Error(
+        `the sealed revision's trailer at byte ${offset} names a cross-reference stream (/XRefStm), which a check of a file this large does not read`,
+      );
+    }
     for (const e of table.entries) if (!objects.has(e.num)) objects.set(e.num, e);
     trailer ??= table.trailer;
     const prev = table.trailer.get('/Prev');
-    offset = prev?.kind === 'number' && /^\d+$/.test(prev.text) ? Number(prev.text) : undefined;
+    if (prev && (prev.kind !== 'number' || !/^\d+$/.test(prev.text))) {
+      throw new Error(`the sealed revision's trailer names a /Prev that is not a byte offset (${prev.text})`);
+    }
+    offset = prev ? Number(prev.text) : undefined;
   }
   const dict = (ref: PdfValue | undefined, what: string): { num: number; entries: Map<string, string> } => {
     const e = ref?.kind === 'ref' ? objects.get(ref.num) : undefined;
@@ -190,7 +216,7 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
       throw new Error(`the sealed revision's ${what} is not in its cross-reference`);
     const o = window(what, e.offset);
     const found = readObject(o.buf, e.offset - o.start, o.start);
-    if (found.num !== ref.num || found.value.kind !== 'dict')
+    if (found.num !== ref.num || found.gen !== ref.gen || found.value.kind !== 'dict')
       throw new Error(`the sealed revision's ${what} at byte ${e.offset} is not a dictionary`);
     return { num: ref.num, entries: new Map([...found.value.entries].map(([k, v]) => [k, norm(v.text)])) };
   };
@@ -202,10 +228,17 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
     catalog: catalog.entries,
     acroForm: formRef ? dict(formRef, 'form') : undefined,
     has: (num, gen) => objects.get(num)?.inUse === true && objects.get(num)!.gen === gen,
+    size: [...objects.keys()].reduce((most, n) => Math.max(most, n + 1), sizeOf(trailer!.get('/Size'))),
   };
 }
 
 const XREF = Buffer.from('xref');
+
+/** A trailer's /Size, which every trailer must give. */
+function sizeOf(value: PdfValue | undefined): number {
+  if (value?.kind !== 'number' || !/^\d+$/.test(value.text)) throw new Error("the sealed revision's trailer has no /Size");
+  return Number(value.text);
+}
 
 /** A reference written as text ("12 0 R"), as a value. */
 function findRef(text: string): PdfValue | undefined {

@@ -1,12 +1,12 @@
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { verifyCms } from './cms.js';
+import { OID, verifyCms } from './cms.js';
 import { wholePdf, type PdfBytes } from './pdf-bytes.js';
 import type { Indication, SubIndication } from './report.js';
 import { summarize, type CertificateSummary } from './pki.js';
 import { checkLongTerm } from './archive-timestamps.js';
 import { readLongTermData, type LongTermData } from './long-term.js';
-import { checkSignatureTimestamp, type TimestampSummary } from './timestamp.js';
+import { checkSignatureTimestamp, timeStampingOnly, type TimestampSummary } from './timestamp.js';
 
 /** What checking one PDF's signature found; `problems` is empty exactly when the signature is valid, whole and trusted. */
 export interface PdfSignatureCheck {
@@ -137,6 +137,13 @@ export async function checkPdfSignature(
     fail(result, `the signature value is not a readable CMS signature: ${(err as Error).message}`, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
+  // A seal signs the document's bytes, detached (PAdES, ETSI EN 319 142-1 6.3): a CMS with content of its own (a
+  // time-stamp token lifted from another seal) signs that content, not this document.
+  const notDetached = detachedProblem(signedData);
+  if (notDetached) {
+    fail(result, notDetached, 'TOTAL_FAILED', 'FORMAT_FAILURE');
+    return result;
+  }
 
   // A valid time-stamp fixes when the signature existed: the signer's certificate is judged at that time, so a
   // seal still verifies after its certificate expired (validation at the time vouched for, ETSI EN 319 102-1).
@@ -161,6 +168,15 @@ export async function checkPdfSignature(
   if (!verified.signatureValid) {
     const sub = /digest/i.test(verified.message) ? 'HASH_FAILURE' : 'SIG_CRYPTO_FAILURE';
     fail(result, `the signature does not verify: ${verified.message}`, 'TOTAL_FAILED', sub);
+    return result;
+  }
+  if (verified.signer && timeStampingOnly(verified.signer)) {
+    fail(
+      result,
+      "the signer's certificate is for time-stamping alone: it does not seal documents",
+      'INDETERMINATE',
+      'CHAIN_CONSTRAINTS_FAILURE',
+    );
     return result;
   }
   result.trusted = verified.trusted;
@@ -192,16 +208,36 @@ export async function checkPdfSignature(
   return result;
 }
 
-/** Where the seal's /ByteRange is: the last signature's that is not a document time-stamp. */
+/**
+ * Where the seal's /ByteRange is: the last signature's that is not a document time-stamp, judged by its whole
+ * dictionary (its keys come in any order), from its "<<" to the "endobj" after it.
+ */
 function sealRangeAt(pdf: PdfBytes): number {
   let before = pdf.length;
   for (;;) {
     const at = pdf.lastIndexOf('/ByteRange', before);
     if (at <= 0) return at;
     const head = pdf.slice(Math.max(0, pdf.lastIndexOf('<<', at)), at)?.toString('latin1') ?? '';
-    if (!/\/DocTimeStamp|\/ETSI\.RFC3161/.test(head)) return at;
+    const rest = pdf.slice(at, Math.min(pdf.length, at + DICTIONARY_BYTES))?.toString('latin1') ?? '';
+    const end = rest.indexOf('endobj');
+    if (!/\/DocTimeStamp|\/ETSI\.RFC3161/.test(head + (end === -1 ? rest : rest.slice(0, end)))) return at;
     before = at;
   }
+}
+
+/** Room for a signature dictionary with the largest signature value a seal is given (64 KiB, hex-encoded). */
+const DICTIONARY_BYTES = 140 * 1024;
+
+/** Why a seal's CMS is not a detached signature over data (with the signed content type saying so), if it is not. */
+function detachedProblem(signedData: pkijs.SignedData): string | undefined {
+  const content = signedData.encapContentInfo;
+  if (content.eContentType !== OID.data || content.eContent) {
+    return `the signature is not a detached signature over the document (its content is ${content.eContent ? 'embedded' : 'of another type'}: ${content.eContentType})`;
+  }
+  const attributes = signedData.signerInfos[0]?.signedAttrs?.attributes ?? [];
+  const contentType = attributes.find((a) => a.type === OID.contentType)?.values[0] as asn1js.ObjectIdentifier | undefined;
+  if (contentType?.valueBlock.toString() !== OID.data) return 'the signed content-type attribute does not say the signature is over data';
+  return undefined;
 }
 
 /** `D:YYYYMMDDHHmmSS+HH'mm'` (PDF 32000 7.9.4) → ISO 8601, or null when it cannot be read. */

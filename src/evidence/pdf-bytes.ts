@@ -26,6 +26,8 @@ export interface PdfBytes {
   lastIndexOf(text: string, before: number): number;
   /** The digest of [0, b) followed by [c, c + d). */
   span(b: number, c: number, d: number): Digester;
+  /** The highest object number referenced ("n g R") before byte `limit`; -1 when none. */
+  maxReferenceBefore(limit: number): number;
   /** Whether bytes of the file are not held (a large file checked as it streamed past). */
   readonly partial: boolean;
   /** What is held, for the reason a read failed. */
@@ -41,7 +43,15 @@ export function nodeDigest(algorithm: string): string {
 
 /** A PDF held whole: every span's digest is computed over views of it, with no copy. */
 export function wholePdf(pdf: Buffer): PdfBytes {
+  let references: ReferenceScan | undefined;
   return {
+    maxReferenceBefore: (limit) => {
+      if (!references) {
+        references = new ReferenceScan();
+        references.update(pdf);
+      }
+      return references.maxBefore(limit);
+    },
     length: pdf.length,
     whole: pdf,
     slice: (start, end) => (start >= 0 && end <= pdf.length && start <= end ? pdf.subarray(start, end) : undefined),
@@ -55,4 +65,52 @@ export function wholePdf(pdf: Buffer): PdfBytes {
     partial: false,
     held: 'the whole file',
   };
+}
+
+const R = 0x52;
+const isSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x00;
+const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
+
+/**
+ * Every indirect reference ("n g R") in a file, read as it streams past: the running maximum of the object numbers
+ * referenced, with where it rose, so the highest one before any byte can be asked. Text that only looks like a
+ * reference (inside a binary stream) counts too: that can only make the checks stricter.
+ */
+export class ReferenceScan {
+  #max = -1;
+  /** Pairs (offset, maximum from there on), offsets rising. */
+  readonly #points: number[] = [];
+  /** The last bytes before the chunk, for a reference split across two. */
+  #carry = Buffer.alloc(0);
+  #offset = 0;
+
+  update(chunk: Buffer): void {
+    const text = this.#carry.length > 0 ? Buffer.concat([this.#carry, chunk]) : chunk;
+    const base = this.#offset - this.#carry.length;
+    for (let at = text.indexOf(R, this.#carry.length); at !== -1; at = text.indexOf(R, at + 1)) {
+      let i = at - 1;
+      if (!isSpace(text[i])) continue;
+      while (isSpace(text[i])) i--;
+      if (!isDigit(text[i])) continue;
+      while (isDigit(text[i])) i--;
+      if (!isSpace(text[i])) continue;
+      while (isSpace(text[i])) i--;
+      const end = i + 1;
+      while (isDigit(text[i]) && end - i <= 10) i--;
+      if (i === end - 1 || isDigit(text[i])) continue;
+      const num = Number(text.toString('latin1', i + 1, end));
+      if (num > this.#max) {
+        this.#max = num;
+        this.#points.push(base + i + 1, num);
+      }
+    }
+    this.#offset += chunk.length;
+    this.#carry = Buffer.from(text.subarray(Math.max(0, text.length - 40)));
+  }
+
+  maxBefore(limit: number): number {
+    let best = -1;
+    for (let i = 0; i < this.#points.length && this.#points[i]! < limit; i += 2) best = this.#points[i + 1]!;
+    return best;
+  }
 }

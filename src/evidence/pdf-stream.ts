@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { wholePdf, type Digester, type PdfBytes } from './pdf-bytes.js';
+import { ReferenceScan, wholePdf, type Digester, type PdfBytes } from './pdf-bytes.js';
 
 /** A file up to this size is held whole: its check reads it like any buffer. */
 export const HOLD_WHOLE_BYTES = 32 * 2 ** 20;
@@ -46,6 +46,7 @@ export class StreamedPdf {
   readonly #tailBytes: number;
   readonly #headBytes: number;
   readonly #hash = createHash('sha256');
+  readonly #references = new ReferenceScan();
   /** Chunks (copies) from `#keptFrom` on: every byte while held whole, else the tail window. */
   #kept: Buffer[] = [];
   #keptFrom = 0;
@@ -58,21 +59,26 @@ export class StreamedPdf {
   /** The last bytes of the previous chunk, for a /ByteRange split across two chunks. */
   #carry = Buffer.alloc(0);
   readonly #spans = new Map<string, Span>();
-  #missed: string | undefined;
+  /** Why a span has no digest: named after the hash passed its b, or one too many. */
+  readonly #missed = new Map<string, string>();
+  #tooMany = false;
   #digest: string | undefined;
 
   constructor(options: StreamedPdfOptions = {}) {
-    this.#holdWhole = options.holdWhole ?? HOLD_WHOLE_BYTES;
     this.#tailBytes = options.tail ?? TAIL_BYTES;
     this.#headBytes = options.head ?? HEAD_BYTES;
+    // Everything is held until the head is whole: it is copied out of what is held when the file stops being held.
+    this.#holdWhole = Math.max(options.holdWhole ?? HOLD_WHOLE_BYTES, this.#headBytes);
   }
 
   update(chunk: Buffer): void {
-    if (chunk.length === 0 || this.#digest !== undefined) return;
+    if (this.#digest !== undefined) throw new Error('bytes after the end of the file');
+    if (chunk.length === 0) return;
     // Copied: a stored entry's bytes are views into the HTTP client's chunks, whose reuse we do not control.
     this.#kept.push(Buffer.from(chunk));
     this.#received += chunk.length;
     this.#scan(chunk);
+    this.#references.update(chunk);
     if (this.#received > this.#holdWhole && this.#head === undefined)
       this.#head = this.#bytes(0, Math.min(this.#headBytes, this.#received));
     const hashable = this.#received - this.#tailBytes;
@@ -101,12 +107,17 @@ export class StreamedPdf {
       return (algorithm) => {
         if (known && /^sha-?256$/i.test(algorithm)) return known;
         if (whole) return whole.span(b, c, d)(algorithm);
-        if (!known) throw new Error(this.#missed ?? `the span [0 ${b} ${c} ${d}] was not named before the pass reached it`);
+        if (!known) {
+          const why =
+            this.#missed.get(`${b} ${c} ${d}`) ?? (this.#tooMany ? `it names more than ${MAX_SPANS} /ByteRange spans` : undefined);
+          throw new Error(why ?? `its /ByteRange [0 ${b} ${c} ${d}] was not found whole where the pass read it`);
+        }
         throw new Error(`its digest algorithm is ${algorithm}: a file over ${size(this.#holdWhole)} is checked in one pass, with SHA-256`);
       };
     };
     const whole = this.#head === undefined ? wholePdf(tail) : undefined;
-    if (whole) return { ...whole, span };
+    const maxReferenceBefore = (limit: number) => this.#references.maxBefore(limit);
+    if (whole) return { ...whole, span, maxReferenceBefore };
     const head = this.#head!;
     const windows = [
       { buf: head, start: 0 },
@@ -130,6 +141,7 @@ export class StreamedPdf {
         return -1;
       },
       span,
+      maxReferenceBefore,
       partial: tailStart > head.length,
       held: `the first ${size(head.length)} and the last ${size(tail.length)} of its ${size(length)}`,
     };
@@ -169,11 +181,15 @@ export class StreamedPdf {
     const key = `${b} ${c} ${d}`;
     if (this.#spans.has(key)) return;
     if (b < this.#hashedTo) {
-      this.#missed ??= `its /ByteRange [0 ${b} ${c} ${d}] is written more than ${size(this.#tailBytes)} after the signature value it frames`;
+      if (this.#missed.size < MAX_SPANS)
+        this.#missed.set(
+          key,
+          `its /ByteRange [0 ${b} ${c} ${d}] is written more than ${size(this.#tailBytes)} after the signature value it frames`,
+        );
       return;
     }
     if (this.#spans.size >= MAX_SPANS) {
-      this.#missed ??= `it names more than ${MAX_SPANS} /ByteRange spans`;
+      this.#tooMany = true;
       return;
     }
     const span: Span = { b, c, end: c + d, hash: undefined, digest: undefined };

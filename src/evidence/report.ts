@@ -8,7 +8,13 @@ import type { CertificateRef } from '../esign/evidence.js';
 
 export type Indication = 'TOTAL_PASSED' | 'TOTAL_FAILED' | 'INDETERMINATE';
 export type SubIndication =
-  'FORMAT_FAILURE' | 'HASH_FAILURE' | 'SIG_CRYPTO_FAILURE' | 'NO_CERTIFICATE_CHAIN_FOUND' | 'OUT_OF_BOUNDS_NO_POE' | 'NO_POE';
+  | 'FORMAT_FAILURE'
+  | 'HASH_FAILURE'
+  | 'SIG_CRYPTO_FAILURE'
+  | 'NO_CERTIFICATE_CHAIN_FOUND'
+  | 'CHAIN_CONSTRAINTS_FAILURE'
+  | 'OUT_OF_BOUNDS_NO_POE'
+  | 'NO_POE';
 
 /** `require`: a PDF that is not validly sealed fails the archive; `warn`: it is recorded and logged; `off`: not checked. */
 export type SignaturePolicy = 'off' | 'warn' | 'require';

@@ -133,7 +133,8 @@ export async function checkSignatureTimestamp(
   };
 }
 
-function timeStampingOnly(cert: pkijs.Certificate): boolean {
+/** Whether a certificate's only (critical) extended key usage is time-stamping (RFC 3161 2.3). */
+export function timeStampingOnly(cert: pkijs.Certificate): boolean {
   const eku = cert.extensions?.find((e) => e.extnID === '2.5.29.37');
   const purposes = (eku?.parsedValue as pkijs.ExtKeyUsage | undefined)?.keyPurposes;
   return eku?.critical === true && purposes?.length === 1 && purposes[0] === EKU_TIME_STAMPING;

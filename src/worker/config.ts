@@ -31,7 +31,10 @@ export const WorkerEnv = z.object({
     .default(25 * 1024 * 1024),
   ESIGN_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(100),
   ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().positive().default(40),
-  ESIGN_MAX_CACHED_WORKFLOWS: z.coerce.number().int().nonnegative().default(1000),
+  // A transaction spends most of its life waiting for signers: a cached one costs about 0.6 MiB and saves only a
+  // replay of a short history when its next event comes. 2,000 waiting on one worker: 950 MiB of RSS with 250,
+  // 1,126 with 1,000, and the burst that completed them all was no slower (docs/benchmarks.md).
+  ESIGN_MAX_CACHED_WORKFLOWS: z.coerce.number().int().nonnegative().default(250),
   ESIGN_SHUTDOWN_GRACE: z.string().default('30 seconds'),
   /** The integrator's whsec_ secrets for signing events to callback URLs (several during a rotation). */
   ESIGN_CALLBACK_SECRETS: envList.pipe(z.array(z.string().regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be whsec_ secrets'))),
