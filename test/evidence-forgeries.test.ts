@@ -10,7 +10,8 @@ import { pdflibAddPlaceholder } from '@signpdf/placeholder-pdf-lib';
 import { SignPdf } from '@signpdf/signpdf';
 import { Signer, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
 import * as asn1js from 'asn1js';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
+import type { PDFRef } from 'pdf-lib';
+import { PDFArray, PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
 import * as pkijs from 'pkijs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { contentInfoDer, OID, signCms } from '../src/evidence/cms.js';
@@ -107,6 +108,8 @@ describe('a seal that is not a signature over the document', () => {
 async function sealedThenChanged(
   id: SigningIdentity,
   variant: 'xrefstm' | 'prev-real' | 'prev-ref' | 'dangling',
+  /** How the page writes its reference to object 5 (readers accept all of these). */
+  reference = '5 0 R',
 ): Promise<{ sealed: Buffer; tampered: Buffer }> {
   let out = Buffer.alloc(0);
   const offsets: Record<number, number> = {};
@@ -128,7 +131,7 @@ async function sealedThenChanged(
   put('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n');
   obj(1, '<< /Type /Catalog /Pages 2 0 R /Padding 7 0 R >>');
   obj(2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>');
-  obj(3, '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [4 0 R 5 0 R] /Resources << /Font << /F1 6 0 R >> >> >>');
+  obj(3, `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [4 0 R ${reference}] /Resources << /Font << /F1 6 0 R >> >> >>`);
   stream(4, '', 'BT /F1 24 Tf 72 700 Td (Pay Bob 100 EUR) Tj ET');
   if (variant !== 'dangling') stream(5, '', 'BT /F1 24 Tf 72 650 Td (Clause 2: net 30 days) Tj ET');
   obj(6, '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
@@ -212,4 +215,72 @@ describe('an update after the seal that changes what the sealed pages show', () 
       }
     },
   );
+
+  it.each([
+    ['leading zeros', '0000000000005 0 R'],
+    ['a comment between its parts', '5 0%note\nR'],
+    ['no space before R', '5 0R'],
+    ["white space across the one pass's chunks", `5${' '.repeat(100_000)}0 R`],
+  ])('is refused when the sealed page refers to the object it fills in, written with %s', async (_, reference) => {
+    const { sealed, tampered } = await sealedThenChanged(id, 'dangling', reference);
+    for (const check of await bothChecks(sealed, anchors)) expect(check.problems).toEqual([]);
+    for (const check of await bothChecks(tampered, anchors)) {
+      expect(check.problems.join()).toMatch(/defines object 5, a number the sealed revision refers to/);
+    }
+  });
+});
+
+describe('an update whose cross-reference table says other than what it defines', () => {
+  let seal: SandboxSeal;
+  let anchors: pkijs.Certificate[];
+  let sealed: Buffer;
+  let content: number;
+  let root: number;
+  let prev: number;
+  beforeAll(async () => {
+    seal = await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-forgery-xref-')));
+    anchors = parseCertificates(seal.caCertificate);
+    sealed = await seal.seal(await bulkyPdf(1000), 'genuine', at);
+    const doc = await PDFDocument.load(sealed);
+    const contents = doc.getPage(0).node.get(PDFName.of('Contents'));
+    content = ((contents instanceof PDFArray ? contents.get(0) : contents) as PDFRef).objectNumber;
+    root = (doc.context.trailerInfo.Root as PDFRef).objectNumber;
+    prev = Number(/startxref\s+(\d+)\s+%%EOF\s*$/.exec(sealed.toString('latin1'))![1]);
+  });
+  const entry = (o: number, free = false) => `${String(o).padStart(10, '0')} ${free ? '65535 f' : '00000 n'} \n`;
+
+  it('is refused when its table places the page’s content inside a stream’s data (a reader would show that)', async () => {
+    const fake = `${content} 0 obj\n<< /Length 44 >>\nstream\nBT /F1 24 Tf 72 700 Td (Pay Mallory) Tj ET\nendstream\nendobj\n`;
+    const streamAt = sealed.length;
+    const head = `1000 0 obj\n<< /Length ${fake.length} >>\nstream\n`;
+    const dssAt = streamAt + head.length + fake.length + '\nendstream\nendobj\n'.length;
+    const dss = `1001 0 obj\n<< /Type /DSS /Certs [1000 0 R] >>\nendobj\n`;
+    const xrefAt = dssAt + dss.length;
+    const update =
+      `${head}${fake}\nendstream\nendobj\n${dss}xref\n0 1\n${entry(0, true)}${content} 1\n${entry(streamAt + head.length)}` +
+      `1000 2\n${entry(streamAt)}${entry(dssAt)}trailer\n<< /Size 1002 /Root ${root} 0 R /Prev ${prev} >>\nstartxref\n${xrefAt}\n%%EOF\n`;
+    for (const check of await bothChecks(Buffer.concat([sealed, Buffer.from(update, 'latin1')]), anchors)) {
+      expect(check.problems.join()).toMatch(/places object \d+ at byte \d+, where the update does not define it/);
+    }
+  });
+
+  it('is refused when its table frees an object the seal covers, or its startxref points elsewhere', async () => {
+    const freed = `xref\n0 1\n${entry(0, true)}${content} 1\n${entry(0, true)}trailer\n<< /Size ${content + 1} /Root ${root} 0 R /Prev ${prev} >>\nstartxref\n${sealed.length}\n%%EOF\n`;
+    for (const check of await bothChecks(Buffer.concat([sealed, Buffer.from(freed, 'latin1')]), anchors)) {
+      expect(check.problems.join()).toMatch(/frees object/);
+    }
+    const elsewhere = `xref\n0 1\n${entry(0, true)}trailer\n<< /Size 10 /Root ${root} 0 R /Prev ${prev} >>\nstartxref\n${prev}\n%%EOF\n`;
+    for (const check of await bothChecks(Buffer.concat([sealed, Buffer.from(elsewhere, 'latin1')]), anchors)) {
+      expect(check.problems.join()).toMatch(/startxref .* is not where its cross-reference table is/);
+    }
+  });
+
+  it('does not take a signing time from bytes appended after the seal', async () => {
+    const comment = `%/M (D:19990101000000Z)\nxref\n0 1\n${entry(0, true)}trailer\n<< /Size 10 /Root ${root} 0 R /Prev ${prev} >>\n`;
+    const xrefAt = sealed.length + comment.indexOf('xref');
+    const update = `${comment}startxref\n${xrefAt}\n%%EOF\n`;
+    const [whole] = await bothChecks(Buffer.concat([sealed, Buffer.from(update, 'latin1')]), anchors);
+    const genuine = await checkPdfSignature(sealed, anchors, at);
+    expect(whole!.signingTime).toBe(genuine.signingTime);
+  });
 });

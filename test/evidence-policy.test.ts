@@ -397,8 +397,13 @@ describe('a B-LTA seal: only validation data and document time-stamps may follow
   it('refuses an update after the seal that changes a page, however well-formed', async () => {
     const sealed = await seal.seal(originals[0]!, 'x', new Date());
     const page = (await PDFDocument.load(sealed)).getPage(0).ref.objectNumber;
+    // Well-formed: its table places the object where it is written, and chains to the revision before it.
+    const prev = /startxref\s+(\d+)\s+%%EOF\s*$/.exec(sealed.toString('latin1'))![1];
+    const object = `${page} 0 obj\n<< /Type /Page /Parent 1 0 R /MediaBox [0 0 10 10] >>\nendobj\n`;
+    const xrefAt = sealed.length + 1 + object.length;
     const update = Buffer.from(
-      `\n${page} 0 obj\n<< /Type /Page /Parent 1 0 R /MediaBox [0 0 10 10] >>\nendobj\nxref\n${page} 1\n0000000000 00000 n \ntrailer\n<< /Size 40 /Root 2 0 R >>\nstartxref\n0\n%%EOF\n`,
+      `\n${object}xref\n0 1\n0000000000 65535 f \n${page} 1\n${String(sealed.length + 1).padStart(10, '0')} 00000 n \n` +
+        `trailer\n<< /Size 40 /Root 2 0 R /Prev ${prev} >>\nstartxref\n${xrefAt}\n%%EOF\n`,
     );
     const check = await checkPdfSignature(Buffer.concat([sealed, update]), anchors(), new Date());
     expect(check.problems.join()).toMatch(new RegExp(`an update after the seal changes object ${page}, which the seal covers`));

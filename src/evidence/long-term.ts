@@ -1,6 +1,6 @@
 import { inflateSync } from 'node:zlib';
-import { PDFDict, PDFDocument, PDFName, PDFRef } from 'pdf-lib';
-import type { PdfBytes } from './pdf-bytes.js';
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef, PDFStream, type PDFObject } from 'pdf-lib';
+import { UNREADABLE_REFERENCE, type PdfBytes } from './pdf-bytes.js';
 import { readIncrements, readObject, readStartxref, readXrefTable, type IncrementObject, type PdfValue } from './pdf-increments.js';
 
 /** What the revisions after a seal add, when they add only what PAdES B-LT and B-LTA allow. */
@@ -31,6 +31,8 @@ interface SealedRevision {
   has(num: number, gen: number): boolean;
   /** One past the highest object number the sealed revision defines or lists. */
   size: number;
+  /** The highest object number its parsed objects refer to (object streams included); -1 when not parsed. */
+  referenced: number;
 }
 
 /**
@@ -43,7 +45,10 @@ interface SealedRevision {
 export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<LongTermData> {
   const rest = pdf.slice(sealEnd, pdf.length);
   if (!rest) throw new Error(`the updates after the seal lie outside ${pdf.held}, all a check of a file this large reads`);
-  const increments = readIncrements(rest, 0, sealEnd);
+  const sealedStartxref = pdf.lastIndexOf('startxref', sealEnd);
+  const w = sealedStartxref === -1 ? undefined : pdf.windowAt(sealedStartxref);
+  if (!w) throw new Error(`the sealed revision has no startxref in ${pdf.held}`);
+  const increments = readIncrements(rest, 0, sealEnd, readStartxref(w.buf, sealedStartxref - w.start, w.start));
   const revision = pdf.whole ? await loadedRevision(pdf.whole.subarray(0, sealEnd)) : tableRevision(pdf, sealEnd);
   const root = revision.root;
   const acroFormNum = revision.acroForm?.num;
@@ -51,7 +56,12 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
   const sealedAcroForm = revision.acroForm?.entries;
   // What an update adds is numbered past every object the sealed revision defines, lists or refers to: filling in
   // a number it leaves free or dangling would change what its pages show.
-  const firstFree = Math.max(revision.size, pdf.maxReferenceBefore(sealEnd) + 1);
+  // Held whole, the file is parsed by pdf-lib (object streams included); read in one pass, its references were
+  // read as they streamed past.
+  const scanned = pdf.whole ? -1 : pdf.maxReferenceBefore(sealEnd);
+  if (scanned === UNREADABLE_REFERENCE)
+    throw new Error('a reference in the sealed revision could not be read whole (its parts lie too far apart)');
+  const firstFree = Math.max(revision.size, scanned + 1, revision.referenced + 1);
 
   const defined = new Map<number, IncrementObject>();
   const widgets: IncrementObject[] = [];
@@ -69,7 +79,7 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
         for (const [k, v] of dict) {
           if (k === '/DSS' || k === '/AcroForm') {
             if (v.kind !== 'ref') throw new Error(`an update after the seal sets the catalog's ${k} to other than a reference`);
-            if (k === '/AcroForm' && acroFormNum !== undefined && v.num !== acroFormNum) {
+            if (k === '/AcroForm' && (acroFormNum === undefined || v.num !== acroFormNum)) {
               throw new Error('an update after the seal replaces the form');
             }
           } else if (sealedCatalog.get(k) !== norm(v.text)) throw new Error(`an update after the seal changes the catalog's ${k}`);
@@ -83,7 +93,10 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
           if (k !== '/Fields' && sealedAcroForm.get(k) !== norm(v.text))
             throw new Error(`an update after the seal changes the form's ${k}`);
         }
-        const before = /^\[(.*)\]$/.exec(sealedAcroForm.get('/Fields') ?? '[]')?.[1] ?? '';
+        const sealedFields = sealedAcroForm.get('/Fields') ?? '[]';
+        // Fields held in an object of their own could be changed without this object showing it.
+        if (!sealedFields.startsWith('[')) throw new Error('an update after the seal rewrites a form whose fields are not a direct array');
+        const before = /^\[(.*)\]$/.exec(sealedFields)?.[1] ?? '';
         const now = fields.items.map((i) => norm(i.text)).join(' ');
         if (!now.startsWith(before)) throw new Error("an update after the seal changes the form's existing fields");
         for (const added of fields.items.slice(before ? before.split(/ (?=\d+ \d+ R)/).length : 0)) {
@@ -117,7 +130,7 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
   const named = new Set(
     [...defined.values()]
       .filter((o) => o.value.kind === 'dict' && name(o.value.entries.get('/Type')) === '/DSS')
-      .flatMap((o) => [...o.value.text.matchAll(/(\d+)\s+\d+\s+R\b/g)].map((m) => Number(m[1]))),
+      .flatMap((o) => referencesIn(o.value)),
   );
   for (const o of defined.values()) {
     if (o.stream && !named.has(o.num)) throw new Error(`an update after the seal adds object ${o.num}, a stream no /DSS names`);
@@ -163,6 +176,7 @@ async function loadedRevision(sealedBytes: Buffer): Promise<SealedRevision> {
       acroFormRef instanceof PDFRef ? { num: acroFormRef.objectNumber, entries: acroForm ? textOf(acroForm) : undefined } : undefined,
     has: (num, gen) => sealed.context.lookup(PDFRef.of(num, gen)) !== undefined,
     size: sealed.context.largestObjectNumber + 1,
+    referenced: highestReference(sealed),
   };
 }
 
@@ -229,10 +243,36 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
     acroForm: formRef ? dict(formRef, 'form') : undefined,
     has: (num, gen) => objects.get(num)?.inUse === true && objects.get(num)!.gen === gen,
     size: [...objects.keys()].reduce((most, n) => Math.max(most, n + 1), sizeOf(trailer!.get('/Size'))),
+    referenced: -1,
   };
 }
 
 const XREF = Buffer.from('xref');
+
+/** The highest object number any object pdf-lib parsed refers to, however the reference was written. */
+function highestReference(doc: PDFDocument): number {
+  let highest = -1;
+  const visit = (o: PDFObject | undefined, depth: number): void => {
+    if (!o) return;
+    // Deeper than any real file: refused rather than a reference left unseen.
+    if (depth > 64) throw new Error('the sealed revision nests values more than 64 deep');
+    if (o instanceof PDFRef) highest = Math.max(highest, o.objectNumber);
+    else if (o instanceof PDFDict) for (const [, v] of o.entries()) visit(v, depth + 1);
+    else if (o instanceof PDFArray) for (const v of o.asArray()) visit(v, depth + 1);
+    else if (o instanceof PDFStream) visit(o.dict, depth + 1);
+  };
+  for (const [, o] of doc.context.enumerateIndirectObjects()) visit(o, 0);
+  for (const o of Object.values(doc.context.trailerInfo)) visit(o, 0);
+  return highest;
+}
+
+/** The object numbers a parsed value refers to (strings that only read like references do not count). */
+function referencesIn(value: PdfValue): number[] {
+  if (value.kind === 'ref') return [value.num];
+  if (value.kind === 'dict') return [...value.entries.values()].flatMap(referencesIn);
+  if (value.kind === 'array') return value.items.flatMap(referencesIn);
+  return [];
+}
 
 /** A trailer's /Size, which every trailer must give. */
 function sizeOf(value: PdfValue | undefined): number {

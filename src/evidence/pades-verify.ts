@@ -114,7 +114,8 @@ export async function checkPdfSignature(
   }
   // The signature dictionary surrounds /ByteRange and /Contents: its other keys are read from just around them.
   const before = text(Math.min(rangeAt, b) - 4096, Math.min(rangeAt, b));
-  const after = text(c, c + 4096);
+  // Only what the seal covers: bytes appended after it (a comment in a later update) must not speak for it.
+  const after = text(c, Math.min(c + d, c + 4096));
   const around = `${before}${text(rangeAt, rangeAt + 200)}${after}`;
   result.subFilter = /\/SubFilter\s*\/([A-Za-z0-9.]+)/.exec(around)?.[1] ?? null;
   result.signingTime = pdfDate(/\/M\s*\((D:[^)]*)\)/.exec(after)?.[1] ?? /\/M\s*\((D:[^)]*)\)/.exec(around)?.[1]);

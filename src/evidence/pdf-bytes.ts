@@ -70,11 +70,20 @@ export function wholePdf(pdf: Buffer): PdfBytes {
 const R = 0x52;
 const isSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x00;
 const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
+const isEol = (b: number | undefined) => b === 0x0a || b === 0x0d;
+const isDelimiter = (b: number) =>
+  b === 0x28 || b === 0x29 || b === 0x3c || b === 0x3e || b === 0x5b || b === 0x5d || b === 0x7b || b === 0x7d || b === 0x2f || b === 0x25;
+/** A reference whose parts lie further back than the carry: its number cannot be known, so none is safe. */
+export const UNREADABLE_REFERENCE = Number.MAX_SAFE_INTEGER;
+/** How far back a reference's parts are looked for across chunks. */
+const CARRY_BYTES = 64 * 1024;
 
 /**
  * Every indirect reference ("n g R") in a file, read as it streams past: the running maximum of the object numbers
- * referenced, with where it rose, so the highest one before any byte can be asked. Text that only looks like a
- * reference (inside a binary stream) counts too: that can only make the checks stricter.
+ * referenced, with where it rose, so the highest one before any byte can be asked. It reads as PDF readers do:
+ * comments are white space, "R" may follow the generation directly, a number may carry leading zeros. What only
+ * looks like a reference (inside a binary stream) counts too, and a reference whose parts lie further back than
+ * it looks counts as UNREADABLE_REFERENCE: both can only make the checks stricter.
  */
 export class ReferenceScan {
   #max = -1;
@@ -87,25 +96,35 @@ export class ReferenceScan {
   update(chunk: Buffer): void {
     const text = this.#carry.length > 0 ? Buffer.concat([this.#carry, chunk]) : chunk;
     const base = this.#offset - this.#carry.length;
+    // Back to the start of `text` is the start of the file only when nothing was cut off before it.
+    const whole = base === 0;
     for (let at = text.indexOf(R, this.#carry.length); at !== -1; at = text.indexOf(R, at + 1)) {
-      let i = at - 1;
-      if (!isSpace(text[i])) continue;
-      while (isSpace(text[i])) i--;
-      if (!isDigit(text[i])) continue;
-      while (isDigit(text[i])) i--;
-      if (!isSpace(text[i])) continue;
-      while (isSpace(text[i])) i--;
-      const end = i + 1;
-      while (isDigit(text[i]) && end - i <= 10) i--;
-      if (i === end - 1 || isDigit(text[i])) continue;
-      const num = Number(text.toString('latin1', i + 1, end));
-      if (num > this.#max) {
-        this.#max = num;
-        this.#points.push(base + i + 1, num);
+      const after = text[at + 1];
+      if (after !== undefined && !isSpace(after) && !isDelimiter(after)) continue; // "Rect", "Root": not a reference
+      let i = back(text, at - 1);
+      if (i < 0 || !isDigit(text[i])) {
+        if (i === -1 && !whole) this.#rise(base + at, UNREADABLE_REFERENCE);
+        continue;
       }
+      while (isDigit(text[i])) i--;
+      const afterGen = i;
+      i = back(text, i);
+      if (i === afterGen || !isDigit(text[i])) {
+        if (i === -1 && !whole) this.#rise(base + at, UNREADABLE_REFERENCE);
+        continue;
+      }
+      const end = i + 1;
+      while (isDigit(text[i])) i--;
+      if (i === -1 && !whole) {
+        this.#rise(base + at, UNREADABLE_REFERENCE);
+        continue;
+      }
+      if (i >= 0 && !isSpace(text[i]) && !isDelimiter(text[i]!)) continue;
+      const digits = text.toString('latin1', i + 1, end).replace(/^0+(?=\d)/, '');
+      this.#rise(base + i + 1, digits.length > 10 ? UNREADABLE_REFERENCE : Number(digits));
     }
     this.#offset += chunk.length;
-    this.#carry = Buffer.from(text.subarray(Math.max(0, text.length - 40)));
+    this.#carry = Buffer.from(text.subarray(Math.max(0, text.length - CARRY_BYTES)));
   }
 
   maxBefore(limit: number): number {
@@ -113,4 +132,32 @@ export class ReferenceScan {
     for (let i = 0; i < this.#points.length && this.#points[i]! < limit; i += 2) best = this.#points[i + 1]!;
     return best;
   }
+
+  #rise(offset: number, num: number): void {
+    if (num <= this.#max) return;
+    this.#max = num;
+    this.#points.push(offset, num);
+  }
+}
+
+/**
+ * From `i` back over white space and comments (a comment runs from "%" to the end of its line): the index of the
+ * first byte that is neither, or -1 when the text runs out first.
+ */
+function back(text: Buffer, i: number): number {
+  while (i >= 0) {
+    if (isEol(text[i])) {
+      // The line before this end of line: a "%" in it starts a comment that ends here.
+      let start = i - 1;
+      while (start >= 0 && !isEol(text[start])) start--;
+      const percent = text.indexOf(0x25, start + 1);
+      if (percent !== -1 && percent < i) {
+        i = percent - 1;
+        continue;
+      }
+    }
+    if (!isSpace(text[i])) return i;
+    i--;
+  }
+  return -1;
 }

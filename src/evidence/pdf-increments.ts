@@ -155,6 +155,9 @@ class Reader {
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x00;
 const isDelimiter = (b: number) => '()<>[]{}/%'.includes(String.fromCharCode(b));
 
+/** What an update's trailer may say: its size, the (unchanged) catalog and document information, the chain, the ID. */
+const TRAILER_KEYS = new Set(['/Size', '/Root', '/Prev', '/ID', '/Info']);
+
 /** One entry of a cross-reference table. */
 export interface XrefEntry {
   num: number;
@@ -224,17 +227,28 @@ export function readObject(buf: Buffer, pos: number, base = 0): { num: number; g
  * Reads the incremental updates in `pdf` from byte `from` (where the sealed
  * revision ends) to its end: each a set of objects, an `xref` table and a
  * trailer, ending in `%%EOF`. Throws with the reason on anything else.
- * `base`: where `pdf` starts in the file, when it holds only its end.
+ * `base`: where `pdf` starts in the file, when it holds only its end;
+ * `prevXref`: the offset the sealed revision's `startxref` gives.
+ *
+ * A reader finds each object by the offset the newest cross-reference table
+ * gives, not by reading the file in order: so each update's table must list
+ * exactly the objects the update defines, each at the byte where it is
+ * written, free nothing, and chain to the revision before it (/Prev, and its
+ * `startxref` to itself). Otherwise what a reader shows is not what was
+ * read here (an entry pointing into a stream's data, an object freed).
  */
-export function readIncrements(pdf: Buffer, from: number, base = 0): Increment[] {
+export function readIncrements(pdf: Buffer, from: number, base = 0, prevXref?: number): Increment[] {
   const r = new Reader(pdf, from, base);
   const increments: Increment[] = [];
+  let prev = prevXref;
   r.skipSpace();
   while (r.pos < pdf.length) {
     const objects: IncrementObject[] = [];
+    const at = new Map<number, { gen: number; offset: number }>();
     for (;;) {
       r.skipSpace();
       if (r.peek('xref')) break;
+      const offset = r.at;
       const num = r.token();
       const gen = r.token();
       if (!/^\d+$/.test(num) || !/^\d+$/.test(gen)) throw new Error(`expected an object or an xref table at byte ${r.at}`);
@@ -256,12 +270,44 @@ export function readIncrements(pdf: Buffer, from: number, base = 0): Increment[]
         r.expect('endstream');
       }
       r.expect('endobj');
+      if (at.has(Number(num))) throw new Error(`an update defines object ${num} twice`);
+      at.set(Number(num), { gen: Number(gen), offset });
       objects.push({ num: Number(num), gen: Number(gen), value, ...(stream ? { stream } : {}) });
     }
-    const { trailer } = readXref(r);
+    const xrefAt = r.at;
+    const { entries, trailer } = readXref(r);
     r.expect('startxref');
-    r.token();
+    const startxref = r.token();
     r.expect('%%EOF');
+    const listed = new Set<number>();
+    for (const e of entries) {
+      if (listed.has(e.num)) throw new Error(`the update's cross-reference table lists object ${e.num} twice`);
+      listed.add(e.num);
+      if (e.num === 0) {
+        if (e.inUse || e.gen !== 65535) throw new Error("the update's cross-reference table uses object 0");
+        continue;
+      }
+      const defined = at.get(e.num);
+      if (!e.inUse) throw new Error(`the update's cross-reference table frees object ${e.num}`);
+      if (!defined || defined.gen !== e.gen || defined.offset !== e.offset) {
+        throw new Error(
+          `the update's cross-reference table places object ${e.num} at byte ${e.offset}, where the update does not define it`,
+        );
+      }
+    }
+    for (const num of at.keys()) if (!listed.has(num)) throw new Error(`the update's cross-reference table does not list object ${num}`);
+    if (startxref !== String(xrefAt))
+      throw new Error(`the update's startxref (${startxref}) is not where its cross-reference table is (${xrefAt})`);
+    for (const key of trailer.keys()) {
+      if (!TRAILER_KEYS.has(key)) throw new Error(`the update's trailer sets ${key}`);
+    }
+    const prevValue = trailer.get('/Prev');
+    if (prev !== undefined && (prevValue?.kind !== 'number' || prevValue.text !== String(prev))) {
+      throw new Error(
+        `the update's trailer does not chain to the revision before it (/Prev ${prevValue?.text ?? 'missing'}, expected ${prev})`,
+      );
+    }
+    prev = xrefAt;
     increments.push({ objects, trailer });
     // After %%EOF: an end of line, then the next increment or the end of the file.
     while (r.pos < pdf.length && (pdf[r.pos] === 0x0d || pdf[r.pos] === 0x0a)) r.pos++;
