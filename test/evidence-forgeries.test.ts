@@ -283,4 +283,48 @@ describe('an update whose cross-reference table says other than what it defines'
     const genuine = await checkPdfSignature(sealed, anchors, at);
     expect(whole!.signingTime).toBe(genuine.signingTime);
   });
+
+  /** A consistent update: its objects, then a table listing each where it is written, chained to the seal. */
+  const update = (objects: [number, number, string][], trailer = '', glue = false): Buffer => {
+    let body = '';
+    const at: [number, number, number][] = [];
+    for (const [num, gen, text] of objects) {
+      at.push([num, gen, sealed.length + body.length]);
+      body += `${num} ${gen} obj\n${text}\nendobj\n`;
+    }
+    const xrefAt = sealed.length + body.length;
+    const eol = glue ? '' : ' \n';
+    const rows = at
+      .map(([num, gen, offset]) => `${num} 1\n${String(offset).padStart(10, '0')} ${String(gen).padStart(5, '0')} n${eol}`)
+      .join('');
+    const size = Math.max(1002, ...objects.map(([n]) => n + 1));
+    return Buffer.concat([
+      sealed,
+      Buffer.from(
+        `${body}xref\n0 1\n0000000000 65535 f${eol}${rows}trailer\n<< /Size ${size} /Root ${root} 0 R /Prev ${prev}${trailer} >>\nstartxref\n${xrefAt}\n%%EOF\n`,
+        'latin1',
+      ),
+    ]);
+  };
+
+  it('is refused when it plants an object for a reader that rebuilds the table (in a stream, or behind entries without their end of line)', async () => {
+    const planted = `${content} 0 obj << /Length 44 >> stream\nBT /F1 24 Tf 72 700 Td (Pay Mallory) Tj ET\nendstream endobj`;
+    const dss = update([
+      [1000, 0, `<< /Length ${planted.length} >>\nstream\n${planted}\nendstream`],
+      [1001, 0, '<< /Type /DSS /Certs [1000 0 R] >>'],
+    ]);
+    for (const check of await bothChecks(dss, anchors))
+      expect(check.problems.join()).toMatch(/holds "\d+ 0 obj" at byte \d+, outside its structure/);
+    const glued = update([[1001, 0, '<< /Type /DSS >>']], '', true);
+    for (const check of await bothChecks(glued, anchors)) expect(check.problems.join()).toMatch(/a malformed xref entry/);
+  });
+
+  it('is refused when it gives the catalog another generation, or the document other information', async () => {
+    const catalog = (await PDFDocument.load(sealed)).catalog.toString();
+    for (const check of await bothChecks(update([[root, 1, catalog]]), anchors)) {
+      expect(check.problems.join()).toMatch(/generation 1|replaces the catalog/);
+    }
+    const info = update([[1001, 0, '<< /Type /DSS >>']], ' /Info 1001 0 R');
+    for (const check of await bothChecks(info, anchors)) expect(check.problems.join()).toMatch(/document's information/);
+  });
 });

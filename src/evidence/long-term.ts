@@ -25,9 +25,12 @@ const name = (v: PdfValue | undefined) => (v?.kind === 'name' ? v.text : undefin
 /** What the checks need of the revision a seal covers: its catalog and form (as text), and which objects it holds. */
 interface SealedRevision {
   root: number;
+  rootGen: number;
+  /** The trailer's /Info, as text ("n g R"), if it has one. */
+  info: string | undefined;
   catalog: Map<string, string>;
   /** The form's object number and entries, when the catalog names one by reference. */
-  acroForm: { num: number; entries: Map<string, string> | undefined } | undefined;
+  acroForm: { num: number; gen: number; entries: Map<string, string> | undefined } | undefined;
   has(num: number, gen: number): boolean;
   /** One past the highest object number the sealed revision defines or lists. */
   size: number;
@@ -67,13 +70,16 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
   const widgets: IncrementObject[] = [];
   const timestamps = new Map<number, IncrementObject>();
   let lastCatalog: IncrementObject | undefined;
+  let highest = firstFree - 1;
   for (const increment of increments) {
-    const trailerRoot = increment.trailer.get('/Root');
-    if (trailerRoot?.kind !== 'ref' || trailerRoot.num !== root) throw new Error('an update after the seal replaces the catalog');
-    if (increment.trailer.has('/Encrypt')) throw new Error('an update after the seal encrypts the document');
+    trailerProblem(increment.trailer, revision);
     for (const o of increment.objects) {
       const what = `object ${o.num}`;
       const dict = o.value.kind === 'dict' ? o.value.entries : undefined;
+      highest = Math.max(highest, o.num);
+      // A reader meeting a generation other than the one its table gives rebuilds the table: each keeps its own.
+      const gen = o.num === root ? revision.rootGen : o.num === acroFormNum ? revision.acroForm!.gen : 0;
+      if (o.gen !== gen) throw new Error(`an update after the seal defines ${what} with generation ${o.gen}, not ${gen}`);
       if (o.num === root) {
         if (!dict) throw new Error('an update after the seal replaces the catalog with a non-dictionary');
         for (const [k, v] of dict) {
@@ -125,6 +131,24 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
       } else throw new Error(`an update after the seal adds ${what}, which is neither validation data nor a document time-stamp`);
       defined.set(o.num, o);
     }
+    const size = increment.trailer.get('/Size');
+    if (size?.kind !== 'number' || !/^\d+$/.test(size.text) || Number(size.text) <= highest) {
+      throw new Error(`an update's trailer gives /Size ${size?.text ?? '(none)'}, not more than every object number (${highest})`);
+    }
+  }
+  // Every reference an update writes names what it means: an object it defines, or one the seal covers, each with
+  // its generation (a reference that names nothing, or the wrong generation, makes readers rebuild the table).
+  for (const increment of increments) {
+    for (const value of [...increment.objects.map((o) => o.value), ...increment.trailer.values()]) {
+      for (const ref of refsIn(value)) {
+        const mine = defined.get(ref.num);
+        if (mine ? mine.gen !== ref.gen : !revision.has(ref.num, ref.gen)) {
+          throw new Error(
+            `an update after the seal refers to ${ref.num} ${ref.gen} R, which is neither its own object nor one the seal covers`,
+          );
+        }
+      }
+    }
   }
   // Every stream added is validation data: named by a /DSS added after the seal (its arrays or its /VRI).
   const named = new Set(
@@ -169,11 +193,16 @@ async function loadedRevision(sealedBytes: Buffer): Promise<SealedRevision> {
   const textOf = (d: PDFDict) => new Map([...d.entries()].map(([k, v]) => [k.toString(), norm(v.toString())]));
   const acroFormRef = sealed.catalog.get(PDFName.of('AcroForm'));
   const acroForm = acroFormRef instanceof PDFRef ? sealed.context.lookup(acroFormRef, PDFDict) : undefined;
+  const info = sealed.context.trailerInfo.Info;
   return {
     root: root.objectNumber,
+    rootGen: root.generationNumber,
+    info: info instanceof PDFRef ? `${info.objectNumber} ${info.generationNumber} R` : undefined,
     catalog: textOf(sealed.catalog),
     acroForm:
-      acroFormRef instanceof PDFRef ? { num: acroFormRef.objectNumber, entries: acroForm ? textOf(acroForm) : undefined } : undefined,
+      acroFormRef instanceof PDFRef
+        ? { num: acroFormRef.objectNumber, gen: acroFormRef.generationNumber, entries: acroForm ? textOf(acroForm) : undefined }
+        : undefined,
     has: (num, gen) => sealed.context.lookup(PDFRef.of(num, gen)) !== undefined,
     size: sealed.context.largestObjectNumber + 1,
     referenced: highestReference(sealed),
@@ -224,7 +253,7 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
     }
     offset = prev ? Number(prev.text) : undefined;
   }
-  const dict = (ref: PdfValue | undefined, what: string): { num: number; entries: Map<string, string> } => {
+  const dict = (ref: PdfValue | undefined, what: string): { num: number; gen: number; entries: Map<string, string> } => {
     const e = ref?.kind === 'ref' ? objects.get(ref.num) : undefined;
     if (!e?.inUse || ref?.kind !== 'ref' || e.gen !== ref.gen)
       throw new Error(`the sealed revision's ${what} is not in its cross-reference`);
@@ -232,13 +261,17 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
     const found = readObject(o.buf, e.offset - o.start, o.start);
     if (found.num !== ref.num || found.gen !== ref.gen || found.value.kind !== 'dict')
       throw new Error(`the sealed revision's ${what} at byte ${e.offset} is not a dictionary`);
-    return { num: ref.num, entries: new Map([...found.value.entries].map(([k, v]) => [k, norm(v.text)])) };
+    return { num: ref.num, gen: ref.gen, entries: new Map([...found.value.entries].map(([k, v]) => [k, norm(v.text)])) };
   };
   const root = trailer!.get('/Root');
   const catalog = dict(root, 'catalog');
   const formRef = findRef(catalog.entries.get('/AcroForm') ?? '');
+  const info = trailer!.get('/Info');
+  if (info && info.kind !== 'ref') throw new Error("the sealed revision's /Info is not a reference");
   return {
     root: catalog.num,
+    rootGen: catalog.gen,
+    info: info ? norm(info.text) : undefined,
     catalog: catalog.entries,
     acroForm: formRef ? dict(formRef, 'form') : undefined,
     has: (num, gen) => objects.get(num)?.inUse === true && objects.get(num)!.gen === gen,
@@ -266,12 +299,34 @@ function highestReference(doc: PDFDocument): number {
   return highest;
 }
 
-/** The object numbers a parsed value refers to (strings that only read like references do not count). */
-function referencesIn(value: PdfValue): number[] {
-  if (value.kind === 'ref') return [value.num];
-  if (value.kind === 'dict') return [...value.entries.values()].flatMap(referencesIn);
-  if (value.kind === 'array') return value.items.flatMap(referencesIn);
+/** The references in a parsed value (strings that only read like references do not count). */
+function refsIn(value: PdfValue): { num: number; gen: number }[] {
+  if (value.kind === 'ref') return [value];
+  if (value.kind === 'dict') return [...value.entries.values()].flatMap(refsIn);
+  if (value.kind === 'array') return value.items.flatMap(refsIn);
   return [];
+}
+
+/** The object numbers a parsed value refers to. */
+function referencesIn(value: PdfValue): number[] {
+  return refsIn(value).map((r) => r.num);
+}
+
+/** Why an update's trailer is more than a revision's bookkeeping: another catalog, other document information. */
+function trailerProblem(trailer: Map<string, PdfValue>, revision: SealedRevision): void {
+  const root = trailer.get('/Root');
+  if (root?.kind !== 'ref' || root.num !== revision.root || root.gen !== revision.rootGen) {
+    throw new Error('an update after the seal replaces the catalog');
+  }
+  const info = trailer.get('/Info');
+  // Left out, a reader shows none: no claim is added. Given, it must be the sealed one.
+  if (info && (info.kind !== 'ref' || norm(info.text) !== revision.info)) {
+    throw new Error("an update after the seal changes the document's information (/Info)");
+  }
+  const id = trailer.get('/ID');
+  if (id && (id.kind !== 'array' || id.items.length !== 2 || id.items.some((i) => i.kind !== 'string'))) {
+    throw new Error('an update after the seal gives an /ID that is not two strings');
+  }
 }
 
 /** A trailer's /Size, which every trailer must give. */

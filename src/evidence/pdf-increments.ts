@@ -167,7 +167,7 @@ export interface XrefEntry {
 }
 
 /** A cross-reference table from its "xref" keyword, with its trailer: what it lists, and the trailer. */
-function readXref(r: Reader): { entries: XrefEntry[]; trailer: Map<string, PdfValue> } {
+function readXref(r: Reader, strict = false): { entries: XrefEntry[]; trailer: Map<string, PdfValue> } {
   r.expect('xref');
   const entries: XrefEntry[] = [];
   // Subsections: "first count" then count 20-byte entries.
@@ -188,6 +188,13 @@ function readXref(r: Reader): { entries: XrefEntry[]; trailer: Map<string, PdfVa
         inUse: entry[17] === 'n',
       });
       r.pos += 18;
+      // Each entry is 20 bytes, ending in a two-byte end of line (PDF 32000 7.5.4): a reader that finds less calls
+      // the table damaged and rebuilds it by scanning the file, where text planted in an update would win.
+      if (strict) {
+        const eol = r.buf.subarray(r.pos, r.pos + 2).toString('latin1');
+        if (eol !== ' \r' && eol !== ' \n' && eol !== '\r\n') throw new Error(`a malformed xref entry at byte ${r.at - 18}`);
+        r.pos += 2;
+      }
     }
   }
   r.expect('trailer');
@@ -241,6 +248,8 @@ export function readIncrements(pdf: Buffer, from: number, base = 0, prevXref?: n
   const r = new Reader(pdf, from, base);
   const increments: Increment[] = [];
   let prev = prevXref;
+  /** Where each keyword a reader rebuilding the table would look for stands (its position in `pdf`). */
+  const structure = new Set<number>();
   r.skipSpace();
   while (r.pos < pdf.length) {
     const objects: IncrementObject[] = [];
@@ -249,6 +258,7 @@ export function readIncrements(pdf: Buffer, from: number, base = 0, prevXref?: n
       r.skipSpace();
       if (r.peek('xref')) break;
       const offset = r.at;
+      structure.add(r.pos);
       const num = r.token();
       const gen = r.token();
       if (!/^\d+$/.test(num) || !/^\d+$/.test(gen)) throw new Error(`expected an object or an xref table at byte ${r.at}`);
@@ -275,7 +285,11 @@ export function readIncrements(pdf: Buffer, from: number, base = 0, prevXref?: n
       objects.push({ num: Number(num), gen: Number(gen), value, ...(stream ? { stream } : {}) });
     }
     const xrefAt = r.at;
-    const { entries, trailer } = readXref(r);
+    structure.add(r.pos);
+    const { entries, trailer } = readXref(r, true);
+    structure.add(r.buf.lastIndexOf('trailer', r.pos));
+    r.skipSpace();
+    structure.add(r.pos);
     r.expect('startxref');
     const startxref = r.token();
     r.expect('%%EOF');
@@ -312,5 +326,22 @@ export function readIncrements(pdf: Buffer, from: number, base = 0, prevXref?: n
     // After %%EOF: an end of line, then the next increment or the end of the file.
     while (r.pos < pdf.length && (pdf[r.pos] === 0x0d || pdf[r.pos] === 0x0a)) r.pos++;
   }
+  plantedStructure(pdf, from, structure, base);
   return increments;
+}
+
+/**
+ * Refuses an object header or table keyword anywhere in the updates but where the updates' own structure puts
+ * one (inside a stream's data, a string, a comment). A reader that finds a table damaged rebuilds it by
+ * scanning for such text, and the last definition it finds wins: whatever could make a reader rebuild, text
+ * planted for it to find is refused. Binary validation data that happens to hold such text is refused too.
+ */
+function plantedStructure(pdf: Buffer, from: number, structure: Set<number>, base: number): void {
+  const text = pdf.toString('latin1', from);
+  for (const m of text.matchAll(/\d+[\0\t\n\f\r ]+\d+[\0\t\n\f\r ]+obj|startxref|xref|trailer/g)) {
+    const at = from + m.index;
+    const allowed = structure.has(at) || (m[0] === 'xref' && structure.has(at - 5) && text.startsWith('start', m.index - 5));
+    if (!allowed)
+      throw new Error(`an update after the seal holds "${m[0].replace(/\s+/g, ' ')}" at byte ${base + at}, outside its structure`);
+  }
 }
