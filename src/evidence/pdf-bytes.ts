@@ -150,9 +150,9 @@ function back(text: Buffer, i: number): number {
       // The line before this end of line: a "%" in it starts a comment that ends here.
       let start = i - 1;
       while (start >= 0 && !isEol(text[start])) start--;
-      const percent = text.indexOf(0x25, start + 1);
-      if (percent !== -1 && percent < i) {
-        i = percent - 1;
+      const percent = text.subarray(start + 1, i).indexOf(0x25);
+      if (percent !== -1) {
+        i = start + percent;
         continue;
       }
     }

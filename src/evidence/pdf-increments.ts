@@ -152,6 +152,7 @@ class Reader {
   }
 }
 
+const isDigit = (b: number) => b >= 0x30 && b <= 0x39;
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x00;
 const isDelimiter = (b: number) => '()<>[]{}/%'.includes(String.fromCharCode(b));
 
@@ -337,11 +338,25 @@ export function readIncrements(pdf: Buffer, from: number, base = 0, prevXref?: n
  * planted for it to find is refused. Binary validation data that happens to hold such text is refused too.
  */
 function plantedStructure(pdf: Buffer, from: number, structure: Set<number>, base: number): void {
-  const text = pdf.toString('latin1', from);
-  for (const m of text.matchAll(/\d+[\0\t\n\f\r ]+\d+[\0\t\n\f\r ]+obj|startxref|xref|trailer/g)) {
-    const at = from + m.index;
-    const allowed = structure.has(at) || (m[0] === 'xref' && structure.has(at - 5) && text.startsWith('start', m.index - 5));
-    if (!allowed)
-      throw new Error(`an update after the seal holds "${m[0].replace(/\s+/g, ' ')}" at byte ${base + at}, outside its structure`);
+  const refuse = (what: string, at: number) => {
+    throw new Error(`an update after the seal holds "${what}" at byte ${base + at}, outside its structure`);
+  };
+  for (const keyword of ['xref', 'trailer', 'startxref']) {
+    for (let at = pdf.indexOf(keyword, from); at !== -1; at = pdf.indexOf(keyword, at + 1)) {
+      const inStartxref = keyword === 'xref' && at >= 5 && pdf.toString('latin1', at - 5, at) === 'start';
+      if (!structure.has(inStartxref ? at - 5 : at)) refuse(keyword, at);
+    }
+  }
+  // "n g obj": read back from each "obj" (linear, where a regular expression would backtrack over long digit runs).
+  for (let at = pdf.indexOf('obj', from); at !== -1; at = pdf.indexOf('obj', at + 1)) {
+    let i = at - 1;
+    const skip = (test: (b: number) => boolean) => {
+      const stop = i;
+      while (i >= from && test(pdf[i]!)) i--;
+      return i < stop;
+    };
+    if (!skip(isSpace) || !skip(isDigit) || !skip(isSpace) || !skip(isDigit)) continue;
+    // The header starts at the number's first digit (it reads as one to a reader whatever precedes it).
+    if (!structure.has(i + 1)) refuse(`${pdf.toString('latin1', i + 1, at + 3).replace(/\s+/g, ' ')}`, i + 1);
   }
 }
