@@ -89,42 +89,35 @@ export class ReferenceScan {
   #max = -1;
   /** Pairs (offset, maximum from there on), offsets rising. */
   readonly #points: number[] = [];
-  /** The last bytes before the chunk, for a reference split across two. */
-  #carry = Buffer.alloc(0);
+  /** The last chunks before this one (held, not copied: the caller never changes them), for a split reference. */
+  #previous: Buffer[] = [];
+  #previousBytes = 0;
   #offset = 0;
 
+  /** The next bytes of the file; the caller must not change `chunk` afterwards. */
   update(chunk: Buffer): void {
-    const text = this.#carry.length > 0 ? Buffer.concat([this.#carry, chunk]) : chunk;
-    const base = this.#offset - this.#carry.length;
-    // Back to the start of `text` is the start of the file only when nothing was cut off before it.
-    const whole = base === 0;
-    for (let at = text.indexOf(R, this.#carry.length); at !== -1; at = text.indexOf(R, at + 1)) {
-      const after = text[at + 1];
+    for (let at = chunk.indexOf(R); at !== -1; at = chunk.indexOf(R, at + 1)) {
+      const after = chunk[at + 1];
       if (after !== undefined && !isSpace(after) && !isDelimiter(after)) continue; // "Rect", "Root": not a reference
-      let i = back(text, at - 1);
-      if (i < 0 || !isDigit(text[i])) {
-        if (i === -1 && !whole) this.#rise(base + at, UNREADABLE_REFERENCE);
-        continue;
+      let found = readReference(chunk, at);
+      let base = this.#offset;
+      if (found === 'short' && this.#previousBytes > 0) {
+        // Rare: the reference may begin in the chunks before; they are joined only for it.
+        const joined = Buffer.concat([...this.#previous, chunk.subarray(0, at + 1)]);
+        base = this.#offset - this.#previousBytes;
+        found = readReference(joined, this.#previousBytes + at);
       }
-      while (isDigit(text[i])) i--;
-      const afterGen = i;
-      i = back(text, i);
-      if (i === afterGen || !isDigit(text[i])) {
-        if (i === -1 && !whole) this.#rise(base + at, UNREADABLE_REFERENCE);
-        continue;
-      }
-      const end = i + 1;
-      while (isDigit(text[i])) i--;
-      if (i === -1 && !whole) {
-        this.#rise(base + at, UNREADABLE_REFERENCE);
-        continue;
-      }
-      if (i >= 0 && !isSpace(text[i]) && !isDelimiter(text[i]!)) continue;
-      const digits = text.toString('latin1', i + 1, end).replace(/^0+(?=\d)/, '');
-      this.#rise(base + i + 1, digits.length > 10 ? UNREADABLE_REFERENCE : Number(digits));
+      if (found === 'short') {
+        // Back to the start of the file is the start of the reference's text; anything else is cut off.
+        if (base > 0) this.#rise(this.#offset + at, UNREADABLE_REFERENCE);
+      } else if (found !== 'none') this.#rise(base + found.start, found.num);
     }
     this.#offset += chunk.length;
-    this.#carry = Buffer.from(text.subarray(Math.max(0, text.length - CARRY_BYTES)));
+    this.#previous.push(chunk);
+    this.#previousBytes += chunk.length;
+    while (this.#previous.length > 1 && this.#previousBytes - this.#previous[0]!.length >= CARRY_BYTES) {
+      this.#previousBytes -= this.#previous.shift()!.length;
+    }
   }
 
   maxBefore(limit: number): number {
@@ -138,6 +131,27 @@ export class ReferenceScan {
     this.#max = num;
     this.#points.push(offset, num);
   }
+}
+
+/**
+ * The reference ("n g R") whose R is at `at` in `text`: its object number and where its text starts; 'none' when
+ * the bytes before are no reference, 'short' when `text` starts before it could be told.
+ */
+function readReference(text: Buffer, at: number): { num: number; start: number } | 'none' | 'short' {
+  let i = back(text, at - 1);
+  if (i < 0) return 'short';
+  if (!isDigit(text[i])) return 'none';
+  while (isDigit(text[i])) i--;
+  const afterGen = i;
+  i = back(text, i);
+  if (i < 0) return 'short';
+  if (i === afterGen || !isDigit(text[i])) return 'none';
+  const end = i + 1;
+  while (isDigit(text[i])) i--;
+  if (i < 0) return 'short';
+  if (!isSpace(text[i]) && !isDelimiter(text[i]!)) return 'none';
+  const digits = text.toString('latin1', i + 1, end).replace(/^0+(?=\d)/, '');
+  return { num: digits.length > 10 ? UNREADABLE_REFERENCE : Number(digits), start: i + 1 };
 }
 
 /**

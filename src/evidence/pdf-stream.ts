@@ -75,12 +75,17 @@ export class StreamedPdf {
     if (this.#digest !== undefined) throw new Error('bytes after the end of the file');
     if (chunk.length === 0) return;
     // Copied: a stored entry's bytes are views into the HTTP client's chunks, whose reuse we do not control.
-    this.#kept.push(Buffer.from(chunk));
+    const copy = Buffer.from(chunk);
+    this.#kept.push(copy);
     this.#received += chunk.length;
     this.#scan(chunk);
-    this.#references.update(chunk);
-    if (this.#received > this.#holdWhole && this.#head === undefined)
+    if (this.#head !== undefined) this.#references.update(copy);
+    else if (this.#received > this.#holdWhole) {
       this.#head = this.#bytes(0, Math.min(this.#headBytes, this.#received));
+      // A file held whole is parsed by pdf-lib for its references; one that is not is scanned from here on, its
+      // bytes so far (all still held) first.
+      for (const held of this.#kept) this.#references.update(held);
+    }
     const hashable = this.#received - this.#tailBytes;
     if (hashable > this.#hashedTo) this.#feed(hashable);
     if (this.#head !== undefined) this.#dropBefore(hashable);
@@ -117,7 +122,7 @@ export class StreamedPdf {
     };
     const whole = this.#head === undefined ? wholePdf(tail) : undefined;
     const maxReferenceBefore = (limit: number) => this.#references.maxBefore(limit);
-    if (whole) return { ...whole, span, maxReferenceBefore };
+    if (whole) return { ...whole, span };
     const head = this.#head!;
     const windows = [
       { buf: head, start: 0 },
