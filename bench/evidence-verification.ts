@@ -140,6 +140,6 @@ export async function evidenceVerification(command: string): Promise<void> {
   await record('evidence verification', command, markdownTable(rows), [
     oneCheck,
     'Both columns download, hash (SHA-256 and CRC-32) and commit the same ZIP from the sandbox; `require` also verifies the PAdES B-LTA seal (CMS signature, the revisions after it, chain to the trust anchor, the RFC 3161 time-stamp of the signature, the document time-stamp and the validation data) and the certificate of completion with its sealed audit trail.',
-    'Seals are checked in the download pass (src/evidence/pdf-stream.ts): one SHA-256 gives the entry\'s hash and every signed span\'s digest, with no copy of the signed bytes. A document up to 32 MiB is also held whole for the check; a larger one keeps its first 1 MiB and last 8 MiB only, whatever its size.',
+    "Seals are checked in the download pass (src/evidence/pdf-stream.ts): one SHA-256 gives the entry's hash and every signed span's digest, with no copy of the signed bytes. A document up to 32 MiB is also held whole for the check; a larger one keeps its first 1 MiB and last 8 MiB only, whatever its size.",
   ]);
 }
