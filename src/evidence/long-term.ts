@@ -154,7 +154,7 @@ export async function readLongTermData(pdf: PdfBytes, sealEnd: number): Promise<
   const named = new Set(
     [...defined.values()]
       .filter((o) => o.value.kind === 'dict' && name(o.value.entries.get('/Type')) === '/DSS')
-      .flatMap((o) => referencesIn(o.value)),
+      .flatMap((o) => refsIn(o.value).map((r) => r.num)),
   );
   for (const o of defined.values()) {
     if (o.stream && !named.has(o.num)) throw new Error(`an update after the seal adds object ${o.num}, a stream no /DSS names`);
@@ -253,7 +253,10 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
     }
     offset = prev ? Number(prev.text) : undefined;
   }
-  const dict = (ref: PdfValue | undefined, what: string): { num: number; gen: number; entries: Map<string, string> } => {
+  const dict = (
+    ref: PdfValue | undefined,
+    what: string,
+  ): { num: number; gen: number; entries: Map<string, string>; values: Map<string, PdfValue> } => {
     const e = ref?.kind === 'ref' ? objects.get(ref.num) : undefined;
     if (!e?.inUse || ref?.kind !== 'ref' || e.gen !== ref.gen)
       throw new Error(`the sealed revision's ${what} is not in its cross-reference`);
@@ -261,11 +264,12 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
     const found = readObject(o.buf, e.offset - o.start, o.start);
     if (found.num !== ref.num || found.gen !== ref.gen || found.value.kind !== 'dict')
       throw new Error(`the sealed revision's ${what} at byte ${e.offset} is not a dictionary`);
-    return { num: ref.num, gen: ref.gen, entries: new Map([...found.value.entries].map(([k, v]) => [k, norm(v.text)])) };
+    const values = found.value.entries;
+    return { num: ref.num, gen: ref.gen, entries: new Map([...values].map(([k, v]) => [k, norm(v.text)])), values };
   };
   const root = trailer!.get('/Root');
   const catalog = dict(root, 'catalog');
-  const formRef = findRef(catalog.entries.get('/AcroForm') ?? '');
+  const formRef = catalog.values.get('/AcroForm');
   const info = trailer!.get('/Info');
   if (info && info.kind !== 'ref') throw new Error("the sealed revision's /Info is not a reference");
   return {
@@ -273,7 +277,7 @@ function tableRevision(pdf: PdfBytes, sealEnd: number): SealedRevision {
     rootGen: catalog.gen,
     info: info ? norm(info.text) : undefined,
     catalog: catalog.entries,
-    acroForm: formRef ? dict(formRef, 'form') : undefined,
+    acroForm: formRef?.kind === 'ref' ? dict(formRef, 'form') : undefined,
     has: (num, gen) => objects.get(num)?.inUse === true && objects.get(num)!.gen === gen,
     size: [...objects.keys()].reduce((most, n) => Math.max(most, n + 1), sizeOf(trailer!.get('/Size'))),
     referenced: -1,
@@ -307,11 +311,6 @@ function refsIn(value: PdfValue): { num: number; gen: number }[] {
   return [];
 }
 
-/** The object numbers a parsed value refers to. */
-function referencesIn(value: PdfValue): number[] {
-  return refsIn(value).map((r) => r.num);
-}
-
 /** Why an update's trailer is more than a revision's bookkeeping: another catalog, other document information. */
 function trailerProblem(trailer: Map<string, PdfValue>, revision: SealedRevision): void {
   const root = trailer.get('/Root');
@@ -333,12 +332,6 @@ function trailerProblem(trailer: Map<string, PdfValue>, revision: SealedRevision
 function sizeOf(value: PdfValue | undefined): number {
   if (value?.kind !== 'number' || !/^\d+$/.test(value.text)) throw new Error("the sealed revision's trailer has no /Size");
   return Number(value.text);
-}
-
-/** A reference written as text ("12 0 R"), as a value. */
-function findRef(text: string): PdfValue | undefined {
-  const m = /^(\d+) (\d+) R$/.exec(text);
-  return m ? { kind: 'ref', num: Number(m[1]), gen: Number(m[2]), text } : undefined;
 }
 
 /** The validation data of the catalog's latest /DSS: each stream decoded. */

@@ -33,7 +33,8 @@ export const WorkerEnv = z.object({
   ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().positive().default(40),
   // A transaction spends most of its life waiting for signers: a cached one costs about 0.6 MiB and saves only a
   // replay of a short history when its next event comes. 2,000 waiting on one worker: 950 MiB of RSS with 250,
-  // 1,126 with 1,000, and the burst that completed them all was no slower (docs/benchmarks.md).
+  // 1,126 with 1,000, and the burst that completed them all was no slower (BENCH_WAITING_N=2000
+  // BENCH_WAITING_CACHE=250,1000 npm run bench -- waiting; docs/benchmarks.md).
   ESIGN_MAX_CACHED_WORKFLOWS: z.coerce.number().int().nonnegative().default(250),
   ESIGN_SHUTDOWN_GRACE: z.string().default('30 seconds'),
   /** The integrator's whsec_ secrets for signing events to callback URLs (several during a rotation). */
