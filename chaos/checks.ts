@@ -14,6 +14,7 @@ import { esignCompletedSignal, esignEventSignal, workflowIdFor, type EsignTransa
 import type { ChaosReceiver } from './receiver.js';
 import type { Scenario } from './schedule.js';
 import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
+import { eventLogIdFor, eventLogQuery } from '../src/definitions/event-log.js';
 import { checkVersions, runsOf, type Run, type VersionCounts } from './versions.js';
 import type { RollingDeploy } from './workers.js';
 
@@ -104,6 +105,13 @@ export async function checkRun({
     integratorEvents: { distinct: receiver.events.size, attempts: receiver.attempts, unverified: receiver.unverified },
   };
   if (receiver.unverified > 0) problems.push(`${receiver.unverified} callback attempts did not verify`);
+
+  // The logs deliver after their transactions returned (a worker or matching killed at the end delays them): the
+  // receiver is read once every log has settled, or its wait ran out and the check below says what is missing.
+  await waitForEventLogs(
+    client,
+    [...results.values()].filter((r): r is EsignTransactionResult => !(r instanceof Error)),
+  );
 
   // 1. Every transaction ended in exactly one outcome: the one its scenario allows, matching the provider's final state.
   const completed: EsignTransactionResult[] = [];
@@ -277,6 +285,23 @@ async function waitForWebhookOutbox(control: SandboxControlClient, completed: Es
   const until = Date.now() + timeoutMs;
   for (const r of completed) {
     while ((await control.deliveries({ transactionId: r.transactionId! })).some((d) => d.status === 'pending') && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/**
+ * Waits until each transaction's event log holds its end and has nothing pending. Asked of the log itself (it
+ * auto-upgrades, so a worker of the current version answers); a query that fails while a service is still coming
+ * back is asked again.
+ */
+async function waitForEventLogs(client: Client, ended: EsignTransactionResult[], timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (const r of ended) {
+    const handle = client.workflow.getHandle(eventLogIdFor(r.referenceId));
+    while (Date.now() < until) {
+      const view = await handle.query(eventLogQuery).catch(() => undefined);
+      if (view?.ended && !view.events.some((e) => e.state === 'pending')) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
