@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { WORKER_NODE_FLAGS } from '../worker/node-flags.js';
 
 /** The repository's root, with a trailing slash. */
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -38,8 +39,11 @@ export interface Launched {
  */
 export function launch(entry: string, options: LaunchOptions): Promise<Launched> {
   const path = entry.startsWith('/') ? entry : `${projectRoot}${entry}`;
-  return launchCommand(process.execPath, ['--import', 'tsx', path], { ...options, label: entry });
+  return launchCommand(process.execPath, [...(NODE_FLAGS[entry] ?? []), '--import', 'tsx', path], { ...options, label: entry });
 }
+
+/** Entry points that run with Node flags of their own, as they do in production. */
+const NODE_FLAGS: Record<string, readonly string[]> = { 'src/worker/main.ts': WORKER_NODE_FLAGS };
 
 /** The same for any program (the Temporal server, PostgreSQL): started, watched and stopped alike. */
 export function launchCommand(
