@@ -22,4 +22,4 @@ ENV NODE_ENV=production ESIGN_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 WORKDIR /app
 COPY --from=build /app /app
 USER node
-CMD ["node", "--max-semi-space-size=16", "--import", "tsx", "src/worker/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "--import", "tsx", "src/worker/main.ts"]

@@ -1,6 +1,6 @@
 // The worker's Node flags (src/worker/node-flags.ts) are written in three places that cannot import them: the
 // Dockerfile's command, `npm run worker`, and (importing them) the tools' launcher. A flag dropped from one of them
-// would let that worker grow its young generation back to V8's default.
+// would let that worker's heaps grow back to V8's defaults.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
