@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { readSignedData } from './cms-read.js';
 import { chainExpiry, OID, outsideValidity, verifyCms } from './cms.js';
 import type { LongTermData } from './long-term.js';
 import type { PdfBytes } from './pdf-bytes.js';
@@ -116,10 +116,7 @@ export async function checkLongTerm(
 /** An RFC 3161 token and its TSTInfo, or why it cannot be read. */
 function readToken(der: Buffer): { token: pkijs.SignedData; info: pkijs.TSTInfo } | string {
   try {
-    const asn = asn1js.fromBER(der);
-    if (asn.offset === -1) throw new Error(asn.result.error);
-    const contentInfo = new pkijs.ContentInfo({ schema: asn.result });
-    const token = new pkijs.SignedData({ schema: contentInfo.content });
+    const token = readSignedData(der);
     const eContent = token.encapContentInfo.eContent;
     if (token.encapContentInfo.eContentType !== OID.tstInfo || !eContent) throw new Error('its content is not a TSTInfo');
     return { token, info: pkijs.TSTInfo.fromBER(eContent.getValue()) };

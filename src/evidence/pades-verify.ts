@@ -1,5 +1,6 @@
-import * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+import type * as asn1js from 'asn1js';
+import type * as pkijs from 'pkijs';
+import { readSignedData } from './cms-read.js';
 import { OID, verifyCms } from './cms.js';
 import { wholePdf, type PdfBytes } from './pdf-bytes.js';
 import type { Indication, SubIndication } from './report.js';
@@ -129,11 +130,7 @@ export async function checkPdfSignature(
   }
   let signedData: pkijs.SignedData;
   try {
-    const asn = asn1js.fromBER(Buffer.from(hex, 'hex'));
-    if (asn.offset === -1) throw new Error(asn.result.error);
-    const contentInfo = new pkijs.ContentInfo({ schema: asn.result });
-    if (contentInfo.contentType !== pkijs.ContentInfo.SIGNED_DATA) throw new Error('not CMS SignedData');
-    signedData = new pkijs.SignedData({ schema: contentInfo.content });
+    signedData = readSignedData(Buffer.from(hex, 'hex'));
   } catch (err) {
     fail(result, `the signature value is not a readable CMS signature: ${(err as Error).message}`, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { readSignedData } from './cms-read.js';
 import { chainExpiry, contentInfoDer, OID, outsideValidity, signCms, verifyCms } from './cms.js';
 import { EKU_TIME_STAMPING, randomSerial, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
 
@@ -93,9 +94,9 @@ export async function checkSignatureTimestamp(
   let token: pkijs.SignedData;
   let info: pkijs.TSTInfo;
   try {
-    const contentInfo = new pkijs.ContentInfo({ schema: attribute.values[0] });
-    if (contentInfo.contentType !== OID.signedData) throw new Error('not CMS SignedData');
-    token = new pkijs.SignedData({ schema: contentInfo.content });
+    const value = attribute.values[0] as asn1js.BaseBlock | undefined;
+    if (!value) throw new Error('the attribute holds no token');
+    token = readSignedData(value.valueBeforeDecodeView);
     const eContent = token.encapContentInfo.eContent;
     if (token.encapContentInfo.eContentType !== OID.tstInfo || !eContent) throw new Error('its content is not a TSTInfo');
     info = pkijs.TSTInfo.fromBER(eContent.getValue());
