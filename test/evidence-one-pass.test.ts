@@ -69,6 +69,32 @@ describe('one pass over a stream: span digests', () => {
   });
 });
 
+describe('one pass over a stream: chunks larger than what it holds', () => {
+  it('hashes, digests and keeps the tail the same when a chunk is longer than the tail window and the ring', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const random = seededRandom(seed);
+      const file = Buffer.alloc(1_500_000 + Math.floor(random() * 100_000));
+      for (let i = 0; i < file.length; i++) file[i] = Math.floor(random() * 256);
+      const b = 600_000 + Math.floor(random() * 100_000);
+      const [c, d] = [b + 5_000, 200_000];
+      Buffer.from(`/ByteRange [0 ${b} ${c} ${d}]`).copy(file, b - 300);
+      const streamed = new StreamedPdf({ holdWhole: 0, head: 4096, tail: 8 * 1024 });
+      for (let at = 0; at < file.length;) {
+        // From a byte to 400 KiB: past the 8 KiB tail window and the ring behind it.
+        const n = 1 + Math.floor(random() ** 2 * 400_000);
+        streamed.update(file.subarray(at, at + n));
+        at += n;
+      }
+      expect(streamed.sha256(), `seed ${seed}`).toBe(createHash('sha256').update(file).digest('hex'));
+      const bytes = streamed.bytes();
+      expect(bytes.span(b, c, d)('SHA-256'), `seed ${seed}`).toEqual(hashOf(file.subarray(0, b), file.subarray(c, c + d)));
+      expect(bytes.slice(file.length - 8 * 1024, file.length)).toEqual(file.subarray(file.length - 8 * 1024));
+      expect(bytes.slice(0, 4096)).toEqual(file.subarray(0, 4096));
+      expect(bytes.slice(file.length - 8 * 1024 - 1, file.length)).toBeUndefined();
+    }
+  });
+});
+
 describe('one pass over a large sealed PDF (B-LTA, from the sandbox seal)', () => {
   let seal: SandboxSeal;
   let anchors: ReturnType<typeof parseCertificates>;

@@ -76,7 +76,7 @@ const isDelimiter = (b: number) =>
 /** A reference whose parts lie further back than the carry: its number cannot be known, so none is safe. */
 export const UNREADABLE_REFERENCE = Number.MAX_SAFE_INTEGER;
 /** How far back a reference's parts are looked for across chunks. */
-const CARRY_BYTES = 64 * 1024;
+export const CARRY_BYTES = 128 * 1024;
 
 /**
  * Every indirect reference ("n g R") in a file, read as it streams past: the running maximum of the object numbers
@@ -85,6 +85,9 @@ const CARRY_BYTES = 64 * 1024;
  * looks like a reference (inside a binary stream) counts too, and a reference whose parts lie further back than
  * it looks counts as UNREADABLE_REFERENCE: both can only make the checks stricter.
  */
+/** The bytes of [start, end) the caller still holds (from `start` or later), and where they start. */
+export type ScanHistory = (start: number, end: number) => { start: number; bytes: Buffer };
+
 export class ReferenceScan {
   #max = -1;
   /** Pairs (offset, maximum from there on), offsets rising. */
@@ -94,18 +97,26 @@ export class ReferenceScan {
   #previousBytes = 0;
   #offset = 0;
 
-  /** The next bytes of the file; the caller must not change `chunk` afterwards. */
-  update(chunk: Buffer): void {
+  /**
+   * The next bytes of the file. Without `history` the scan keeps the last chunks (the caller must not change them
+   * afterwards) for a reference split across two; with it, it asks `history` for the bytes before `chunk` instead,
+   * and keeps nothing.
+   */
+  update(chunk: Buffer, history?: ScanHistory): void {
     for (let at = chunk.indexOf(R); at !== -1; at = chunk.indexOf(R, at + 1)) {
       const after = chunk[at + 1];
       if (after !== undefined && !isSpace(after) && !isDelimiter(after)) continue; // "Rect", "Root": not a reference
       let found = readReference(chunk, at);
       let base = this.#offset;
-      if (found === 'short' && this.#previousBytes > 0) {
-        // Rare: the reference may begin in the chunks before; they are joined only for it.
-        const joined = Buffer.concat([...this.#previous, chunk.subarray(0, at + 1)]);
-        base = this.#offset - this.#previousBytes;
-        found = readReference(joined, this.#previousBytes + at);
+      if (found === 'short') {
+        // Rare: the reference may begin in the bytes before; they are joined only for it.
+        const before = history
+          ? history(this.#offset - CARRY_BYTES, this.#offset)
+          : { start: this.#offset - this.#previousBytes, bytes: Buffer.concat(this.#previous) };
+        if (before.bytes.length > 0) {
+          base = before.start;
+          found = readReference(Buffer.concat([before.bytes, chunk.subarray(0, at + 1)]), before.bytes.length + at);
+        }
       }
       if (found === 'short') {
         // Back to the start of the file is the start of the reference's text; anything else is cut off.
@@ -113,6 +124,7 @@ export class ReferenceScan {
       } else if (found !== 'none') this.#rise(base + found.start, found.num);
     }
     this.#offset += chunk.length;
+    if (history) return;
     this.#previous.push(chunk);
     this.#previousBytes += chunk.length;
     while (this.#previous.length > 1 && this.#previousBytes - this.#previous[0]!.length >= CARRY_BYTES) {

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { ReferenceScan, wholePdf, type Digester, type PdfBytes } from './pdf-bytes.js';
+import { CARRY_BYTES, ReferenceScan, wholePdf, type Digester, type PdfBytes } from './pdf-bytes.js';
 
 /** A file up to this size is held whole: its check reads it like any buffer. */
 export const HOLD_WHOLE_BYTES = 32 * 2 ** 20;
@@ -47,15 +47,22 @@ export class StreamedPdf {
   readonly #headBytes: number;
   readonly #hash = createHash('sha256');
   readonly #references = new ReferenceScan();
-  /** Chunks (copies) from `#keptFrom` on: every byte while held whole, else the tail window. */
+  /** While the file is held whole: every chunk, copied. */
   #kept: Buffer[] = [];
-  #keptFrom = 0;
-  #head: Buffer | undefined;
-  #received = 0;
-  #hashedTo = 0;
   /** The chunk of `#kept` the hash has reached, and where it starts in the file. */
   #cursor = 0;
   #cursorOffset = 0;
+  /**
+   * Once the file is too large to hold: its last bytes, byte i at i % length, written over in place, so the pass
+   * allocates nothing per chunk. Bytes before `#ringEnd` are in it; the chunk being taken is `#incoming` until
+   * the hash has passed what it overwrites.
+   */
+  #ring: Buffer | undefined;
+  #ringEnd = 0;
+  #incoming: Buffer | undefined;
+  #head: Buffer | undefined;
+  #received = 0;
+  #hashedTo = 0;
   /** The last bytes of the previous chunk, for a /ByteRange split across two chunks. */
   #carry = Buffer.alloc(0);
   readonly #spans = new Map<string, Span>();
@@ -74,21 +81,21 @@ export class StreamedPdf {
   update(chunk: Buffer): void {
     if (this.#digest !== undefined) throw new Error('bytes after the end of the file');
     if (chunk.length === 0) return;
-    // Copied: a stored entry's bytes are views into the HTTP client's chunks, whose reuse we do not control.
-    const copy = Buffer.from(chunk);
-    this.#kept.push(copy);
     this.#received += chunk.length;
     this.#scan(chunk);
-    if (this.#head !== undefined) this.#references.update(copy);
-    else if (this.#received > this.#holdWhole) {
-      this.#head = this.#bytes(0, Math.min(this.#headBytes, this.#received));
-      // A file held whole is parsed by pdf-lib for its references; one that is not is scanned from here on, its
-      // bytes so far (all still held) first.
-      for (const held of this.#kept) this.#references.update(held);
+    if (this.#ring) {
+      // The hash first passes what the chunk will overwrite (the tail window lags the bytes received), then the
+      // chunk is copied in: a stored entry's bytes are views into the HTTP client's chunks, not ours to keep.
+      this.#incoming = chunk;
+      this.#feed(this.#received - this.#tailBytes);
+      this.#references.update(chunk, (start, end) => this.#fromRing(start, end));
+      this.#store(chunk);
+      return;
     }
-    const hashable = this.#received - this.#tailBytes;
-    if (hashable > this.#hashedTo) this.#feed(hashable);
-    if (this.#head !== undefined) this.#dropBefore(hashable);
+    // Copied, for the same reason.
+    this.#kept.push(Buffer.from(chunk));
+    this.#feed(this.#received - this.#tailBytes);
+    if (this.#received > this.#holdWhole) this.#stopHolding();
   }
 
   /** The file's SHA-256 (hex); ends the pass. */
@@ -105,8 +112,12 @@ export class StreamedPdf {
   bytes(): PdfBytes {
     this.sha256();
     const length = this.#received;
-    const tail = this.#kept.length === 1 ? this.#kept[0]! : Buffer.concat(this.#kept);
-    const tailStart = this.#keptFrom;
+    const tailStart = this.#ring ? Math.max(0, length - this.#tailBytes) : 0;
+    const tail = this.#ring
+      ? this.#fromRing(tailStart, length).bytes
+      : this.#kept.length === 1
+        ? this.#kept[0]!
+        : Buffer.concat(this.#kept);
     const span = (b: number, c: number, d: number): Digester => {
       const known = this.#spans.get(`${b} ${c} ${d}`)?.digest;
       return (algorithm) => {
@@ -211,17 +222,83 @@ export class StreamedPdf {
       }
       const from = this.#hashedTo;
       const feeding = [...this.#spans.values()].filter((s) => s.hash && !s.digest && from >= s.c && from < s.end);
-      // The chunk holding `from`: found from the cursor, which only moves forward (the chunks before it are hashed).
-      while (this.#cursorOffset + this.#kept[this.#cursor]!.length <= from) this.#cursorOffset += this.#kept[this.#cursor++]!.length;
-      for (let i = this.#cursor, offset = this.#cursorOffset; offset < next; offset += this.#kept[i++]!.length) {
-        const chunk = this.#kept[i]!;
-        const piece = chunk.subarray(Math.max(from, offset) - offset, Math.min(next, offset + chunk.length) - offset);
+      this.#pieces(from, next, (piece) => {
         this.#hash.update(piece);
         for (const s of feeding) s.hash!.update(piece);
-      }
+      });
       this.#hashedTo = next;
       for (const s of this.#spans.values()) this.#fire(s, next);
     }
+  }
+
+  /** Hands over bytes [from, to) in order, as views of what is held (no copy). */
+  #pieces(from: number, to: number, take: (piece: Buffer) => void): void {
+    const ring = this.#ring;
+    if (!ring) {
+      // The chunk holding `from`: found from the cursor, which only moves forward (the chunks before it are hashed).
+      while (this.#cursorOffset + this.#kept[this.#cursor]!.length <= from) this.#cursorOffset += this.#kept[this.#cursor++]!.length;
+      for (let i = this.#cursor, offset = this.#cursorOffset; offset < to; offset += this.#kept[i++]!.length) {
+        const chunk = this.#kept[i]!;
+        take(chunk.subarray(Math.max(from, offset) - offset, Math.min(to, offset + chunk.length) - offset));
+      }
+      return;
+    }
+    const inRing = Math.min(to, this.#ringEnd);
+    for (let at = from; at < inRing;) {
+      const position = at % ring.length;
+      const n = Math.min(inRing - at, ring.length - position);
+      take(ring.subarray(position, position + n));
+      at += n;
+    }
+    if (to > this.#ringEnd) take(this.#incoming!.subarray(Math.max(from, this.#ringEnd) - this.#ringEnd, to - this.#ringEnd));
+  }
+
+  /** The file is larger than what is held whole: keep its head, and its tail window in the ring from now on. */
+  #stopHolding(): void {
+    this.#head = this.#bytes(0, Math.min(this.#headBytes, this.#received));
+    // A file held whole is parsed by pdf-lib for its references; one that is not is scanned from here on, its
+    // bytes so far (all still held, and ours) first.
+    for (const held of this.#kept) this.#references.update(held);
+    // The tail window, and before it what the reference scan may look back for.
+    this.#ring = Buffer.allocUnsafe(this.#tailBytes + CARRY_BYTES);
+    this.#ringEnd = this.#hashedTo;
+    let offset = 0;
+    for (const held of this.#kept) {
+      // What the hash has not reached is within the tail window, so within the ring.
+      if (offset + held.length > this.#hashedTo) {
+        this.#ringEnd = offset;
+        this.#store(held);
+      }
+      offset += held.length;
+    }
+    this.#ringEnd = this.#received;
+    this.#kept = [];
+  }
+
+  /** Copies `chunk` into the ring as the bytes from `#ringEnd` on (its last bytes only, when it is longer). */
+  #store(chunk: Buffer): void {
+    const ring = this.#ring!;
+    const end = this.#ringEnd + chunk.length;
+    let source = chunk.length > ring.length ? chunk.subarray(chunk.length - ring.length) : chunk;
+    for (let at = end - source.length; source.length > 0;) {
+      const position = at % ring.length;
+      const n = Math.min(source.length, ring.length - position);
+      source.copy(ring, position, 0, n);
+      source = source.subarray(n);
+      at += n;
+    }
+    this.#ringEnd = end;
+    this.#incoming = undefined;
+  }
+
+  /** A copy of bytes [start, end) still in the ring, from `start` or the oldest it holds, and where it starts. */
+  #fromRing(start: number, end: number): { start: number; bytes: Buffer } {
+    const ring = this.#ring!;
+    const from = Math.max(start, this.#ringEnd - ring.length, 0);
+    const out = Buffer.allocUnsafe(Math.max(0, end - from));
+    let written = 0;
+    this.#pieces(from, end, (piece) => (written += piece.copy(out, written)));
+    return { start: from, bytes: out };
   }
 
   /** What happens to a span when the hash stands at `at`. */
@@ -230,19 +307,10 @@ export class StreamedPdf {
     if (at === span.end && span.hash && !span.digest) span.digest = span.hash.digest();
   }
 
-  /** Drops the chunks wholly before `at` (they are hashed, and not the head). */
-  #dropBefore(at: number): void {
-    let drop = 0;
-    while (drop < this.#cursor && this.#keptFrom + this.#kept[drop]!.length <= at) this.#keptFrom += this.#kept[drop++]!.length;
-    if (drop === 0) return;
-    this.#kept.splice(0, drop);
-    this.#cursor -= drop;
-  }
-
-  /** Bytes [start, end) of what is kept, copied. */
+  /** Bytes [start, end) of what is held whole, copied. */
   #bytes(start: number, end: number): Buffer {
     const out = Buffer.alloc(end - start);
-    let offset = this.#keptFrom;
+    let offset = 0;
     for (const chunk of this.#kept) {
       const lo = Math.max(start, offset);
       const hi = Math.min(end, offset + chunk.length);
