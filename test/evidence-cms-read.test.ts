@@ -35,7 +35,9 @@ async function sealDer(): Promise<Buffer> {
 
 /** What pkijs alone reads from the bytes. */
 function plainRead(der: Uint8Array): pkijs.SignedData {
-  const contentInfo = new pkijs.ContentInfo({ schema: asn1js.fromBER(der).result });
+  const asn = asn1js.fromBER(der);
+  if (asn.offset === -1) throw new Error(asn.result.error);
+  const contentInfo = new pkijs.ContentInfo({ schema: asn.result });
   return new pkijs.SignedData({ schema: contentInfo.content });
 }
 
@@ -98,4 +100,40 @@ it('refuses what is not SignedData, and bytes that are no DER, with the reason',
     ],
   });
   expect(() => readSignedData(Buffer.from(data.toBER()))).toThrow(/not CMS SignedData/);
+});
+
+/** The seal's DER with SignedData's fields rearranged by `change` (asn1js blocks, re-encoded). */
+async function rearranged(change: (fields: asn1js.AsnType[]) => asn1js.AsnType[]): Promise<Buffer> {
+  const top = asn1js.fromBER(await sealDer()).result as asn1js.Sequence;
+  const explicit = top.valueBlock.value[1] as asn1js.Constructed;
+  const signed = explicit.valueBlock.value[0] as asn1js.Sequence;
+  signed.valueBlock.value = change(signed.valueBlock.value) as never;
+  return Buffer.from(top.toBER());
+}
+
+it('reads certificates only where SignedData has them, as pkijs does', async () => {
+  // After signerInfos: pkijs ignores the field, so the seal names no certificate to chain.
+  const last = await rearranged((f) => [...f.slice(0, 3), ...f.slice(4), f[3]!]);
+  expect(readSignedData(last).certificates ?? []).toHaveLength(plainRead(last).certificates?.length ?? 0);
+  expect((await verifyCms(readSignedData(last), data, [anchor], new Date())).trusted).toBe(false);
+  // Before encapContentInfo: not SignedData's schema, for both.
+  const early = await rearranged((f) => [f[0]!, f[1]!, f[3]!, f[2]!, ...f.slice(4)]);
+  expect(() => plainRead(early)).toThrow();
+  expect(() => readSignedData(early)).toThrow();
+});
+
+it('spends the parse budget of the whole on the certificates it cuts out', async () => {
+  // The signer and 400 copies of its CA: more ASN.1 nodes than asn1js parses at once.
+  const many = contentInfoDer(
+    await signCms(identity, { type: OID.data, digest }, [identity.certificate, ...Array.from({ length: 400 }, () => identity.chain[0]!)]),
+  );
+  expect(() => plainRead(many)).toThrow(/node count/);
+  expect(() => readSignedData(many)).toThrow(/node count/);
+});
+
+it('reads a seal as a PDF carries it, zero-padded, with its certificates remembered', async () => {
+  const padded = Buffer.concat([await sealDer(), Buffer.alloc(4096)]);
+  const first = readSignedData(padded);
+  expect(readSignedData(padded).certificates![0]).toBe(first.certificates![0]);
+  expect(await verifyCms(first, data, [anchor], new Date())).toMatchObject({ signatureValid: true, trusted: true });
 });

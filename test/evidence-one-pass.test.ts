@@ -95,6 +95,23 @@ describe('one pass over a stream: chunks larger than what it holds', () => {
   });
 });
 
+describe('one pass over a stream: references read across the switch from holding the file to the ring', () => {
+  it('reads a reference whose parts straddle the switch as a whole-file scan does', () => {
+    const file = Buffer.alloc(200_000, 0x20);
+    Buffer.from('7 0').copy(file, 40_000);
+    file[100_000] = 0x52; // "R", 60,000 bytes of white space after "7 0"
+    const streamed = new StreamedPdf({ holdWhole: 64 * 1024, head: 4096, tail: 8 * 1024 });
+    for (const [a, b] of [
+      [0, 50_000],
+      [50_000, 100_000],
+      [100_000, 200_000],
+    ] as const)
+      streamed.update(file.subarray(a, b));
+    streamed.sha256();
+    expect(streamed.bytes().maxReferenceBefore(file.length)).toBe(7);
+  });
+});
+
 describe('one pass over a large sealed PDF (B-LTA, from the sandbox seal)', () => {
   let seal: SandboxSeal;
   let anchors: ReturnType<typeof parseCertificates>;

@@ -15,28 +15,73 @@ import * as pkijs from 'pkijs';
  */
 export function readSignedData(der: Uint8Array): pkijs.SignedData {
   const cut = withoutCertificates(der);
-  const asn = asn1js.fromBER(cut?.rest ?? der);
+  const certificates = cut?.certificates.map(parsedCertificate);
+  // asn1js bounds one parse to MAX_NODES nodes: the certificates cut out spend that budget as they would have in
+  // the whole, and a CMS over it is read whole, to be refused as pkijs refuses it.
+  const spent = certificates?.reduce((n, c) => (c && n !== undefined ? n + c.nodes : undefined), 1 as number | undefined);
+  const whole = !cut || spent === undefined || spent >= MAX_NODES || certificates!.some((c) => c!.depth > MAX_DEPTH - 5);
+  const asn = whole ? asn1js.fromBER(der) : asn1js.fromBER(cut.rest, { maxNodes: MAX_NODES - spent });
   if (asn.offset === -1) throw new Error(asn.result.error);
   const contentInfo = new pkijs.ContentInfo({ schema: asn.result });
   if (contentInfo.contentType !== pkijs.ContentInfo.SIGNED_DATA) throw new Error('not CMS SignedData');
   const signedData = new pkijs.SignedData({ schema: contentInfo.content });
-  if (cut) signedData.certificates = cut.certificates.map(certificateOf);
+  if (!whole) signedData.certificates = certificates!.map((c) => c!.certificate);
   return signedData;
 }
 
-const PARSED = new Map<string, pkijs.Certificate>();
-const PARSED_MAX = 1_000;
+/** asn1js's defaults for one parse (its DEFAULT_MAX_NODES, DEFAULT_MAX_DEPTH). */
+const MAX_NODES = asn1js.DEFAULT_MAX_NODES;
+const MAX_DEPTH = asn1js.DEFAULT_MAX_DEPTH;
 
-function certificateOf(der: Uint8Array): pkijs.Certificate {
+interface Parsed {
+  certificate: pkijs.Certificate;
+  /** The nodes and the depth of its ASN.1 tree, as asn1js counts them against its limits. */
+  nodes: number;
+  depth: number;
+}
+
+/**
+ * Remembered certificates: a worker sees a handful (its providers' signers and TSAs, their CAs). Bounded in
+ * count and in bytes, and only certificates of a plausible size, so a hostile CMS cannot make it hold much.
+ */
+const PARSED = new Map<string, Parsed>();
+const PARSED_MAX = 64;
+const REMEMBERED_MAX_BYTES = 16 * 1024;
+
+/** The certificate with these DER bytes, parsed once; undefined when it does not parse (the CMS is read whole). */
+function parsedCertificate(der: Uint8Array): Parsed | undefined {
   const key = createHash('sha256').update(der).digest('hex');
-  let cert = PARSED.get(key);
-  if (!cert) {
-    // A copy: the certificate keeps views of the bytes it was read from, and the CMS around them is not to be held.
-    cert = pkijs.Certificate.fromBER(Uint8Array.from(der));
-    if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
-    PARSED.set(key, cert);
+  const known = PARSED.get(key);
+  if (known) return known;
+  // A copy: the certificate keeps views of the bytes it was read from, and the CMS around them is not to be held.
+  const asn = asn1js.fromBER(Uint8Array.from(der));
+  if (asn.offset === -1 || asn.offset !== der.length) return undefined;
+  let parsed: Parsed;
+  try {
+    parsed = { certificate: new pkijs.Certificate({ schema: asn.result }), ...treeSize(asn.result) };
+  } catch {
+    return undefined;
   }
-  return cert;
+  if (der.length <= REMEMBERED_MAX_BYTES) {
+    if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
+    PARSED.set(key, parsed);
+  }
+  return parsed;
+}
+
+/** Nodes and depth of a parsed tree: each block, and the blocks inside it (constructed, or embedded in a string). */
+function treeSize(block: asn1js.AsnType): { nodes: number; depth: number } {
+  const inner = (block as { valueBlock?: { value?: unknown } }).valueBlock?.value;
+  let nodes = 1;
+  let depth = 1;
+  if (Array.isArray(inner)) {
+    for (const child of inner as asn1js.AsnType[]) {
+      const size = treeSize(child);
+      nodes += size.nodes;
+      depth = Math.max(depth, size.depth + 1);
+    }
+  }
+  return { nodes, depth };
 }
 
 interface Tlv {
@@ -49,26 +94,38 @@ interface Tlv {
 
 /** The DER without SignedData's `certificates` [0], and each certificate's DER; undefined when it cannot be cut. */
 function withoutCertificates(der: Uint8Array): { rest: Uint8Array; certificates: Uint8Array[] } | undefined {
+  // Bytes after the ContentInfo (a PDF's /Contents is zero-padded) are ignored, as asn1js ignores them.
   const contentInfo = read(der, 0, der.length);
-  if (contentInfo?.tag !== SEQUENCE || contentInfo.end !== der.length) return undefined;
+  if (contentInfo?.tag !== SEQUENCE) return undefined;
   const [type, explicit, ...more] = inside(der, contentInfo) ?? [];
   if (type?.tag !== OBJECT_IDENTIFIER || explicit?.tag !== CONTEXT_0 || more.length > 0) return undefined;
   const [signedData, ...after] = inside(der, explicit) ?? [];
   if (signedData?.tag !== SEQUENCE || after.length > 0) return undefined;
+  // Only where SignedData has them (after version, digestAlgorithms and encapContentInfo), once: anything else
+  // is read whole, so pkijs judges it as it would.
   const fields = inside(der, signedData);
-  const certificates = fields?.filter((f) => f.tag === CONTEXT_0);
-  if (!fields || certificates?.length !== 1) return undefined;
-  const each = inside(der, certificates[0]!);
+  if (!fields || fields.length < 5) return undefined;
+  const [version, digests, content, certificates] = fields as [Tlv, Tlv, Tlv, Tlv];
+  if (version.tag !== INTEGER || digests.tag !== SET || content.tag !== SEQUENCE || certificates.tag !== CONTEXT_0) return undefined;
+  if (fields.slice(4).some((f) => f.tag === CONTEXT_0)) return undefined;
+  const each = inside(der, certificates);
   if (!each || each.length === 0 || each.some((c) => c.tag !== SEQUENCE)) return undefined;
 
-  const kept = fields.filter((f) => f.tag !== CONTEXT_0).map((f) => der.subarray(f.start, f.end));
+  // Moved next to other bytes, a field must end where it says: a child running past its parent's end would
+  // read into different bytes than in the whole.
+  const others = fields.filter((f) => f !== certificates);
+  if (!others.every((f) => nested(der, f, 0))) return undefined;
+  const kept = others.map((f) => der.subarray(f.start, f.end));
   const signed = wrap(SEQUENCE, kept);
   const rest = wrap(SEQUENCE, [der.subarray(type.start, type.end), wrap(CONTEXT_0, [signed])]);
   return { rest, certificates: each.map((c) => der.subarray(c.start, c.end)) };
 }
 
 const SEQUENCE = 0x30;
+const SET = 0x31;
+const INTEGER = 0x02;
 const OBJECT_IDENTIFIER = 0x06;
+const CONSTRUCTED = 0x20;
 /** [0], constructed: ContentInfo's explicit content, and SignedData's implicit certificate set. */
 const CONTEXT_0 = 0xa0;
 
@@ -99,6 +156,14 @@ function inside(der: Uint8Array, parent: Tlv): Tlv[] | undefined {
     at = t.end;
   }
   return out;
+}
+
+/** Whether every constructed TLV within `t` is exactly filled by its children, down to primitives. */
+function nested(der: Uint8Array, t: Tlv, depth: number): boolean {
+  if ((t.tag & CONSTRUCTED) === 0) return true;
+  if (depth > MAX_DEPTH) return false;
+  const children = inside(der, t);
+  return children !== undefined && children.every((c) => nested(der, c, depth + 1));
 }
 
 function wrap(tag: number, parts: Uint8Array[]): Uint8Array {

@@ -261,11 +261,12 @@ export class StreamedPdf {
     for (const held of this.#kept) this.#references.update(held);
     // The tail window, and before it what the reference scan may look back for.
     this.#ring = Buffer.allocUnsafe(this.#tailBytes + CARRY_BYTES);
-    this.#ringEnd = this.#hashedTo;
+    // Every held byte the ring can take: what the hash has not reached (within the tail window), and before it
+    // what the reference scan may ask for.
+    const from = this.#received - this.#ring.length;
     let offset = 0;
     for (const held of this.#kept) {
-      // What the hash has not reached is within the tail window, so within the ring.
-      if (offset + held.length > this.#hashedTo) {
+      if (offset + held.length > from) {
         this.#ringEnd = offset;
         this.#store(held);
       }
