@@ -15,18 +15,32 @@ import * as pkijs from 'pkijs';
  */
 export function readSignedData(der: Uint8Array): pkijs.SignedData {
   const cut = withoutCertificates(der);
-  const certificates = cut?.certificates.map(parsedCertificate);
-  // asn1js bounds one parse to MAX_NODES nodes: the certificates cut out spend that budget as they would have in
-  // the whole, and a CMS over it is read whole, to be refused as pkijs refuses it.
-  const spent = certificates?.reduce((n, c) => (c && n !== undefined ? n + c.nodes : undefined), 1 as number | undefined);
-  const whole = !cut || spent === undefined || spent >= MAX_NODES || certificates!.some((c) => c!.depth > MAX_DEPTH - 5);
-  const asn = whole ? asn1js.fromBER(der) : asn1js.fromBER(cut.rest, { maxNodes: MAX_NODES - spent });
+  const certificates = cut ? remembered(cut.certificates) : undefined;
+  const asn = certificates ? asn1js.fromBER(cut!.rest, { maxNodes: MAX_NODES - certificates.spent }) : asn1js.fromBER(der);
   if (asn.offset === -1) throw new Error(asn.result.error);
   const contentInfo = new pkijs.ContentInfo({ schema: asn.result });
   if (contentInfo.contentType !== pkijs.ContentInfo.SIGNED_DATA) throw new Error('not CMS SignedData');
   const signedData = new pkijs.SignedData({ schema: contentInfo.content });
-  if (!whole) signedData.certificates = certificates!.map((c) => c!.certificate);
+  if (certificates) signedData.certificates = certificates.parsed.map((c) => c.certificate);
   return signedData;
+}
+
+/**
+ * Each certificate, parsed or remembered, and the nodes they spend of asn1js's budget for one parse (with the
+ * field around them); undefined as soon as one does not parse or the budget runs out, for the CMS to be read
+ * whole and refused as pkijs refuses it.
+ */
+function remembered(ders: Uint8Array[]): { parsed: Parsed[]; spent: number } | undefined {
+  const parsed: Parsed[] = [];
+  let spent = 1;
+  for (const der of ders) {
+    const one = parsedCertificate(der);
+    if (!one || one.depth > MAX_DEPTH - 5) return undefined;
+    spent += one.nodes;
+    if (spent >= MAX_NODES) return undefined;
+    parsed.push(one);
+  }
+  return { parsed, spent };
 }
 
 /** asn1js's defaults for one parse (its DEFAULT_MAX_NODES, DEFAULT_MAX_DEPTH). */
