@@ -78,6 +78,12 @@ export const UNREADABLE_REFERENCE = Number.MAX_SAFE_INTEGER;
 /** How far back a reference's parts are looked for across chunks. */
 export const CARRY_BYTES = 128 * 1024;
 
+/** The bytes of [start, end) the caller still holds (from `start` or later), and where they start. */
+export type ScanHistory = (start: number, end: number) => { start: number; bytes: Buffer };
+
+/** For a scan of the whole file at once: nothing comes before it. */
+const NOTHING_BEFORE: ScanHistory = (_start, end) => ({ start: end, bytes: Buffer.alloc(0) });
+
 /**
  * Every indirect reference ("n g R") in a file, read as it streams past: the running maximum of the object numbers
  * referenced, with where it rose, so the highest one before any byte can be asked. It reads as PDF readers do:
@@ -85,24 +91,14 @@ export const CARRY_BYTES = 128 * 1024;
  * looks like a reference (inside a binary stream) counts too, and a reference whose parts lie further back than
  * it looks counts as UNREADABLE_REFERENCE: both can only make the checks stricter.
  */
-/** The bytes of [start, end) the caller still holds (from `start` or later), and where they start. */
-export type ScanHistory = (start: number, end: number) => { start: number; bytes: Buffer };
-
 export class ReferenceScan {
   #max = -1;
   /** Pairs (offset, maximum from there on), offsets rising. */
   readonly #points: number[] = [];
-  /** The last chunks before this one (held, not copied: the caller never changes them), for a split reference. */
-  #previous: Buffer[] = [];
-  #previousBytes = 0;
   #offset = 0;
 
-  /**
-   * The next bytes of the file. Without `history` the scan keeps the last chunks (the caller must not change them
-   * afterwards) for a reference split across two; with it, it asks `history` for the bytes before `chunk` instead,
-   * and keeps nothing.
-   */
-  update(chunk: Buffer, history?: ScanHistory): void {
+  /** The next bytes of the file; `history` gives the bytes before them, for a reference split across two. */
+  update(chunk: Buffer, history: ScanHistory = NOTHING_BEFORE): void {
     for (let at = chunk.indexOf(R); at !== -1; at = chunk.indexOf(R, at + 1)) {
       const after = chunk[at + 1];
       if (after !== undefined && !isSpace(after) && !isDelimiter(after)) continue; // "Rect", "Root": not a reference
@@ -110,9 +106,7 @@ export class ReferenceScan {
       let base = this.#offset;
       if (found === 'short') {
         // Rare: the reference may begin in the bytes before; they are joined only for it.
-        const before = history
-          ? history(this.#offset - CARRY_BYTES, this.#offset)
-          : { start: this.#offset - this.#previousBytes, bytes: Buffer.concat(this.#previous) };
+        const before = history(this.#offset - CARRY_BYTES, this.#offset);
         if (before.bytes.length > 0) {
           base = before.start;
           found = readReference(Buffer.concat([before.bytes, chunk.subarray(0, at + 1)]), before.bytes.length + at);
@@ -124,12 +118,6 @@ export class ReferenceScan {
       } else if (found !== 'none') this.#rise(base + found.start, found.num);
     }
     this.#offset += chunk.length;
-    if (history) return;
-    this.#previous.push(chunk);
-    this.#previousBytes += chunk.length;
-    while (this.#previous.length > 1 && this.#previousBytes - this.#previous[0]!.length >= CARRY_BYTES) {
-      this.#previousBytes -= this.#previous.shift()!.length;
-    }
   }
 
   maxBefore(limit: number): number {

@@ -258,7 +258,8 @@ export class StreamedPdf {
     this.#head = this.#bytes(0, Math.min(this.#headBytes, this.#received));
     // A file held whole is parsed by pdf-lib for its references; one that is not is scanned from here on, its
     // bytes so far (all still held, and ours) first.
-    for (const held of this.#kept) this.#references.update(held);
+    const heldBefore = (start: number, end: number) => ({ start: Math.max(0, start), bytes: this.#bytes(Math.max(0, start), end) });
+    for (const held of this.#kept) this.#references.update(held, heldBefore);
     // The tail window, and before it what the reference scan may look back for.
     this.#ring = Buffer.allocUnsafe(this.#tailBytes + CARRY_BYTES);
     // Every held byte the ring can take: what the hash has not reached (within the tail window), and before it
