@@ -37,7 +37,7 @@ for (const name of wanted.length > 0 ? wanted : everyday) {
   // The sizes and settings given by environment are part of the command that reproduces a figure.
   const settings = Object.entries(process.env)
     .filter(([key]) => key.startsWith('BENCH_') && !['BENCH_REPORT_FILE', 'BENCH_PROFILE_DIR', 'BENCH_LOG_LEVEL'].includes(key))
-    .map(([key, value]) => `${key}=${value} `)
+    .map(([key, value = '']) => `${key}=${/\s/.test(value) ? `'${value}'` : value} `)
     .join('');
   await scenarios[name]!(`${settings}npm run bench -- ${name}`);
 }

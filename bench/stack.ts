@@ -63,7 +63,11 @@ export async function startBenchStack(
     ...(process.env.BENCH_PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}` } : {}),
     ...(typeof options.workerEnv === 'function' ? options.workerEnv(work) : options.workerEnv),
   };
-  const addWorker = () => launch('src/worker/main.ts', { env: workerEnv, ready: /worker polling/ });
+  // BENCH_WORKER_NODE_FLAGS: the worker's Node flags instead of its own (src/worker/node-flags.ts), to compare them;
+  // "none" runs it with none.
+  const flagsAsked = process.env.BENCH_WORKER_NODE_FLAGS;
+  const nodeFlags = flagsAsked === undefined ? undefined : flagsAsked === 'none' ? [] : flagsAsked.split(/\s+/).filter(Boolean);
+  const addWorker = () => launch('src/worker/main.ts', { env: workerEnv, ready: /worker polling/, ...(nodeFlags ? { nodeFlags } : {}) });
   const worker = await addWorker();
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });

@@ -38,7 +38,7 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
     expect(text).toContain(`## ${scenario}:`);
   }
   // The command reproduces the figure, sizes included.
-  expect(text).toMatch(/Command: `(BENCH_\w+=\S+ )*BENCH_E2E_N=3 (BENCH_\w+=\S+ )*npm run bench -- e2e`/);
+  expect(text).toMatch(/Command: `(BENCH_\w+=(?:'[^']*'|\S+) )*BENCH_E2E_N=3 (BENCH_\w+=(?:'[^']*'|\S+) )*npm run bench -- e2e`/);
   // The end-to-end figures the benchmarks issue asks for: the composed ceiling, T's latency, the scale-out run.
   for (const figure of ['ours/C', 'T signal→result', '2 workers / 1', "One transaction's history"]) expect(text).toContain(figure);
   // What retiring the patches saved: the released version's transaction with its markers, today's with none.

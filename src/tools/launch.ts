@@ -18,6 +18,8 @@ export interface LaunchOptions {
   log?: Writable;
   /** How long the process may take to become ready. */
   timeoutMs?: number;
+  /** Node flags instead of the entry's own (a benchmark comparing them). */
+  nodeFlags?: readonly string[];
 }
 
 export interface Launched {
@@ -39,7 +41,8 @@ export interface Launched {
  */
 export function launch(entry: string, options: LaunchOptions): Promise<Launched> {
   const path = entry.startsWith('/') ? entry : `${projectRoot}${entry}`;
-  return launchCommand(process.execPath, [...(NODE_FLAGS[entry] ?? []), '--import', 'tsx', path], { ...options, label: entry });
+  const flags = options.nodeFlags ?? NODE_FLAGS[entry] ?? [];
+  return launchCommand(process.execPath, [...flags, '--import', 'tsx', path], { ...options, label: entry });
 }
 
 /** Entry points that run with Node flags of their own, as they do in production. */
