@@ -54,7 +54,9 @@ export async function record(scenario: string, command: string, table: string, n
     '',
   ].join('\n');
   await appendFile(file, section);
-  process.stdout.write(`${table}\n${notes.map((n) => `- ${n}`).join('\n')}\n(appended to docs/benchmarks.md)\n`);
+  process.stdout.write(
+    `${table}\n${notes.map((n) => `- ${n}`).join('\n')}\n(appended to ${process.env.BENCH_REPORT_FILE ?? 'docs/benchmarks.md'})\n`,
+  );
 }
 
 export function percentile(sorted: number[], p: number): number {

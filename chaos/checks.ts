@@ -284,9 +284,7 @@ export function checkHistory(workflowId: string, events: HistoryEvent[], retries
 async function waitForWebhookOutbox(control: SandboxControlClient, completed: EsignTransactionResult[], timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (const r of completed) {
-    while ((await control.deliveries({ transactionId: r.transactionId! })).some((d) => d.status === 'pending') && Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    await settleBy(until, async () => !(await control.deliveries({ transactionId: r.transactionId! })).some((d) => d.status === 'pending'));
   }
 }
 
@@ -299,12 +297,19 @@ async function waitForEventLogs(client: Client, ended: EsignTransactionResult[],
   const until = Date.now() + timeoutMs;
   for (const r of ended) {
     const handle = client.workflow.getHandle(eventLogIdFor(r.referenceId));
-    while (Date.now() < until) {
+    await settleBy(until, async () => {
       const view = await handle.query(eventLogQuery).catch(() => undefined);
-      if (view?.ended && !view.events.some((e) => e.state === 'pending')) break;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+      return view?.ended === true && !view.events.some((e) => e.state === 'pending');
+    });
   }
+}
+
+/**
+ * Asks `settled` every half second until it holds or `until` (epoch ms) passes. Never throws for time: a wait
+ * that runs out leaves the check after it to fail with what is missing, which says more than a timeout.
+ */
+async function settleBy(until: number, settled: () => Promise<boolean>): Promise<void> {
+  while (!(await settled()) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 500));
 }
 
 /** When a run closed (its last event's time, in ms), if it has. */

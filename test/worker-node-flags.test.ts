@@ -1,6 +1,6 @@
-// The worker's Node flags (src/worker/node-flags.ts) are written in three places that cannot import them: the
-// Dockerfile's command, `npm run worker`, and (importing them) the tools' launcher. A flag dropped from one of them
-// would let that worker's heaps grow back to V8's defaults.
+// The worker's Node flags (src/worker/node-flags.ts) are written where they cannot be imported: the Dockerfile's
+// command, `npm run worker` and `npm run bench` (whose process runs the archive activity); the tools' launcher
+// imports them. A flag dropped from one of them would let those heaps grow back to V8's defaults.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { WORKER_NODE_FLAGS } from '../src/worker/node-flags.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-it('the Dockerfile and `npm run worker` start the worker with its Node flags', async () => {
+it("the Dockerfile, `npm run worker` and `npm run bench` run the worker's code with its Node flags", async () => {
   const dockerfile = await readFile(`${root}Dockerfile`, 'utf8');
   const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
   expect(cmd.at(-1)).toBe('src/worker/main.ts');
@@ -20,6 +20,10 @@ it('the Dockerfile and `npm run worker` start the worker with its Node flags', a
   const worker = scripts.worker!.split(/\s+/);
   expect(worker.at(-1)).toBe('src/worker/main.ts');
   for (const flag of WORKER_NODE_FLAGS) expect(worker).toContain(flag);
+  // The benchmarks run the archive activity in their own process: its memory is measured with a worker's heaps.
+  const bench = scripts.bench!.split(/\s+/);
+  expect(bench.at(-1)).toBe('bench/run.ts');
+  for (const flag of WORKER_NODE_FLAGS) expect(bench).toContain(flag);
 });
 
 it('the flags are ones Node takes, and they bound the young generation', async () => {
