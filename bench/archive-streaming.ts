@@ -1,7 +1,7 @@
 // Scenario "archive": completed ZIPs of growing size served by the sandbox;
 // the archive activity (download, hash, verify, commit) against a raw undici
-// stream of the same URL to a file, in the same run. Throughput and this
-// process's peak RSS growth for each size (memory must stay flat). Each size
+// stream of the same URL to a file, in the same run. Throughput and the
+// archive's peak RSS growth for each size (memory must stay flat). Each size
 // runs twice: a ZIP of one unsealed PDF with seal checks off, and a complete
 // sealed ZIP (B-LTA seal, certificate of completion, audit trail) under the
 // `require` policy, the real work of a production archive.
