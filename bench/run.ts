@@ -10,9 +10,8 @@ import { webhookIngestion } from './webhook-ingestion.js';
 import { workflowMemory } from './workflow-memory.js';
 
 // The archive and evidence scenarios run activities in this process, so `npm run bench` gives it the worker's Node
-// flags (src/worker/node-flags.ts): their memory is measured with the heaps a worker has.
-// Activities run in this process (the archive scenarios) log at WARN: their per-call INFO lines would bury the figures.
-// BENCH_LOG_LEVEL=INFO brings them back.
+// flags (src/worker/node-flags.ts), for their memory to be measured with a worker's heaps; and they log at WARN, as
+// their per-call INFO lines would bury the figures (BENCH_LOG_LEVEL=INFO brings them back).
 Runtime.install({ logger: new DefaultLogger((process.env.BENCH_LOG_LEVEL as 'INFO' | 'WARN' | 'ERROR' | undefined) ?? 'WARN') });
 
 const scenarios: Record<string, (command: string) => Promise<void>> = {

@@ -21,6 +21,8 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
       BENCH_BULK_ROWS: '10',
       BENCH_BULK_SECONDS: '2',
       BENCH_BULK_PACE: '10',
+      // The worker's own flags, given as a benchmark comparing flags gives them: two, so quoted in the command.
+      BENCH_WORKER_NODE_FLAGS: '--max-semi-space-size=16 --heap-growing-percent=50',
     },
     480_000,
   );
@@ -39,6 +41,7 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
   }
   // The command reproduces the figure, sizes included.
   expect(text).toMatch(/Command: `(BENCH_\w+=(?:'[^']*'|\S+) )*BENCH_E2E_N=3 (BENCH_\w+=(?:'[^']*'|\S+) )*npm run bench -- e2e`/);
+  expect(text).toContain("BENCH_WORKER_NODE_FLAGS='--max-semi-space-size=16 --heap-growing-percent=50' ");
   // The end-to-end figures the benchmarks issue asks for: the composed ceiling, T's latency, the scale-out run.
   for (const figure of ['ours/C', 'T signal→result', '2 workers / 1', "One transaction's history"]) expect(text).toContain(figure);
   // What retiring the patches saved: the released version's transaction with its markers, today's with none.

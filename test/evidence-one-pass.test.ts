@@ -21,12 +21,12 @@ import { forgeCompletedZip, sha256 } from './support/evidence.js';
 
 const SMALL: StreamedPdfOptions = { holdWhole: 512 * 1024, head: 64 * 1024, tail: 256 * 1024 };
 
-/** `bytes` through a pass in chunks of random sizes (1 byte to 64 KiB), fixed by `seed`. */
-function pass(bytes: Buffer, seed: number, options: StreamedPdfOptions = SMALL): StreamedPdf {
+/** `bytes` through a pass in chunks of random sizes (1 byte to `largest`), fixed by `seed`. */
+function pass(bytes: Buffer, seed: number, options: StreamedPdfOptions = SMALL, largest = 65_536): StreamedPdf {
   const random = seededRandom(seed);
   const streamed = new StreamedPdf(options);
   for (let at = 0; at < bytes.length;) {
-    const n = 1 + Math.floor(random() ** 3 * 65_536);
+    const n = 1 + Math.floor(random() ** 3 * largest);
     streamed.update(bytes.subarray(at, at + n));
     at += n;
   }
@@ -35,12 +35,18 @@ function pass(bytes: Buffer, seed: number, options: StreamedPdfOptions = SMALL):
 
 const hashOf = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest();
 
+/** Random bytes, `least` to `least + spread` of them, drawn from `random`. */
+function randomFile(random: () => number, least: number, spread: number): Buffer {
+  const file = Buffer.alloc(least + Math.floor(random() * spread));
+  for (let i = 0; i < file.length; i++) file[i] = Math.floor(random() * 256);
+  return file;
+}
+
 describe('one pass over a stream: span digests', () => {
   it('gives the SHA-256 of every span named in time, at any chunking, and refuses one named too late', () => {
     for (let seed = 1; seed <= 40; seed++) {
       const random = seededRandom(seed);
-      const file = Buffer.alloc(300_000 + Math.floor(random() * 50_000));
-      for (let i = 0; i < file.length; i++) file[i] = Math.floor(random() * 256);
+      const file = randomFile(random, 300_000, 50_000);
       const spans: [number, number, number][] = [];
       const write = (at: number, b: number, c: number, d: number) => {
         const text = Buffer.from(`/ByteRange [0 ${b} ${c} ${d}]`);
@@ -73,18 +79,12 @@ describe('one pass over a stream: chunks larger than what it holds', () => {
   it('hashes, digests and keeps the tail the same when a chunk is longer than the tail window and the ring', () => {
     for (let seed = 1; seed <= 20; seed++) {
       const random = seededRandom(seed);
-      const file = Buffer.alloc(1_500_000 + Math.floor(random() * 100_000));
-      for (let i = 0; i < file.length; i++) file[i] = Math.floor(random() * 256);
+      const file = randomFile(random, 1_500_000, 100_000);
       const b = 600_000 + Math.floor(random() * 100_000);
       const [c, d] = [b + 5_000, 200_000];
       Buffer.from(`/ByteRange [0 ${b} ${c} ${d}]`).copy(file, b - 300);
-      const streamed = new StreamedPdf({ holdWhole: 0, head: 4096, tail: 8 * 1024 });
-      for (let at = 0; at < file.length;) {
-        // From a byte to 400 KiB: past the 8 KiB tail window and the ring behind it.
-        const n = 1 + Math.floor(random() ** 2 * 400_000);
-        streamed.update(file.subarray(at, at + n));
-        at += n;
-      }
+      // Chunks of up to 400 KiB: past the 8 KiB tail window and the ring behind it.
+      const streamed = pass(file, seed, { holdWhole: 0, head: 4096, tail: 8 * 1024 }, 400_000);
       expect(streamed.sha256(), `seed ${seed}`).toBe(createHash('sha256').update(file).digest('hex'));
       const bytes = streamed.bytes();
       expect(bytes.span(b, c, d)('SHA-256'), `seed ${seed}`).toEqual(hashOf(file.subarray(0, b), file.subarray(c, c + d)));

@@ -260,10 +260,9 @@ export class StreamedPdf {
     // bytes so far (all still held, and ours) first.
     const heldBefore = (start: number, end: number) => ({ start: Math.max(0, start), bytes: this.#bytes(Math.max(0, start), end) });
     for (const held of this.#kept) this.#references.update(held, heldBefore);
-    // The tail window, and before it what the reference scan may look back for.
+    // The ring holds the tail window, and before it what the reference scan may look back for; it takes every
+    // held byte it can: what the hash has not reached, and the bytes before them.
     this.#ring = Buffer.allocUnsafe(this.#tailBytes + CARRY_BYTES);
-    // Every held byte the ring can take: what the hash has not reached (within the tail window), and before it
-    // what the reference scan may ask for.
     const from = this.#received - this.#ring.length;
     let offset = 0;
     for (const held of this.#kept) {
