@@ -26,6 +26,8 @@ export interface ArchiveInput {
   esignId: string;
   /** In order; `sha256` is what the upload activity computed (absent for documents uploaded by the caller, and in histories from before it). */
   documents: { title: string; StoragePath: string; sha256?: string }[];
+  /** The participants the workflow created: the audit trail must list exactly these (absent for a late completion). */
+  participantIds?: string[];
   archivePrefix?: string;
 }
 
@@ -55,7 +57,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
             const limits = deps.zipLimits ?? DEFAULT_ZIP_LIMITS;
             const policy = deps.evidence ?? NO_EVIDENCE_POLICY;
             // Verified while it downloads: entries, CRC-32, SHA-256 and seals in the same pass as the write.
-            let check = evidenceCheck(input.documents, policy);
+            let check = evidenceCheck(input, policy);
             const streaming = new StreamingZipVerifier(limits, check.inspector);
             let written;
             try {
@@ -84,7 +86,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               else {
                 // A layout the stream cannot follow: read the file again, from its central directory.
                 log.info('completed ZIP verified in a second pass', { transactionId: input.transactionId, why: verdict.fallback });
-                check = evidenceCheck(input.documents, policy);
+                check = evidenceCheck(input, policy);
                 files = await verifyZip(scratch, limits, check.inspector);
               }
               evidence = check.conclude(files);

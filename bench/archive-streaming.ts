@@ -29,6 +29,7 @@ import type { ArchiveResult } from '../src/definitions/transaction.js';
 import { pendingTransaction } from './stack.js';
 import { launchSandbox } from '../src/tools/sandbox-process.js';
 import { activityEnvironment, describeSpread, fmt, markdownTable, medianOf, mib, record, rssSampler } from './lib.js';
+import { trustAnchorsOnly, providerTrust } from '../src/evidence/trust.js';
 
 const DEFAULT_SIZES = [10 * 2 ** 20, 256 * 2 ** 20, 2 ** 30];
 
@@ -75,8 +76,8 @@ export async function archiveStreaming(command: string): Promise<void> {
   const store = new LocalArchiveStore(join(work, 'archive'));
   const zipLimits = { maxEntries: 10, maxTotalUncompressed: 8 * 2 ** 30, maxRatio: 200 };
   const policies: Record<Case, EvidencePolicy> = {
-    off: { signatures: 'off', trustAnchors: [], requireCompletionCertificate: false },
-    require: { signatures: 'require', trustAnchors: parseCertificates(seal.caCertificate), requireCompletionCertificate: true },
+    off: { signatures: 'off', trust: trustAnchorsOnly([]), requireCompletionCertificate: false },
+    require: { signatures: 'require', trust: providerTrust(seal), requireCompletionCertificate: true },
   };
   const archivers = Object.fromEntries(
     (['off', 'require'] as const).map((c) => {

@@ -24,6 +24,7 @@ import { pendingTransaction } from './stack.js';
 import { forgeCompletedZip, sha256 } from '../test/support/evidence.js';
 import { readZipEntries } from '../test/support/zip.js';
 import { activityEnvironment, fmt, markdownTable, medianOf, mib, record, rssSampler } from './lib.js';
+import { trustAnchorsOnly, providerTrust } from '../src/evidence/trust.js';
 
 const SIZES_MIB = process.env.BENCH_EVIDENCE_SIZES ? process.env.BENCH_EVIDENCE_SIZES.split(',').map(Number) : [1, 10, 25];
 const RUNS = Number(process.env.BENCH_EVIDENCE_RUNS ?? 3);
@@ -44,15 +45,15 @@ export async function evidenceVerification(command: string): Promise<void> {
   const client = new EsignClient({ baseUrl: sandbox.url, token: sandbox.token, bodyTimeoutMs: 120_000 });
   const seal = await SandboxSeal.open(join(work, 'seal'));
   const policies: Record<string, EvidencePolicy> = {
-    off: { signatures: 'off', trustAnchors: [], requireCompletionCertificate: false },
-    require: { signatures: 'require', trustAnchors: parseCertificates(seal.caCertificate), requireCompletionCertificate: false },
+    off: { signatures: 'off', trust: trustAnchorsOnly([]), requireCompletionCertificate: false },
+    require: { signatures: 'require', trust: providerTrust(seal), requireCompletionCertificate: false },
   };
   const rows: Record<string, string | number>[] = [];
   let oneCheck: string;
   try {
     // One seal check alone, on a small sealed PDF (the size of a certificate of completion): what pkijs costs per document.
     const sample = await sealedPdf(seal, 0);
-    const anchors = policies.require!.trustAnchors;
+    const anchors = policies.require!.trust;
     const checkMs = async (pdf: Buffer, trusted: typeof anchors) => {
       const times: number[] = [];
       for (let i = 0; i < 60; i++) {
@@ -73,8 +74,8 @@ export async function evidenceVerification(command: string): Promise<void> {
     });
     const [chained, alone, bb] = [
       await checkMs(sample, anchors),
-      await checkMs(sample, []),
-      await checkMs(bbSample, parseCertificates(bbCa.certificate)),
+      await checkMs(sample, trustAnchorsOnly([])),
+      await checkMs(bbSample, trustAnchorsOnly(parseCertificates(bbCa.certificate))),
     ];
     const share = (part: number) => fmt((100 * part) / chained, 0);
     oneCheck = `One seal check of a ${fmt(sample.length / 1024, 0)} KiB sealed PDF, alone (median of 50): ${fmt(chained, 1)} ms for the PAdES B-LTA seal (signature, its time-stamp, the document time-stamp and the /DSS's OCSP response and CRLs, each chained to the trust anchor); ${fmt(alone, 1)} ms without a trust anchor (${share(chained - alone)} % is the chains); ${fmt(bb, 1)} ms for a B-B seal of the same kind (${share(chained - bb)} % is the time-stamp).`;

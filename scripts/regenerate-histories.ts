@@ -44,6 +44,7 @@ import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { inboxIdFor } from '../src/definitions/inbox.js';
 import { eventually } from '../test/support/eventually.js';
+import { providerTrust } from '../src/evidence/trust.js';
 
 const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string };
 const outDir = fileURLToPath(new URL(`../test/replay/histories/${version}/`, import.meta.url));
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
     client,
     archive: new LocalArchiveStore(join(work, 'archive')),
     documentRoots: [dirname(pdf)],
-    evidence: { signatures: 'require', trustAnchors: parseCertificates(sandbox.caCertificate), requireCompletionCertificate: true },
+    evidence: { signatures: 'require', trust: providerTrust(sandbox), requireCompletionCertificate: true },
     upkeep: {
       sources: {
         timestampAuthority: new HttpTimestampAuthority(`${sandbox.url}/sandbox/tsa`),
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
       },
       // Everything is due: the history records a renewal (the sandbox TSA's certificate outlasts none of its own,
       // so the renewal is refused, reported, and the walk goes on).
-      policy: { trustAnchors: parseCertificates(sandbox.caCertificate), horizonMs: 10 * 365 * 24 * 3600 * 1000 },
+      policy: { trust: providerTrust(sandbox), horizonMs: 10 * 365 * 24 * 3600 * 1000 },
     },
   };
   const worker = await createEsignWorker({ connection: env.nativeConnection, taskQueue, deps });

@@ -95,6 +95,9 @@ it('is secure by default: the worker verifies seals, the codec needs a token, an
   // The worker archives only what it verifies, against the CA the sandbox-token service fetched from the sandbox.
   expect(worker).toContain('ESIGN_SIGNATURE_VERIFICATION: require');
   expect(worker).toContain('ESIGN_TRUST_ANCHORS: /secrets/sandbox-ca.pem');
+  // … made with one of the keys the sandbox publishes (any other certificate its CA issued is refused).
+  expect(worker).toContain('ESIGN_SEAL_PINS_FILE: /secrets/seal-pins');
+  expect(services.get('sandbox-token')).toMatch(/sandbox:4010\/sandbox\/pins[\s\S]*\/secrets\/seal-pins/);
   // … and keeps what it archived verifiable: the evidence upkeep re-time-stamps with the sandbox's TSA.
   expect(worker).toContain('ESIGN_EVIDENCE_TSA_URL: http://sandbox:4010/sandbox/tsa');
   expect(worker).toMatch(/ESIGN_REQUIRE_COMPLETION_CERTIFICATE: ["']true["']/);

@@ -18,6 +18,7 @@ import { SandboxSeal } from '../src/sandbox/seal.js';
 import { seededRandom } from '../src/util/seeded-random.js';
 import { bulkyPdf } from './support/bulky-pdf.js';
 import { forgeCompletedZip, sha256 } from './support/evidence.js';
+import { trustAnchorsOnly } from '../src/evidence/trust.js';
 
 const SMALL: StreamedPdfOptions = { holdWhole: 512 * 1024, head: 64 * 1024, tail: 256 * 1024 };
 
@@ -125,7 +126,7 @@ describe('one pass over a large sealed PDF (B-LTA, from the sandbox seal)', () =
   });
 
   it('judges as the whole-file check, at any chunking, holding only its head and tail', async () => {
-    const whole = await checkPdfSignature(sealed, anchors, at);
+    const whole = await checkPdfSignature(sealed, trustAnchorsOnly(anchors), at);
     expect(whole).toMatchObject({ indication: 'TOTAL_PASSED', level: 'B-LTA', problems: [] });
     for (const seed of [1, 2, 3]) {
       const streamed = pass(sealed, seed);
@@ -133,20 +134,20 @@ describe('one pass over a large sealed PDF (B-LTA, from the sandbox seal)', () =
       const bytes = streamed.bytes();
       expect(bytes.partial).toBe(true);
       expect(bytes.slice(2 * 2 ** 20, 2 * 2 ** 20 + 1), 'the middle of the file is not held').toBeUndefined();
-      expect(await checkPdfSignature(bytes, anchors, at)).toEqual(whole);
+      expect(await checkPdfSignature(bytes, trustAnchorsOnly(anchors), at)).toEqual(whole);
     }
   });
 
   it('finds a byte changed in the part it does not hold', async () => {
     const changed = Buffer.from(sealed);
     changed[2 * 2 ** 20] = changed[2 * 2 ** 20]! ^ 0x01;
-    const check = await checkPdfSignature(pass(changed, 7).bytes(), anchors, at);
+    const check = await checkPdfSignature(pass(changed, 7).bytes(), trustAnchorsOnly(anchors), at);
     expect(check).toMatchObject({ indication: 'TOTAL_FAILED', subIndication: 'HASH_FAILURE', signatureValid: false });
-    expect(check).toMatchObject({ indication: (await checkPdfSignature(changed, anchors, at)).indication });
+    expect(check).toMatchObject({ indication: (await checkPdfSignature(changed, trustAnchorsOnly(anchors), at)).indication });
   });
 
   it('refuses, with its reason, a file whose seal and validation data do not fit in what it holds', async () => {
-    const check = await checkPdfSignature(pass(sealed, 4, { holdWhole: 0, head: 1024, tail: 8 * 1024 }).bytes(), anchors, at);
+    const check = await checkPdfSignature(pass(sealed, 4, { holdWhole: 0, head: 1024, tail: 8 * 1024 }).bytes(), trustAnchorsOnly(anchors), at);
     expect(check.indication).not.toBe('TOTAL_PASSED');
     expect(check.problems.join('; ')).toMatch(/the first 1 KiB and the last \d+ KiB of its 4 MiB, all a check of a file this large reads/);
   });
@@ -160,9 +161,13 @@ describe('one pass over a large sealed PDF (B-LTA, from the sandbox seal)', () =
     });
     const path = join(await mkdtemp(join(tmpdir(), 'esign-one-pass-zip-')), 'completed.zip');
     await writeFile(path, zip);
-    const policy: EvidencePolicy = { signatures: 'require', trustAnchors: anchors, requireCompletionCertificate: true };
+    const policy: EvidencePolicy = { signatures: 'require', trust: trustAnchorsOnly(anchors), requireCompletionCertificate: true };
     const check = evidenceCheck(
-      [{ title: 'Agreement', StoragePath: 'uploads/agreement.pdf', sha256: sha256(original) }],
+      {
+        transactionId: 'tx-large',
+        esignId: 'es-large',
+        documents: [{ title: 'Agreement', StoragePath: 'uploads/agreement.pdf', sha256: sha256(original) }],
+      },
       policy,
       () => at,
       SMALL,

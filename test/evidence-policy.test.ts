@@ -19,6 +19,7 @@ import { workerConfigFromEnv } from '../src/worker/config.js';
 import { chainEvents } from '../src/esign/audit-chain.js';
 import { AUDIT_TRAIL_FORMAT_V1, type AuditTrail } from '../src/esign/evidence.js';
 import { forgeCompletedZip, sha256, type ForgedDocument } from './support/evidence.js';
+import { parsePin, providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
 
 let seal: SandboxSeal;
 let originals: Buffer[];
@@ -33,7 +34,7 @@ beforeAll(async () => {
 
 const policy = (signatures: EvidencePolicy['signatures'], requireCompletionCertificate = signatures === 'require'): EvidencePolicy => ({
   signatures,
-  trustAnchors: signatures === 'off' ? [] : parseCertificates(seal.caCertificate),
+  trust: signatures === 'off' ? trustAnchorsOnly([]) : providerTrust(seal),
   requireCompletionCertificate,
 });
 const expected = (withHashes = true): ExpectedDocument[] =>
@@ -55,7 +56,7 @@ async function judge(zip: Buffer, p: EvidencePolicy, expect_ = expected()): Prom
   await writeFile(file, zip);
   const now = new Date();
   const verdict = async (pass: StreamedPdfOptions) => {
-    const check = evidenceCheck(expect_, p, () => now, pass);
+    const check = evidenceCheck({ transactionId: tx.id, esignId: tx.esignId, documents: expect_ }, p, () => now, pass);
     try {
       return { evidence: check.conclude(await verifyZip(file, undefined, check.inspector)) };
     } catch (err) {
@@ -188,6 +189,7 @@ describe('hostile ZIPs under require', () => {
 
 describe('the worker’s policy from its environment', () => {
   const base = { ESIGN_PROVIDER_URL: 'http://127.0.0.1:1', ESIGN_PROVIDER_TOKEN: 't' };
+  const pinned = () => ({ ESIGN_SEAL_PINS: seal.sealPins.join(',') });
   const anchors = async () => {
     const file = join(await mkdtemp(join(tmpdir(), 'esign-anchors-')), 'ca.pem');
     await writeFile(file, seal.caCertificate);
@@ -195,9 +197,9 @@ describe('the worker’s policy from its environment', () => {
   };
 
   it('configures the evidence upkeep only with a time-stamping authority, and only with trust anchors to verify renewals', async () => {
-    expect(workerConfigFromEnv({ ...base, ESIGN_TRUST_ANCHORS: await anchors() }).upkeep).toBeUndefined();
+    expect(workerConfigFromEnv({ ...base, ...pinned(), ESIGN_TRUST_ANCHORS: await anchors() }).upkeep).toBeUndefined();
     const tsa = { ESIGN_EVIDENCE_TSA_URL: 'http://127.0.0.1:4010/sandbox/tsa' };
-    expect(workerConfigFromEnv({ ...base, ...tsa, ESIGN_TRUST_ANCHORS: await anchors() }).upkeep).toEqual({
+    expect(workerConfigFromEnv({ ...base, ...pinned(), ...tsa, ESIGN_TRUST_ANCHORS: await anchors() }).upkeep).toEqual({
       tsaUrl: tsa.ESIGN_EVIDENCE_TSA_URL,
       ocspUrl: undefined,
       crlUrl: undefined,
@@ -210,6 +212,7 @@ describe('the worker’s policy from its environment', () => {
     );
     const sweep = workerConfigFromEnv({
       ...base,
+      ...pinned(),
       ...tsa,
       ESIGN_TRUST_ANCHORS: await anchors(),
       ESIGN_EVIDENCE_RENEW_BEFORE: '90 days',
@@ -222,7 +225,7 @@ describe('the worker’s policy from its environment', () => {
   });
 
   it('joins a Worker Deployment only when named, with a build id of its own or derived from its code', async () => {
-    const env = { ...base, ESIGN_TRUST_ANCHORS: await anchors() };
+    const env = { ...base, ...pinned(), ESIGN_TRUST_ANCHORS: await anchors() };
     expect(workerConfigFromEnv(env).deployment).toBeUndefined();
     expect(workerConfigFromEnv({ ...env, ESIGN_WORKER_DEPLOYMENT: 'esign' }).deployment).toEqual({
       name: 'esign',
@@ -239,10 +242,28 @@ describe('the worker’s policy from its environment', () => {
     );
   });
 
-  it('defaults to require, with the certificate of completion, when trust anchors are set', async () => {
-    const { evidence } = workerConfigFromEnv({ ...base, ESIGN_TRUST_ANCHORS: await anchors() });
+  it('defaults to require, with the certificate of completion, when trust anchors and pins are set', async () => {
+    const { evidence } = workerConfigFromEnv({ ...base, ...pinned(), ESIGN_TRUST_ANCHORS: await anchors() });
     expect(evidence).toMatchObject({ signatures: 'require', requireCompletionCertificate: true });
-    expect(evidence.trustAnchors).toHaveLength(1);
+    expect(evidence.trust.seal.anchors).toHaveLength(1);
+    expect(evidence.trust.seal.pins).toEqual(seal.sealPins.map(parsePin));
+    // Time-stamping authorities are trusted apart when told so; by default under the same anchors.
+    expect(evidence.trust.timestamping).toHaveLength(1);
+  });
+
+  it('does not start under require without the provider’s sealing keys pinned, and refuses a pin it cannot read', async () => {
+    // Chaining to the provider's CA is not enough: any other certificate that CA issued would seal a forged document.
+    const env = { ...base, ESIGN_TRUST_ANCHORS: await anchors() };
+    expect(() => workerConfigFromEnv(env)).toThrow(/require needs ESIGN_SEAL_PINS.*GET \/sandbox\/pins/);
+    expect(() => workerConfigFromEnv({ ...env, ESIGN_SEAL_PINS: 'sha256/short' })).toThrow(
+      /ESIGN_SEAL_PINS: "sha256\/short" is not an SPKI SHA-256 pin/,
+    );
+    // The same pins from a file, one per line, as GET /sandbox/pins serves them (the compose stack's way).
+    const file = join(await mkdtemp(join(tmpdir(), 'esign-pins-')), 'pins');
+    await writeFile(file, `${seal.sealPins.join('\n')}\n`);
+    expect(workerConfigFromEnv({ ...env, ESIGN_SEAL_PINS_FILE: file }).evidence.trust.seal.pins).toEqual(seal.sealPins.map(parsePin));
+    // warn still starts without pins: it archives what it cannot verify, and says so.
+    expect(workerConfigFromEnv({ ...env, ESIGN_SIGNATURE_VERIFICATION: 'warn' }).evidence.trust.seal.pins).toEqual([]);
   });
 
   it('does not start without trust anchors unless told to archive what it cannot verify', () => {
@@ -317,13 +338,13 @@ describe('checked in 2040, long after the seal’s certificate (3 years) expired
     const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs() });
     const file = join(await mkdtemp(join(tmpdir(), 'esign-2040-')), 'completed.zip');
     await writeFile(file, zip);
-    const check = evidenceCheck(expected(), policy('warn'), () => in2040);
+    const check = evidenceCheck({ transactionId: tx.id, esignId: tx.esignId, documents: expected() }, policy('warn'), () => in2040);
     const evidence = check.conclude(await verifyZip(file, undefined, check.inspector));
     for (const d of evidence.documents) {
       expect(d.signature.validation).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
       expect(d.signature.problems.join()).toMatch(/document time-stamp 1 no longer vouches at the time of checking.*chain ended/);
     }
-    const refused = evidenceCheck(expected(), policy('require'), () => in2040);
+    const refused = evidenceCheck({ transactionId: tx.id, esignId: tx.esignId, documents: expected() }, policy('require'), () => in2040);
     await expect(verifyZip(file, undefined, refused.inspector).then((entries) => refused.conclude(entries))).rejects.toThrow(
       /no longer vouches/,
     );
@@ -334,15 +355,19 @@ describe('checked in 2040, long after the seal’s certificate (3 years) expired
     const identity = await loadSigningIdentity(await issueSigningCertificate(ca, { CN: 'B-B seal' }), [ca.certificate]);
     const sealed = await sealPdf(originals[0]!, identity, { reason: 'x', location: 'x', contactInfo: 'x', signingTime: new Date() });
     const anchors = parseCertificates(ca.certificate);
-    expect((await checkPdfSignature(sealed, anchors, new Date())).problems).toEqual([]);
-    const later = await checkPdfSignature(sealed, anchors, in2040);
+    expect((await checkPdfSignature(sealed, trustAnchorsOnly(anchors), new Date())).problems).toEqual([]);
+    const later = await checkPdfSignature(sealed, trustAnchorsOnly(anchors), in2040);
     expect(later.validatedAt).toBe(in2040.toISOString());
     expect(later.problems.join()).toMatch(/does not chain to a trust anchor/);
   });
 
   it('a time-stamp that claims a time after the check is refused', async () => {
     const sealed = await seal.seal(originals[0]!, 'x', new Date());
-    const before = await checkPdfSignature(sealed, parseCertificates(seal.caCertificate), new Date(Date.now() - 3_600_000));
+    const before = await checkPdfSignature(
+      sealed,
+      trustAnchorsOnly(parseCertificates(seal.caCertificate)),
+      new Date(Date.now() - 3_600_000),
+    );
     expect(before.problems.join()).toMatch(/the signature time-stamp claims .* after the time of checking/);
   });
 });
@@ -375,7 +400,7 @@ describe('the validation report, in ETSI EN 319 102-1’s terms', () => {
     expect(flipped).toMatchObject({ indication: 'TOTAL_FAILED' });
     expect(['HASH_FAILURE', 'SIG_CRYPTO_FAILURE']).toContain(flipped!.subIndication);
     const stranger = await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-stranger-')));
-    const untrusted = { ...policy('warn'), trustAnchors: parseCertificates(stranger.caCertificate) };
+    const untrusted = { ...policy('warn'), trust: trustAnchorsOnly(parseCertificates(stranger.caCertificate)) };
     expect(await verdict(() => undefined, untrusted)).toMatchObject({
       indication: 'INDETERMINATE',
       subIndication: 'NO_CERTIFICATE_CHAIN_FOUND',
@@ -389,7 +414,7 @@ describe('a B-LTA seal: only validation data and document time-stamps may follow
 
   it('reaches B-LTA: the /DSS holds revocation data signed by the CA, and the document time-stamp holds', async () => {
     const sealed = await seal.seal(originals[0]!, 'x', new Date());
-    const check = await checkPdfSignature(sealed, anchors(), new Date());
+    const check = await checkPdfSignature(sealed, trustAnchorsOnly(anchors()), new Date());
     expect(check).toMatchObject({ problems: [], level: 'B-LTA', indication: 'TOTAL_PASSED', coversWholeFile: true });
     expect(check.archiveTimestamps).toHaveLength(1);
   });
@@ -405,7 +430,7 @@ describe('a B-LTA seal: only validation data and document time-stamps may follow
       `\n${object}xref\n0 1\n0000000000 65535 f \n${page} 1\n${String(sealed.length + 1).padStart(10, '0')} 00000 n \n` +
         `trailer\n<< /Size 40 /Root 2 0 R /Prev ${prev} >>\nstartxref\n${xrefAt}\n%%EOF\n`,
     );
-    const check = await checkPdfSignature(Buffer.concat([sealed, update]), anchors(), new Date());
+    const check = await checkPdfSignature(Buffer.concat([sealed, update]), trustAnchorsOnly(anchors()), new Date());
     expect(check.problems.join()).toMatch(new RegExp(`an update after the seal changes object ${page}, which the seal covers`));
     expect(check).toMatchObject({ indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
   });
@@ -415,7 +440,7 @@ describe('a B-LTA seal: only validation data and document time-stamps may follow
     // A hex digit of the first /DSS's VRI key, after the seal and before the document time-stamp: still well-formed.
     const at = sealed.indexOf('/VRI', sealEnd(sealed)) + '/VRI << /'.length;
     sealed.write(sealed.toString('latin1', at, at + 1) === 'A' ? 'B' : 'A', at, 'latin1');
-    const check = await checkPdfSignature(sealed, anchors(), new Date());
+    const check = await checkPdfSignature(sealed, trustAnchorsOnly(anchors()), new Date());
     expect(check.problems.join()).toMatch(/document time-stamp 1 is for other bytes than the ones its \/ByteRange names/);
     expect(check.level).not.toBe('B-LTA');
   });

@@ -12,6 +12,7 @@ import { renewalVerdict, renewEvidence, RenewalRefused, type RenewalPolicy } fro
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { sourcesAt, timestampingCa, YEAR } from './support/renewal.js';
+import { trustAnchorsOnly } from '../src/evidence/trust.js';
 
 const DAY = 24 * 3600 * 1000;
 const in2040 = new Date('2040-06-01T00:00:00Z');
@@ -25,7 +26,7 @@ beforeAll(async () => {
   sealed = await seal.seal(Buffer.from(await samplePdf('Contract')), 'signed', new Date());
   // The authority the renewal uses: a newer CA, whose TSA lasts past 2040.
   later = await timestampingCa('renewal', new Date(), 20, 16);
-  policy = { trustAnchors: [...parseCertificates(seal.caCertificate), ...parseCertificates(later.ca.certificate)], horizonMs: 180 * DAY };
+  policy = { trust: trustAnchorsOnly([...parseCertificates(seal.caCertificate), ...parseCertificates(later.ca.certificate)]), horizonMs: 180 * DAY };
 });
 
 describe('evidence renewal', () => {
@@ -61,10 +62,10 @@ describe('evidence renewal', () => {
     expect(check.archiveTimestamps[1]).toBe(new Date(Math.floor(at.getTime() / 1000) * 1000).toISOString());
     expect(Date.parse(check.evidenceExpiresAt!)).toBeGreaterThan(in2040.getTime());
 
-    const in40 = await checkPdfSignature(renewed, policy.trustAnchors, in2040);
+    const in40 = await checkPdfSignature(renewed, policy.trust, in2040);
     expect(in40.problems).toEqual([]);
     expect(in40).toMatchObject({ indication: 'TOTAL_PASSED', level: 'B-LTA' });
-    const alone = await checkPdfSignature(sealed, policy.trustAnchors, in2040);
+    const alone = await checkPdfSignature(sealed, policy.trust, in2040);
     expect(alone.indication).toBe('INDETERMINATE');
     expect(alone.problems.join()).toMatch(/no longer vouches/);
   });
@@ -74,7 +75,7 @@ describe('evidence renewal', () => {
     const at = new Date(ends - 100 * DAY);
     // An authority whose certificate ends before the one it would renew: the renewal gains nothing.
     const short = await timestampingCa('short', new Date(), 20, 1);
-    const shortPolicy = { ...policy, trustAnchors: [...policy.trustAnchors, ...parseCertificates(short.ca.certificate)] };
+    const shortPolicy = { ...policy, trust: trustAnchorsOnly([...policy.trust.seal.anchors, ...parseCertificates(short.ca.certificate)]) };
     await expect(
       renewEvidence(
         sealed,
@@ -104,7 +105,7 @@ describe('evidence renewal', () => {
     );
     // Fifteen years on, the second authority's certificate nears its end too: a third one takes over.
     const third = await timestampingCa('third', new Date(first.getTime() + 10 * YEAR), 30, 25);
-    const thirdPolicy = { ...policy, trustAnchors: [...policy.trustAnchors, ...parseCertificates(third.ca.certificate)] };
+    const thirdPolicy = { ...policy, trust: trustAnchorsOnly([...policy.trust.seal.anchors, ...parseCertificates(third.ca.certificate)]) };
     const second = new Date(Date.parse(once.check.evidenceExpiresAt!) - 100 * DAY);
     expect(await renewalVerdict(once.pdf, thirdPolicy, second)).toMatchObject({ due: true, reason: 'expiring' });
     const twice = await renewEvidence(
@@ -115,6 +116,6 @@ describe('evidence renewal', () => {
     );
     expect(twice.check.archiveTimestamps).toHaveLength(3);
     const in2050 = new Date('2050-01-01T00:00:00Z');
-    expect(await checkPdfSignature(twice.pdf, thirdPolicy.trustAnchors, in2050)).toMatchObject({ indication: 'TOTAL_PASSED' });
+    expect(await checkPdfSignature(twice.pdf, thirdPolicy.trust, in2050)).toMatchObject({ indication: 'TOTAL_PASSED' });
   });
 });

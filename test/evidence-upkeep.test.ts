@@ -29,6 +29,7 @@ import { workflowsPath } from '../src/worker/create-worker.js';
 import { sha256 } from './support/evidence.js';
 import { archiveSealedBy, timestampingCa, YEAR } from './support/renewal.js';
 import { createTimeSkippingEnv, uniqueTaskQueue } from './support/temporal.js';
+import { trustAnchorsOnly } from '../src/evidence/trust.js';
 
 const DAY = 24 * 3600 * 1000;
 let env: TestWorkflowEnvironment;
@@ -92,7 +93,7 @@ it('renews each archive before its time-stamp’s certificate ends, reports what
   const anchors = [sandbox, soon, brief]
     .flatMap((s) => parseCertificates(s.caCertificate))
     .concat(parseCertificates(renewal.ca.certificate));
-  const policy: RenewalPolicy = { trustAnchors: anchors, horizonMs: 180 * DAY };
+  const policy: RenewalPolicy = { trust: trustAnchorsOnly(anchors), horizonMs: 180 * DAY };
   const taskQueue = uniqueTaskQueue('upkeep');
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -163,7 +164,7 @@ it('renews each archive before its time-stamp’s certificate ends, reports what
 
     for (const d of a.renewals![0]!.documents) {
       const renewed = await store.read('a-three-years', d.file);
-      expect(await checkPdfSignature(renewed, anchors, later)).toMatchObject({ indication: 'TOTAL_PASSED', level: 'B-LTA', problems: [] });
+      expect(await checkPdfSignature(renewed, trustAnchorsOnly(anchors), later)).toMatchObject({ indication: 'TOTAL_PASSED', level: 'B-LTA', problems: [] });
       // The renewed copy extends the original byte for byte.
       const entries = new Map<string, Buffer>();
       const zipFile = join(work, `a-${randomUUID()}.zip`);
@@ -172,7 +173,7 @@ it('renews each archive before its time-stamp’s certificate ends, reports what
       const original = entries.get(d.entry)!;
       expect(sha256(original)).toBe(d.extends);
       expect(renewed.subarray(0, original.length).equals(original)).toBe(true);
-      expect((await checkPdfSignature(original, anchors, later)).indication).toBe('INDETERMINATE');
+      expect((await checkPdfSignature(original, trustAnchorsOnly(anchors), later)).indication).toBe('INDETERMINATE');
     }
   });
 });

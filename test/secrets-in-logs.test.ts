@@ -78,6 +78,7 @@ it('prints no bearer token, webhook secret, codec key or signer password in any 
       ESIGN_DOCUMENT_ROOTS: dirname(pdf!),
       ESIGN_ARCHIVE_DIR: `${dirname(pdf!)}/archive`,
       ESIGN_TRUST_ANCHORS: trustAnchors,
+      ESIGN_SEAL_PINS: sandbox.running.sealPins.join(','),
     },
     /worker polling/,
   );

@@ -19,6 +19,7 @@ import { gate } from './support/gate.js';
 import { waitForPhase, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 import { createCertificateAuthority, parseCertificates } from '../src/evidence/pki.js';
 import { sandboxEvidencePolicy } from './support/sandbox.js';
+import { trustAnchorsOnly } from '../src/evidence/trust.js';
 
 let env: EsignTestEnv | undefined;
 const release: (() => void)[] = [];
@@ -69,7 +70,7 @@ it('defect 5: a refused archive waits for an operator, who fixes the trust ancho
   const stranger = await createCertificateAuthority({ CN: 'Some other CA' });
   env = await startEsignTestEnv({
     deps: {
-      evidence: { signatures: 'require', trustAnchors: parseCertificates(stranger.certificate), requireCompletionCertificate: true },
+      evidence: { signatures: 'require', trust: trustAnchorsOnly(parseCertificates(stranger.certificate)), requireCompletionCertificate: true },
     },
   });
   const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));

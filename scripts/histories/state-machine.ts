@@ -18,6 +18,7 @@ import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
 import { eventually } from '../../test/support/eventually.js';
 import { gate } from '../../test/support/gate.js';
+import { trustAnchorsOnly } from '../../src/evidence/trust.js';
 
 export interface ScenarioContext {
   temporal: Client;
@@ -58,7 +59,7 @@ export function stateMachineScenarios(ctx: ScenarioContext): Record<string, () =
       const stranger = await createCertificateAuthority({ CN: 'Another CA' });
       const untrusted = {
         signatures: 'require',
-        trustAnchors: parseCertificates(stranger.certificate),
+        trust: trustAnchorsOnly(parseCertificates(stranger.certificate)),
         requireCompletionCertificate: true,
       } as const;
       const taskQueue = `${ctx.taskQueue}-sm-archive`;

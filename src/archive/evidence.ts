@@ -5,7 +5,7 @@ import { embeddedFile } from '../evidence/embedded-files.js';
 import { checkPdfSignature, type PdfSignatureCheck } from '../evidence/pades-verify.js';
 import type { ArchiveEvidence, SignatureEvidence, SignaturePolicy } from '../evidence/report.js';
 import { summarize, type CertificateSummary } from '../evidence/pki.js';
-import type { Certificate } from 'pkijs';
+import { formatPin, trustAnchorsOnly, type TrustPolicy } from '../evidence/trust.js';
 import type { PdfBytes } from '../evidence/pdf-bytes.js';
 import { StreamedPdf, type StreamedPdfOptions } from '../evidence/pdf-stream.js';
 import { holdWhole, type EntryInspector, type VerifiedEntry } from './zip-verify.js';
@@ -14,13 +14,13 @@ export type { ArchiveEvidence, DocumentEvidence, SignatureEvidence, SignaturePol
 
 export interface EvidencePolicy {
   signatures: SignaturePolicy;
-  /** The certificates a seal must chain to (the sandbox CA in the dev stack, the provider's CA in production). */
-  trustAnchors: readonly Certificate[];
+  /** Whom seals, time-stamps and revocation data must come from (the sandbox's in the dev stack, the provider's in production). */
+  trust: TrustPolicy;
   /** Refuse a ZIP without the provider's certificate of completion and audit trail. */
   requireCompletionCertificate: boolean;
 }
 
-export const NO_EVIDENCE_POLICY: EvidencePolicy = { signatures: 'off', trustAnchors: [], requireCompletionCertificate: false };
+export const NO_EVIDENCE_POLICY: EvidencePolicy = { signatures: 'off', trust: trustAnchorsOnly([]), requireCompletionCertificate: false };
 
 /** Why a completed ZIP cannot be archived; the archive activity turns it into a non-retryable ArchiveInvalid. */
 export class EvidenceRejected extends Error {
@@ -31,6 +31,16 @@ export interface ExpectedDocument {
   title: string;
   StoragePath: string;
   sha256?: string;
+}
+
+/** The transaction a completed ZIP must be the record of, as the workflow knows it. */
+export interface ExpectedCompletion {
+  transactionId: string;
+  esignId: string;
+  /** The participants the workflow created, when it knows them (a late completion no workflow owns does not). */
+  participantIds?: readonly string[];
+  /** In order; `sha256` is what we uploaded. */
+  documents: readonly ExpectedDocument[];
 }
 
 /**
@@ -53,11 +63,12 @@ export interface ExpectedDocument {
  * gets here, and the manifest says so.
  */
 export function evidenceCheck(
-  expected: readonly ExpectedDocument[],
+  completion: ExpectedCompletion,
   policy: EvidencePolicy,
   now: () => Date = () => new Date(),
   pdfPass: StreamedPdfOptions = {},
 ): { inspector: EntryInspector; conclude(entries: readonly VerifiedEntry[]): ArchiveEvidence } {
+  const expected = completion.documents;
   const signatures = new Map<string, SignatureEvidence>();
   let trail: AuditTrail | undefined;
   /** SHA-256 of the audit trail embedded in the certificate of completion: null when it embeds none. */
@@ -83,7 +94,7 @@ export function evidenceCheck(
       signatures.set(entry.name, { ...notChecked(), result: 'invalid', problems: ['not a PDF'] });
       return false;
     }
-    const check = await checkPdfSignature(pdf, policy.trustAnchors, now());
+    const check = await checkPdfSignature(pdf, policy.trust, now());
     const evidence = toEvidence(check);
     if (evidence.result === 'invalid' && policy.signatures === 'require') {
       throw new EvidenceRejected(`"${entry.name}": ${check.problems.join('; ')}`);
@@ -132,7 +143,10 @@ export function evidenceCheck(
     const documents = trail ? fromTrail(trail, expected, byName) : fromEntries(expected, entries);
     const trailProblems =
       trail && trailEntry
-        ? trailIntegrity(trail, trailEntry, policy.signatures === 'off' ? 'not-read' : certificate ? sealedTrail : undefined)
+        ? [
+            ...trailIntegrity(trail, trailEntry, policy.signatures === 'off' ? 'not-read' : certificate ? sealedTrail : undefined),
+            ...trailBinding(trail, completion, policy.signatures === 'off' ? undefined : [...signatures.values()]),
+          ]
         : [];
     if (require && trailProblems.length > 0) throw new EvidenceRejected(trailProblems.join('; '));
     const accounted = new Set([...documents.map((d) => d.entry.name), COMPLETION_CERTIFICATE_ENTRY, AUDIT_TRAIL_ENTRY]);
@@ -162,7 +176,9 @@ export function evidenceCheck(
     return {
       policy: {
         signatures: policy.signatures,
-        trustAnchors: policy.trustAnchors.map((c) => summarize(c).sha256),
+        trustAnchors: policy.trust.seal.anchors.map((c) => summarize(c).sha256),
+        sealPins: policy.trust.seal.pins.map(formatPin),
+        timestampingAnchors: policy.trust.timestamping.map((c) => summarize(c).sha256),
         requireCompletionCertificate: policy.requireCompletionCertificate,
       },
       documents: documents.map(({ e, entry, providerOriginalSha256 }) => ({
@@ -222,6 +238,40 @@ function trailIntegrity(trail: AuditTrail, entry: VerifiedEntry, sealed: SealedC
   else if (sealed.sha256 !== entry.sha256) {
     problems.push(
       `${AUDIT_TRAIL_ENTRY} is not the copy sealed in ${COMPLETION_CERTIFICATE_ENTRY} (SHA-256 ${entry.sha256}, sealed ${sealed.sha256})`,
+    );
+  }
+  return problems;
+}
+
+/**
+ * Why the audit trail is not the record of this transaction's completion: a genuine ZIP of another transaction
+ * (same upload, same hash) must not pass for this one's, nor a trail that ends in a decline or a cancel, nor one
+ * whose `seal` names another certificate than the one that sealed (`sealed`: the seals read; undefined when
+ * signatures are off).
+ */
+function trailBinding(trail: AuditTrail, completion: ExpectedCompletion, sealed: readonly SignatureEvidence[] | undefined): string[] {
+  const problems: string[] = [];
+  if (trail.transaction.id !== completion.transactionId) {
+    problems.push(`${AUDIT_TRAIL_ENTRY} is the record of transaction ${trail.transaction.id}, not of ${completion.transactionId}`);
+  }
+  if (trail.transaction.esignId !== completion.esignId) {
+    problems.push(`${AUDIT_TRAIL_ENTRY} is the record of esignId ${trail.transaction.esignId}, not of ${completion.esignId}`);
+  }
+  if (completion.participantIds) {
+    const ours = [...completion.participantIds].sort();
+    const theirs = trail.participants.map((p) => p.id).sort();
+    if (ours.length !== theirs.length || ours.some((id, i) => id !== theirs[i])) {
+      problems.push(`${AUDIT_TRAIL_ENTRY} lists ${theirs.length} participant(s) that are not this transaction's ${ours.length}`);
+    }
+  }
+  const last = trail.events.at(-1)?.type;
+  if (last !== 'completed') problems.push(`${AUDIT_TRAIL_ENTRY} does not end in completion (its last event is ${last ?? 'none'})`);
+  const ended = trail.events.find((e) => e.type === 'declined');
+  if (ended) problems.push(`${AUDIT_TRAIL_ENTRY} records a decline (event ${ended.seq}): the transaction did not complete`);
+  const others = (sealed ?? []).filter((s) => s.signer && s.signer.sha256 !== trail.seal.sha256);
+  if (others.length > 0) {
+    problems.push(
+      `${AUDIT_TRAIL_ENTRY} names the seal ${trail.seal.sha256}, but ${others.length} PDF(s) are sealed by another certificate`,
     );
   }
   return problems;

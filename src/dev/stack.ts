@@ -198,13 +198,15 @@ async function main(): Promise<void> {
   started.bridge = bridge;
   say('bridge', `listening on ${bridge.url}/webhooks/esign`);
 
-  // With the embedded sandbox as provider, its CA is the trust anchor and its certificate of completion is required.
+  // With the embedded sandbox as provider, its CA is the trust anchor, its sealing keys are pinned and its certificate
+  // of completion is required.
   const sandboxCaFile = join(dataDir, 'sandbox-ca.pem');
   writeFileSync(sandboxCaFile, sandbox.caCertificate);
   const evidenceDefaults = process.env.ESIGN_PROVIDER_URL
     ? {}
     : {
         ESIGN_TRUST_ANCHORS: sandboxCaFile,
+        ESIGN_SEAL_PINS: sandbox.sealPins.join(','),
         ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
         // The evidence upkeep renews with the sandbox's own TSA and revocation service (docs/evidence.md, "Upkeep").
         ESIGN_EVIDENCE_TSA_URL: `${sandbox.url}/sandbox/tsa`,
@@ -276,7 +278,7 @@ async function main(): Promise<void> {
   say('dev', `  Sandbox outbox  ${sandbox.url}/_sandbox/outbox.html   (invitations and one-time codes)`);
   say(
     'dev',
-    `  Seals           ${workerConfig.evidence.signatures}, trust anchor ${workerConfig.evidence.trustAnchors.length > 0 ? (process.env.ESIGN_TRUST_ANCHORS ?? sandboxCaFile) : 'none'} (docs/evidence.md)`,
+    `  Seals           ${workerConfig.evidence.signatures}, trust anchor ${workerConfig.evidence.trust.seal.anchors.length > 0 ? (process.env.ESIGN_TRUST_ANCHORS ?? sandboxCaFile) : 'none'}, ${workerConfig.evidence.trust.seal.pins.length} sealing key(s) pinned (docs/evidence.md)`,
   );
   say('dev', `  Integrator page ${host.url}   (start a sample transaction, sign it embedded, watch its events)`);
   say('dev', `  Data dir        ${dataDir}`);

@@ -5,6 +5,7 @@ import { chainExpiry, OID, outsideValidity, verifyCms } from './cms.js';
 import type { LongTermData } from './long-term.js';
 import type { PdfBytes } from './pdf-bytes.js';
 import { summarize, type CertificateSummary } from './pki.js';
+import type { TrustPolicy } from './trust.js';
 
 /** What the long-term part of a PAdES signature holds: its document time-stamps' times, and why not, if not. */
 export interface LongTermCheck {
@@ -36,9 +37,10 @@ export async function checkLongTerm(
   pdf: PdfBytes,
   data: LongTermData,
   sealEnd: number,
-  anchors: readonly pkijs.Certificate[],
+  trust: TrustPolicy,
   at: Date,
 ): Promise<LongTermCheck> {
+  const anchors = trust.timestamping;
   const problems: string[] = [];
   const archiveTimes: string[] = [];
   let newest: LongTermCheck['newest'] = null;

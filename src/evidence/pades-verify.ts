@@ -8,6 +8,7 @@ import { summarize, type CertificateSummary } from './pki.js';
 import { checkLongTerm } from './archive-timestamps.js';
 import { readLongTermData, type LongTermData } from './long-term.js';
 import { checkSignatureTimestamp, timeStampingOnly, type TimestampSummary } from './timestamp.js';
+import { formatPin, spkiSha256, type TrustPolicy } from './trust.js';
 
 /** What checking one PDF's signature found; `problems` is empty exactly when the signature is valid, whole and trusted. */
 export interface PdfSignatureCheck {
@@ -58,16 +59,13 @@ const BYTE_RANGE = /\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g;
  * Checks a PDF's last signature as a PAdES validator does: the CMS signature
  * verifies over the signed byte ranges (message digest and signer's key),
  * the ranges cover the whole file, and the signer's certificate chains to
- * one of `trustAnchors` at the time its time-stamp vouches for (at `at`, the
+ * one of the seal's anchors, with a pinned key (`trust`), at the time its time-stamp vouches for (at `at`, the
  * time of checking, when it has none that holds). Never throws on a hostile file: every
  * failure is a problem in the result. `input` is the file, or what one pass over a large file kept
  * (src/evidence/pdf-stream.ts): a part it needs and that pass did not keep is a problem, never skipped.
  */
-export async function checkPdfSignature(
-  input: Buffer | PdfBytes,
-  trustAnchors: readonly pkijs.Certificate[],
-  at: Date,
-): Promise<PdfSignatureCheck> {
+export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPolicy, at: Date): Promise<PdfSignatureCheck> {
+  const trustAnchors = trust.seal.anchors;
   const pdf = Buffer.isBuffer(input) ? wholePdf(input) : input;
   const result: PdfSignatureCheck = {
     signed: false,
@@ -146,10 +144,10 @@ export async function checkPdfSignature(
   // A valid time-stamp fixes when the signature existed: the signer's certificate is judged at that time, so a
   // seal still verifies after its certificate expired (validation at the time vouched for, ETSI EN 319 102-1).
   // The document time-stamps first: the oldest one says when the signature's time-stamp still had to hold.
-  const lt = longTerm ? await checkLongTerm(pdf, longTerm, c + d, trustAnchors, at) : undefined;
+  const lt = longTerm ? await checkLongTerm(pdf, longTerm, c + d, trust, at) : undefined;
   const firstArchive = lt?.archiveTimes[0];
   const signer = signedData.signerInfos[0];
-  const stamp = signer ? await checkSignatureTimestamp(signer, trustAnchors, firstArchive ? new Date(firstArchive) : at) : null;
+  const stamp = signer ? await checkSignatureTimestamp(signer, trust.timestamping, firstArchive ? new Date(firstArchive) : at) : null;
   let validatedAt = at;
   if (stamp) {
     result.timestamp = stamp.timestamp;
@@ -178,6 +176,19 @@ export async function checkPdfSignature(
     return result;
   }
   result.trusted = verified.trusted;
+  // Chaining to an anchor says only that some CA vouched for the key; the provider's own sealing keys are pinned, so
+  // that no other subscriber of that CA (a public one, in production) can seal a forged document.
+  const pin = verified.signer && verified.trusted && trust.seal.pins.length > 0 ? spkiSha256(verified.signer) : undefined;
+  if (pin && !trust.seal.pins.includes(pin)) {
+    result.trusted = false;
+    fail(
+      result,
+      `the seal's key (${formatPin(pin)}) is not one of the provider's pinned sealing keys (ESIGN_SEAL_PINS)`,
+      'INDETERMINATE',
+      'CHAIN_CONSTRAINTS_FAILURE',
+    );
+    return result;
+  }
   if (verified.trusted === false) {
     // A time-stamp that no longer vouches left the certificate to be judged now, past its end: out of bounds.
     const lapsed = stamp?.timestamp && validatedAt === at && stamp.problems.some((p) => /no longer vouches/.test(p));

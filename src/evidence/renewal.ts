@@ -1,6 +1,6 @@
 import { PDF, type RevocationProvider, type TimestampAuthority } from '@libpdf/core';
-import type * as pkijs from 'pkijs';
 import { checkPdfSignature, type PdfSignatureCheck } from './pades-verify.js';
+import type { TrustPolicy } from './trust.js';
 
 /**
  * Renewal of a sealed PDF's long-term evidence (PAdES B-LTA upkeep, ETSI EN 319 142-1 5.5): before the newest
@@ -17,7 +17,8 @@ export interface RenewalSources {
 
 /** When a sealed PDF's evidence must be renewed, and what the renewal's check must find. */
 export interface RenewalPolicy {
-  trustAnchors: readonly pkijs.Certificate[];
+  /** The archive's own trust: a renewal is judged by the same checks as the archive's, and refused when they refuse it. */
+  trust: TrustPolicy;
   /** Renew when the newest time-stamp's chain ends within this many milliseconds. */
   horizonMs: number;
   /**
@@ -40,7 +41,7 @@ export class RenewalRefused extends Error {
 
 /** Whether `pdf`'s evidence must be renewed at `at`, judged with the archive's own checks. */
 export async function renewalVerdict(pdf: Buffer, policy: RenewalPolicy, at: Date): Promise<RenewalVerdict> {
-  const check = await checkPdfSignature(pdf, policy.trustAnchors, at);
+  const check = await checkPdfSignature(pdf, policy.trust, at);
   if (check.indication !== 'TOTAL_PASSED' || !check.evidenceExpiresAt) {
     const problems = check.problems.length > 0 ? check.problems : [`the evidence is ${check.indication} (${check.subIndication ?? ''})`];
     return { due: 'lapsed', problems, check };
@@ -64,7 +65,7 @@ export async function renewEvidence(
   policy: RenewalPolicy,
   at: Date,
 ): Promise<{ pdf: Buffer; check: PdfSignatureCheck }> {
-  const before = await checkPdfSignature(pdf, policy.trustAnchors, at);
+  const before = await checkPdfSignature(pdf, policy.trust, at);
   if (before.indication !== 'TOTAL_PASSED') {
     throw new RenewalRefused(`the evidence does not hold at ${at.toISOString()}: ${before.problems.join('; ') || before.indication}`);
   }
@@ -82,7 +83,7 @@ export async function renewEvidence(
   if (renewed.length <= pdf.length || !renewed.subarray(0, pdf.length).equals(pdf)) {
     throw new RenewalRefused('the renewal rewrote the file instead of appending to it');
   }
-  const after = await checkPdfSignature(renewed, policy.trustAnchors, at);
+  const after = await checkPdfSignature(renewed, policy.trust, at);
   const refusals = [
     ...after.problems,
     ...(after.level === 'B-LTA' ? [] : [`the renewed file is ${after.level ?? 'unsigned'}, not B-LTA`]),

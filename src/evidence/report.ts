@@ -64,7 +64,16 @@ export interface DocumentEvidence {
 }
 
 export interface ArchiveEvidence {
-  policy: { signatures: SignaturePolicy; trustAnchors: string[]; requireCompletionCertificate: boolean };
+  policy: {
+    signatures: SignaturePolicy;
+    /** SHA-256 of each certificate a seal had to chain to. */
+    trustAnchors: string[];
+    /** The provider's sealing keys a seal had to be made with (`sha256/<base64>` of each SPKI); absent in manifests from before pinning. */
+    sealPins?: string[];
+    /** SHA-256 of each certificate a time-stamping authority had to chain to; absent in manifests from before. */
+    timestampingAnchors?: string[];
+    requireCompletionCertificate: boolean;
+  };
   documents: DocumentEvidence[];
   certificateOfCompletion: { entry: string; bytes: number; sha256: string; signature: SignatureEvidence } | null;
   auditTrail: {

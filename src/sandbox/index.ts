@@ -26,6 +26,8 @@ export interface RunningSandbox {
   webhookSecret: string;
   /** The root CA completed documents are sealed under (PEM; also at /sandbox/ca.pem). */
   caCertificate: string;
+  /** The keys it seals with, as a worker pins them (ESIGN_SEAL_PINS); also GET /sandbox/pins. */
+  sealPins: readonly string[];
   /** The test controls, in process (tests and tools across processes use `/_sandbox/*` through SandboxControlClient). */
   controls: SandboxControls;
   faults: FaultInjector;
@@ -119,6 +121,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
       embedOrigins: () => embedOrigins,
       publicUrl: () => baseUrl,
       caCertificate: seal.caCertificate,
+      sealPins: seal.sealPins,
       pki: seal,
       controls,
       control: access,
@@ -153,6 +156,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
     url: baseUrl,
     webhookSecret,
     caCertificate: seal.caCertificate,
+    sealPins: seal.sealPins,
     controls,
     faults,
     webhookUrls,

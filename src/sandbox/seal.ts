@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDF } from '@libpdf/core';
 import * as pkijs from 'pkijs';
@@ -16,6 +16,7 @@ import {
   type PemKeyPair,
   type SigningIdentity,
 } from '../evidence/pki.js';
+import { formatPin, spkiSha256 } from '../evidence/trust.js';
 
 /**
  * The sandbox's TSA policy: a UUID-based OID (ITU-T X.667 arc 2.25), which
@@ -33,6 +34,12 @@ export const TSA_POLICY = '2.25.324509471234506599763462635830418565645';
  */
 export class SandboxSeal {
   readonly caCertificate: string;
+  /**
+   * The keys the sandbox seals with, as clients pin them (`sha256/<base64>` of each SubjectPublicKeyInfo): the
+   * current seal's and every retired one's, so archives sealed before a renewal still verify. Served at
+   * GET /sandbox/pins; a worker's ESIGN_SEAL_PINS.
+   */
+  readonly sealPins: readonly string[];
   readonly certificate: CertificateSummary;
   readonly timestampAuthority: CertificateSummary;
   readonly #identity: SigningIdentity;
@@ -40,8 +47,15 @@ export class SandboxSeal {
   readonly #revocation: RevocationAuthority;
   readonly #tsaCertificate: pkijs.Certificate;
 
-  private constructor(caCertificate: string, identity: SigningIdentity, tsa: SigningIdentity, ca: SigningIdentity) {
+  private constructor(
+    caCertificate: string,
+    identity: SigningIdentity,
+    tsa: SigningIdentity,
+    ca: SigningIdentity,
+    retiredSeals: readonly pkijs.Certificate[],
+  ) {
     this.caCertificate = caCertificate;
+    this.sealPins = [...new Set([identity.certificate, ...retiredSeals].map((c) => formatPin(spkiSha256(c))))];
     this.#identity = identity;
     this.#revocation = new RevocationAuthority(ca);
     this.certificate = summarize(identity.certificate);
@@ -74,6 +88,7 @@ export class SandboxSeal {
       await loadSigningIdentity(signer, [ca.certificate]),
       await loadSigningIdentity(tsa, [ca.certificate]),
       await loadSigningIdentity(ca, []),
+      await retired(dir, 'seal'),
     );
   }
 
@@ -155,6 +170,13 @@ async function renewIfDue(
   await writeAtomically(join(dir, `${name}.key`), fresh.privateKey, 0o600);
   await writeAtomically(join(dir, `${name}.pem`), fresh.certificate);
   return fresh;
+}
+
+/** The certificates renewIfDue retired under `name`. */
+async function retired(dir: string, name: string): Promise<pkijs.Certificate[]> {
+  const files = await readdir(join(dir, 'retired')).catch(() => [] as string[]);
+  const mine = files.filter((f) => f.startsWith(`${name}-`) && f.endsWith('.pem')).sort();
+  return (await Promise.all(mine.map(async (f) => parseCertificates(await readFile(join(dir, 'retired', f), 'utf8'))))).flat();
 }
 
 async function writeAtomically(path: string, text: string, mode?: number): Promise<void> {

@@ -10,6 +10,8 @@ export interface SandboxProcess {
   webhookSecret: string;
   /** The sandbox CA as a PEM file, for a worker's ESIGN_TRUST_ANCHORS. */
   caFile: string;
+  /** The keys it seals with, for a worker's ESIGN_SEAL_PINS (GET /sandbox/pins). */
+  sealPins: string[];
   control: SandboxControlClient;
   process: Launched;
   stop(): Promise<void>;
@@ -27,8 +29,10 @@ export async function launchSandbox(dataDir: string, env: Record<string, string>
   // Fetched as any client would, from the sandbox's public endpoint.
   const caFile = join(dataDir, 'ca-for-clients.pem');
   await writeFile(caFile, await (await fetch(`${url}/sandbox/ca.pem`)).text());
+  const sealPins = (await (await fetch(`${url}/sandbox/pins`)).text()).split(/\s+/).filter(Boolean);
   return {
     caFile,
+    sealPins,
     url,
     token: /dev API token:\s+(\S+)/.exec(out)![1]!,
     webhookSecret: /webhook secret:\s+(\S+)/.exec(out)![1]!,
@@ -43,7 +47,7 @@ export async function launchSandbox(dataDir: string, env: Record<string, string>
 
 /**
  * A worker's environment with this sandbox as its provider, as in production:
- * the sandbox's token, its CA as the trust anchor, the certificate of
+ * the sandbox's token, its CA as the trust anchor and its sealing keys pinned, the certificate of
  * completion required. Shared by the cluster, chaos and benchmark stacks.
  */
 export function sandboxWorkerEnv(sandbox: SandboxProcess, dirs: { archive: string; documents: string }): Record<string, string> {
@@ -53,6 +57,7 @@ export function sandboxWorkerEnv(sandbox: SandboxProcess, dirs: { archive: strin
     ESIGN_ARCHIVE_DIR: dirs.archive,
     ESIGN_DOCUMENT_ROOTS: dirs.documents,
     ESIGN_TRUST_ANCHORS: sandbox.caFile,
+    ESIGN_SEAL_PINS: sandbox.sealPins.join(','),
     ESIGN_REQUIRE_COMPLETION_CERTIFICATE: 'true',
   };
 }

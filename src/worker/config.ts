@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DURATION_PATTERN, durationToMs } from '../util/duration.js';
 import { envBool, envList, parseEnv } from '../util/env.js';
 import { parseCertificates } from '../evidence/pki.js';
+import { parsePin } from '../evidence/trust.js';
 import type { EvidencePolicy } from '../archive/evidence.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 import { ProviderEnv, providerSettings } from '../esign/provider-env.js';
@@ -45,7 +46,13 @@ export const WorkerEnv = z.object({
   ESIGN_MIN_RECONCILE_INTERVAL: z.string().regex(DURATION_PATTERN, 'must be a duration such as "1 minute"').default('1 minute'),
   /** PEM file(s) of the CA certificates the provider's seals must chain to (the sandbox's: GET /sandbox/ca.pem). */
   ESIGN_TRUST_ANCHORS: envList,
-  /** off, warn or require (the default, which needs ESIGN_TRUST_ANCHORS). */
+  /** The provider's sealing keys, by SPKI SHA-256 (`sha256/<base64>` or hex); the sandbox's: GET /sandbox/pins. */
+  ESIGN_SEAL_PINS: envList,
+  /** A file of pins, one per line (what GET /sandbox/pins serves); read with ESIGN_SEAL_PINS. */
+  ESIGN_SEAL_PINS_FILE: z.string().min(1).optional(),
+  /** PEM file(s) of the CAs time-stamping authorities must chain to; default: ESIGN_TRUST_ANCHORS. */
+  ESIGN_TSA_TRUST_ANCHORS: envList,
+  /** off, warn or require (the default, which needs ESIGN_TRUST_ANCHORS and ESIGN_SEAL_PINS). */
   ESIGN_SIGNATURE_VERIFICATION: z.enum(['off', 'warn', 'require']).optional(),
   /** Refuse a completed ZIP without the provider's certificate of completion and audit trail; default: under require. */
   ESIGN_REQUIRE_COMPLETION_CERTIFICATE: envBool.optional(),
@@ -119,15 +126,28 @@ export interface WorkerConfig {
     | undefined;
 }
 
-/** The evidence policy of ESIGN_TRUST_ANCHORS, ESIGN_SIGNATURE_VERIFICATION and ESIGN_REQUIRE_COMPLETION_CERTIFICATE. */
+/** The evidence policy of ESIGN_TRUST_ANCHORS, ESIGN_SEAL_PINS, ESIGN_TSA_TRUST_ANCHORS, ESIGN_SIGNATURE_VERIFICATION and ESIGN_REQUIRE_COMPLETION_CERTIFICATE. */
 function evidencePolicy(e: z.infer<typeof WorkerEnv>): EvidencePolicy {
-  const trustAnchors = e.ESIGN_TRUST_ANCHORS.flatMap((file) => {
-    const certs = parseCertificates(readFileSync(file, 'utf8'));
-    if (certs.length === 0) throw new Error(`invalid worker configuration: ESIGN_TRUST_ANCHORS file ${file} holds no PEM certificate`);
-    return certs;
+  const certificates = (variable: string, files: readonly string[]) =>
+    files.flatMap((file) => {
+      const certs = parseCertificates(readFileSync(file, 'utf8'));
+      if (certs.length === 0) throw new Error(`invalid worker configuration: ${variable} file ${file} holds no PEM certificate`);
+      return certs;
+    });
+  const trustAnchors = certificates('ESIGN_TRUST_ANCHORS', e.ESIGN_TRUST_ANCHORS);
+  const tsaAnchors =
+    e.ESIGN_TSA_TRUST_ANCHORS.length > 0 ? certificates('ESIGN_TSA_TRUST_ANCHORS', e.ESIGN_TSA_TRUST_ANCHORS) : trustAnchors;
+  const fromFile = e.ESIGN_SEAL_PINS_FILE ? readFileSync(e.ESIGN_SEAL_PINS_FILE, 'utf8').split(/\s+/).filter(Boolean) : [];
+  const pins = [...e.ESIGN_SEAL_PINS, ...fromFile].map((pin) => {
+    try {
+      return parsePin(pin);
+    } catch (err) {
+      throw new Error(`invalid worker configuration: ESIGN_SEAL_PINS: ${(err as Error).message}`);
+    }
   });
-  // Fail closed: unless told otherwise, a completed PDF is archived only with a seal that chains to a trust anchor,
-  // so a worker without anchors does not start rather than archive what it cannot verify.
+  // Fail closed: unless told otherwise, a completed PDF is archived only with a seal that chains to a trust anchor
+  // and is made with one of the provider's pinned keys, so a worker without them does not start rather than
+  // archive what it cannot verify (or what any other subscriber of the provider's CA could have sealed).
   const signatures = e.ESIGN_SIGNATURE_VERIFICATION ?? 'require';
   if (signatures === 'require' && trustAnchors.length === 0) {
     throw new Error(
@@ -137,8 +157,19 @@ function evidencePolicy(e: z.infer<typeof WorkerEnv>): EvidencePolicy {
             'or ESIGN_SIGNATURE_VERIFICATION=warn (or off) to archive what is not verified',
     );
   }
+  if (signatures === 'require' && pins.length === 0) {
+    throw new Error(
+      "invalid worker configuration: ESIGN_SIGNATURE_VERIFICATION=require needs ESIGN_SEAL_PINS, the provider's sealing keys " +
+        '(sha256/<base64> of each SubjectPublicKeyInfo; the sandbox publishes its own at GET /sandbox/pins): without pins, ' +
+        "any certificate the provider's CA issued could seal a forged document",
+    );
+  }
   // The sealed certificate of completion is what vouches for the audit trail, so `require` wants it unless told otherwise.
-  return { signatures, trustAnchors, requireCompletionCertificate: e.ESIGN_REQUIRE_COMPLETION_CERTIFICATE ?? signatures === 'require' };
+  return {
+    signatures,
+    trust: { seal: { anchors: trustAnchors, pins }, timestamping: tsaAnchors },
+    requireCompletionCertificate: e.ESIGN_REQUIRE_COMPLETION_CERTIFICATE ?? signatures === 'require',
+  };
 }
 
 /** ESIGN_ARCHIVE_S3_OBJECT_LOCK_MODE and _DAYS: both, for a bucket that is set, or neither. */
@@ -212,7 +243,7 @@ function deploymentConfig(e: z.infer<typeof WorkerEnv>): WorkerConfig['deploymen
 /** ESIGN_EVIDENCE_*: the upkeep renews only what it can verify, so it needs the trust anchors the archive uses. */
 function upkeepConfig(e: z.infer<typeof WorkerEnv>, evidence: EvidencePolicy): WorkerConfig['upkeep'] {
   if (!e.ESIGN_EVIDENCE_TSA_URL) return undefined;
-  if (evidence.trustAnchors.length === 0) {
+  if (evidence.trust.seal.anchors.length === 0) {
     throw new Error(
       "invalid worker configuration: ESIGN_EVIDENCE_TSA_URL needs ESIGN_TRUST_ANCHORS (the provider CA and the TSA's): " +
         'a renewal is kept only when it verifies',

@@ -38,15 +38,15 @@ function archiveStore(config: WorkerConfig): ArchiveStore {
   });
 }
 
-/** The evidence upkeep's sources and policy: the archive's trust anchors, the configured TSA and revocation URLs. */
-function upkeepDeps(upkeep: NonNullable<WorkerConfig['upkeep']>, trustAnchors: WorkerConfig['evidence']['trustAnchors']) {
+/** The evidence upkeep's sources and policy: the archive's trust (the same checks), the configured TSA and revocation URLs. */
+function upkeepDeps(upkeep: NonNullable<WorkerConfig['upkeep']>, trust: WorkerConfig['evidence']['trust']) {
   return {
     sources: {
       timestampAuthority: new HttpTimestampAuthority(upkeep.tsaUrl),
       revocationProvider: new HttpRevocationProvider({ ocspUrl: upkeep.ocspUrl, crlUrl: upkeep.crlUrl }),
     },
     policy: {
-      trustAnchors,
+      trust,
       horizonMs: upkeep.renewBeforeMs,
       renewTimestampedBefore: upkeep.renewTimestampedBefore,
     },
@@ -133,7 +133,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       callbackSecrets: config.callbackSecrets,
       callbackDelivery: { ...DEFAULT_CALLBACK_DELIVERY, attempts: config.callbackAttempts },
       evidence: config.evidence,
-      ...(config.upkeep ? { upkeep: upkeepDeps(config.upkeep, config.evidence.trustAnchors) } : {}),
+      ...(config.upkeep ? { upkeep: upkeepDeps(config.upkeep, config.evidence.trust) } : {}),
       // Bulk send's files live beside the templates.
       ...(config.templateStore ? { templates: templateStoreAt(config.templateStore), objects: objectStoreAt(config.templateStore) } : {}),
     },

@@ -14,6 +14,7 @@ import { forgeCompletedZip, sha256 } from './evidence.js';
 import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, type PemKeyPair } from '../../src/evidence/pki.js';
 import { RevocationAuthority } from '../../src/evidence/revocation.js';
 import { TimestampAuthority } from '../../src/evidence/timestamp.js';
+import { providerTrust } from '../../src/evidence/trust.js';
 
 export const YEAR = 365 * 24 * 3600 * 1000;
 
@@ -63,10 +64,17 @@ export async function archiveSealedBy(store: ArchiveStore, work: string, seal: S
   await writeFile(file, zip);
   const policy: EvidencePolicy = {
     signatures: 'require',
-    trustAnchors: parseCertificates(seal.caCertificate),
+    trust: providerTrust(seal),
     requireCompletionCertificate: true,
   };
-  const check = evidenceCheck([{ title: 'Contract', StoragePath: `uploads/${key}.pdf`, sha256: sha256(original) }], policy);
+  const check = evidenceCheck(
+    {
+      transactionId: key,
+      esignId: `es-${key}`,
+      documents: [{ title: 'Contract', StoragePath: `uploads/${key}.pdf`, sha256: sha256(original) }],
+    },
+    policy,
+  );
   const files = await verifyZip(file, undefined, check.inspector);
   const now = new Date().toISOString();
   await store.commit(key, file, {

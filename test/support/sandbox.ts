@@ -14,6 +14,7 @@ import type { EvidencePolicy } from '../../src/archive/evidence.js';
 import { afterAll, beforeAll } from 'vitest';
 import { participant } from './fixtures.js';
 import { connectToTestServer, type TemporalTestContext } from './temporal.js';
+import { providerTrust } from '../../src/evidence/trust.js';
 
 export interface TestSandbox {
   running: RunningSandbox;
@@ -46,7 +47,7 @@ async function seedPki(dataDir: string): Promise<void> {
 
 /** What a worker trusts when this sandbox is its provider: the sandbox CA, seals required, certificate of completion required. */
 export function sandboxEvidencePolicy(sandbox: TestSandbox): EvidencePolicy {
-  return { signatures: 'require', trustAnchors: parseCertificates(sandbox.running.caCertificate), requireCompletionCertificate: true };
+  return { signatures: 'require', trust: providerTrust(sandbox.running), requireCompletionCertificate: true };
 }
 
 export async function startTestSandbox(overrides: Partial<SandboxConfig> = {}): Promise<TestSandbox> {

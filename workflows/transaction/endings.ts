@@ -93,6 +93,8 @@ export class Endings {
           const sha256 = tx.originals[d.StoragePath];
           return { title: d.title, StoragePath: d.StoragePath, ...(sha256 ? { sha256 } : {}) };
         }),
+        // The audit trail must be this transaction's record: its participants are the ones we created.
+        ...(tx.participants.length > 0 ? { participantIds: tx.participants.map((p) => p.id) } : {}),
         ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
       });
       tx.archiveProblem = undefined;

@@ -9,12 +9,15 @@ const ASSETS: Record<string, string> = { 'swagger-ui.css': 'text/css', 'swagger-
 /** The API's OpenAPI document and a browsable reference page (Swagger UI, served from here: no CDN). Open, no token. */
 export async function docsRoutes(
   app: FastifyInstance,
-  { publicUrl, caCertificate }: { publicUrl: () => string; caCertificate: string },
+  { publicUrl, caCertificate, sealPins }: { publicUrl: () => string; caCertificate: string; sealPins: readonly string[] },
 ): Promise<void> {
   app.get('/openapi.json', async () => openApiDocument(publicUrl()));
 
   // The root the sandbox seals completed documents under: what a client configures as its trust anchor.
   app.get('/sandbox/ca.pem', async (_request, reply) => reply.type('application/x-pem-file').send(caCertificate));
+  // The keys it seals with (SPKI SHA-256, RFC 7469's form): what a client pins, so that no other certificate the
+  // CA issued passes for the sandbox's seal. One per line, for ESIGN_SEAL_PINS.
+  app.get('/sandbox/pins', async (_request, reply) => reply.type('text/plain; charset=utf-8').send(`${sealPins.join('\n')}\n`));
 
   app.get<{ Params: { file: string } }>('/docs/assets/:file', async (request, reply) => {
     const type = ASSETS[request.params.file];

@@ -32,6 +32,7 @@ export interface SandboxServerDeps {
   publicUrl: () => string;
   /** The sandbox CA (PEM), served at /sandbox/ca.pem. */
   caCertificate: string;
+  sealPins: readonly string[];
   /** Its CRL, OCSP responder and time-stamping authority, at /sandbox/ca.crl, /sandbox/ocsp and /sandbox/tsa. */
   pki: PkiService;
   controls: SandboxControls;
@@ -94,7 +95,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     maxUploadBytes: deps.maxUploadBytes,
     tmpDir: deps.tmpDir,
   });
-  await app.register(docsRoutes, { publicUrl: deps.publicUrl, caCertificate: deps.caCertificate });
+  await app.register(docsRoutes, { publicUrl: deps.publicUrl, caCertificate: deps.caCertificate, sealPins: deps.sealPins });
   await app.register(pkiRoutes, { pki: deps.pki });
   await app.register(signingRoutes, { signing: deps.signing, embedOrigins: deps.embedOrigins });
   await app.register(controlRoutes, {
