@@ -73,6 +73,11 @@ export class SandboxControlClient {
     return this.#call('PUT', `/transactions/${encodeURIComponent(transactionId)}/completed-zip`, zip, 'application/zip');
   }
 
+  /** Revokes the sandbox's sealing certificate (keyCompromise, now): every seal from then on is made with a revoked key. */
+  revokeSeal(): Promise<{ serialNumber: string; at: string; reason: number }> {
+    return this.#call('POST', '/pki/seal/revoke');
+  }
+
   /** The transaction as the provider holds it (by id or esignId), or undefined. */
   async inspect(transactionId: string): Promise<InspectedTransaction | undefined> {
     try {

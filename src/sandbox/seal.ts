@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PDF } from '@libpdf/core';
 import * as pkijs from 'pkijs';
 import { sealPdf } from '../evidence/pades-sign.js';
-import { RevocationAuthority } from '../evidence/revocation.js';
+import { RevocationAuthority, type Revocation } from '../evidence/revocation.js';
 import { TimestampAuthority } from '../evidence/timestamp.js';
 import { answerTimestampRequest } from '../evidence/tsa-protocol.js';
 import {
@@ -46,6 +46,7 @@ export class SandboxSeal {
   readonly #tsa: TimestampAuthority;
   readonly #revocation: RevocationAuthority;
   readonly #tsaCertificate: pkijs.Certificate;
+  readonly #dir: string;
 
   private constructor(
     caCertificate: string,
@@ -53,11 +54,14 @@ export class SandboxSeal {
     tsa: SigningIdentity,
     ca: SigningIdentity,
     retiredSeals: readonly pkijs.Certificate[],
+    dir: string,
+    revoked: readonly Revocation[],
   ) {
+    this.#dir = dir;
     this.caCertificate = caCertificate;
     this.sealPins = [...new Set([identity.certificate, ...retiredSeals].map((c) => formatPin(spkiSha256(c))))];
     this.#identity = identity;
-    this.#revocation = new RevocationAuthority(ca);
+    this.#revocation = new RevocationAuthority(ca, 7, revoked);
     this.certificate = summarize(identity.certificate);
     this.#tsa = new TimestampAuthority(tsa, TSA_POLICY);
     this.#tsaCertificate = tsa.certificate;
@@ -89,6 +93,11 @@ export class SandboxSeal {
       await loadSigningIdentity(tsa, [ca.certificate]),
       await loadSigningIdentity(ca, []),
       await retired(dir, 'seal'),
+      dir,
+      await readFile(join(dir, REVOKED), 'utf8').then(
+        (text) => JSON.parse(text) as Revocation[],
+        () => [],
+      ),
     );
   }
 
@@ -106,6 +115,17 @@ export class SandboxSeal {
       timestampAuthority: this.#tsa,
     });
     return this.archiveTimestamp(sealed);
+  }
+
+  /**
+   * Revokes the seal's certificate now (keyCompromise), as a provider whose sealing key leaked would: from then on
+   * the CA's OCSP answers say "revoked" and its CRL lists it. The sandbox goes on sealing with it, so that an
+   * archive can be shown refusing what a compromised key sealed (the test control POST /_sandbox/pki/seal/revoke).
+   */
+  async revokeSeal(at = new Date()): Promise<Revocation> {
+    const all = this.#revocation.revoke(this.#identity.certificate, at);
+    await writeAtomically(join(this.#dir, REVOKED), JSON.stringify(all, null, 2));
+    return all.find((r) => r.serialNumber === this.certificate.serialNumber)!;
   }
 
   /** The CA's current CRL (DER), served at /sandbox/ca.crl. */
@@ -149,6 +169,9 @@ export class SandboxSeal {
     return Buffer.from(bytes);
   }
 }
+
+/** What the CA revoked, kept beside its keys. */
+const REVOKED = 'revoked.json';
 
 /** A year: the seal's and the TSA's certificates (three years) are renewed when less than this is left. */
 const RENEW_BEFORE_MS = 365 * 24 * 60 * 60 * 1000;

@@ -19,6 +19,8 @@ export interface ControlRoutesOptions {
   tokens: SandboxTokens;
   faults: FaultInjector;
   tmpDir: string;
+  /** The sandbox's CA, for the key-compromise control. */
+  pki: { revokeSeal(): Promise<{ serialNumber: string; at: string; reason: number }> };
 }
 
 const TokenBody = z.object({ org: z.string().min(1).max(100).optional(), ttlSeconds: z.number().int().positive().optional() }).optional();
@@ -32,7 +34,7 @@ const FORCED_ENDS = [
 /** The provider sandbox's test controls (`/_sandbox/*`, docs/sandbox.md); SandboxControlClient is their client. */
 export async function controlRoutes(
   app: FastifyInstance,
-  { controls, access, tokens, faults, tmpDir }: ControlRoutesOptions,
+  { controls, access, tokens, faults, tmpDir, pki }: ControlRoutesOptions,
 ): Promise<void> {
   app.addHook('onRequest', async (request, reply) => {
     if (request.url === '/_sandbox/health') return;
@@ -115,6 +117,9 @@ export async function controlRoutes(
     return faults.config;
   });
 
+  // The provider's sealing key leaked: its certificate is revoked (keyCompromise) and every seal from now on is
+  // made with a revoked certificate, which an archive must refuse (docs/sandbox.md).
+  app.post('/_sandbox/pki/seal/revoke', async () => pki.revokeSeal());
   app.get('/_sandbox/stats', async () => controls.stats());
   app.get('/_sandbox/health', async () => ({ status: 'ok' }));
 }

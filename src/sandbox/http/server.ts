@@ -34,7 +34,7 @@ export interface SandboxServerDeps {
   caCertificate: string;
   sealPins: readonly string[];
   /** Its CRL, OCSP responder and time-stamping authority, at /sandbox/ca.crl, /sandbox/ocsp and /sandbox/tsa. */
-  pki: PkiService;
+  pki: PkiService & { revokeSeal(): Promise<{ serialNumber: string; at: string; reason: number }> };
   controls: SandboxControls;
   control: ControlAccess;
   tokens: SandboxTokens;
@@ -104,6 +104,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     tokens: deps.tokens,
     faults: deps.faults,
     tmpDir: deps.tmpDir,
+    pki: deps.pki,
   });
   return app;
 }
