@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import * as pkijs from 'pkijs';
 import { readSignedData } from './cms-read.js';
 import { chainExpiry, OID, outsideValidity, verifyCms } from './cms.js';
+import { tokenProblems } from './timestamp.js';
 import type { LongTermData } from './long-term.js';
 import type { PdfBytes } from './pdf-bytes.js';
 import { summarize, type CertificateSummary } from './pki.js';
@@ -17,21 +17,22 @@ export interface LongTermCheck {
    * was added (the upkeep's renewal, docs/evidence.md).
    */
   newest: { time: string; authority: CertificateSummary; expiresAt: string } | null;
-  /** The /DSS carries revocation data (OCSP responses or CRLs), each signed by a trust anchor. */
-  validationData: boolean;
+  /** The document time-stamps that hold, oldest first, with their authorities' paths (whose revocation the caller checks). */
+  held: { label: string; genTime: Date; chain: pkijs.Certificate[] }[];
   problems: string[];
 }
 
 /**
- * Checks the document time-stamps (ETSI.RFC3161) and the /DSS validation data
- * that revisions after a seal added: each time-stamp token verifies, its
+ * Checks the document time-stamps (ETSI.RFC3161) that revisions after a seal
+ * added: each time-stamp token verifies, its
  * imprint is the SHA-256 of exactly the bytes its /ByteRange names (which
  * begin the file and include the seal), and its authority chains to a trust
  * anchor at the time the next time-stamp proves it existed, or, for the
  * newest, at `at`, the time of checking (EN 319 102-1's archival validation:
  * a time-stamp whose certificate expired with no newer one over it proves
- * nothing). Each OCSP response and CRL is signed by a trust anchor. Never
- * throws on hostile input.
+ * nothing), with the profile a token needs (`tokenProblems`). Whether their
+ * authorities were revoked is the caller's to check, with the seal's (the
+ * /DSS feeds both). Never throws on hostile input.
  */
 export async function checkLongTerm(
   pdf: PdfBytes,
@@ -44,6 +45,15 @@ export async function checkLongTerm(
   const problems: string[] = [];
   const archiveTimes: string[] = [];
   let newest: LongTermCheck['newest'] = null;
+  const held: LongTermCheck['held'] = [];
+  // Certificates the /DSS carries: a token that leaves out an intermediate may find it there.
+  const pool = data.dss.certs.flatMap((der) => {
+    try {
+      return [pkijs.Certificate.fromBER(der)];
+    } catch {
+      return [];
+    }
+  });
   // Each token read once, first: a token is judged at the time its successor claims (its genTime) to vouch for it.
   const read = data.documentTimestamps.map((ts) => readToken(ts.token));
   const claimed = read.map((r) => (typeof r === 'string' ? null : r.info.genTime));
@@ -81,37 +91,30 @@ export async function checkLongTerm(
       problems.push(`${label} claims ${info.genTime.toISOString()}, after ${later ? 'the time-stamp over it' : 'the time of checking'}`);
       continue;
     }
-    const verified = await verifyCms(token, stamped, anchors, judgedAt);
+    const verified = await verifyCms(token, stamped, anchors, judgedAt, pool);
+    const profile =
+      verified.signer && verified.signatureValid ? tokenProblems(label, token, verified.signer, verified.chain, info.genTime) : [];
     if (!verified.signatureValid) problems.push(`${label} does not verify: ${verified.message}`);
-    else if (verified.trusted === false) {
+    else if (verified.trusted === false || !verified.chain) {
       const when = later ? `when the next time-stamp was made (${later.toISOString()})` : `at ${at.toISOString()}`;
       problems.push(`${label}: its authority does not chain to a trust anchor ${when}: ${verified.message}`);
-    } else if (verified.signer && outsideValidity(verified.signer, anchors, judgedAt)) {
+    } else if (profile.length > 0) problems.push(...profile);
+    else if (outsideValidity(verified.chain, judgedAt)) {
       const when = later ? 'when the next time-stamp was made' : 'at the time of checking, and no newer time-stamp covers it';
-      problems.push(`${label} no longer vouches ${when}: ${outsideValidity(verified.signer, anchors, judgedAt)}`);
+      problems.push(`${label} no longer vouches ${when}: ${outsideValidity(verified.chain, judgedAt)}`);
     } else {
       archiveTimes.push(info.genTime.toISOString());
+      held.push({ label, genTime: info.genTime, chain: verified.chain });
       if (!later && verified.signer) {
         newest = {
           time: info.genTime.toISOString(),
           authority: summarize(verified.signer),
-          expiresAt: chainExpiry(verified.signer, anchors).toISOString(),
+          expiresAt: chainExpiry(verified.chain).toISOString(),
         };
       }
     }
   }
-  let validationData = false;
-  for (const der of data.dss.ocsps) {
-    const trusted = await ocspSigned(der, anchors);
-    if (!trusted) problems.push('an OCSP response in the /DSS is not signed by a trust anchor');
-    validationData ||= trusted;
-  }
-  for (const der of data.dss.crls) {
-    const trusted = await crlSigned(der, anchors);
-    if (!trusted) problems.push('a CRL in the /DSS is not signed by a trust anchor');
-    validationData ||= trusted;
-  }
-  return { archiveTimes, newest, validationData, problems };
+  return { archiveTimes, newest, held, problems };
 }
 
 /** The genTime a time-stamp token claims, unverified (null when unreadable): only to order the checks. */
@@ -124,97 +127,5 @@ function readToken(der: Buffer): { token: pkijs.SignedData; info: pkijs.TSTInfo 
     return { token, info: pkijs.TSTInfo.fromBER(eContent.getValue()) };
   } catch (err) {
     return (err as Error).message;
-  }
-}
-
-/**
- * OCSP responses and CRLs an anchor was found to sign, by the SHA-256 of their DER and of that anchor (its signed
- * part as read and its DER), with the span of time the verdict may be reused in. Safe: the verdict depends on
- * those exact bytes and that anchor alone, except that pkijs validates an OCSP responder's chain at the wall clock
- * (`new Date()`, not the time of checking): an OCSP verdict is reused only while every certificate the response
- * carries and the anchor are within their dates, when that date check passes whatever the time (the chain it
- * builds, from those certificates, does not depend on the time). A CRL's check looks at no date. Only verdicts that
- * held are kept (a failure may be an error of the moment, and is checked again); bounded, the oldest out first.
- */
-const SIGNED = new Map<string, { from: number; until: number }>();
-const SIGNED_MAX = 1_000;
-const ANCHOR_ID = new WeakMap<pkijs.Certificate, string>();
-
-/** The key of a verdict by `anchor`; undefined (nothing remembered) for an anchor that cannot be encoded. */
-function signedKey(kind: 'ocsp' | 'crl', digest: string, anchor: pkijs.Certificate): string | undefined {
-  let id = ANCHOR_ID.get(anchor);
-  if (!id) {
-    try {
-      if (!anchor.tbsView.byteLength) return undefined;
-      id = createHash('sha256')
-        .update(anchor.tbsView)
-        .update(Buffer.from(anchor.toSchema().toBER(false)))
-        .digest('hex');
-    } catch {
-      return undefined;
-    }
-    ANCHOR_ID.set(anchor, id);
-  }
-  return `${kind}:${digest}:${id}`;
-}
-
-function signedBefore(kind: 'ocsp' | 'crl', digest: string, anchors: readonly pkijs.Certificate[]): boolean {
-  const now = Date.now();
-  return anchors.some((anchor) => {
-    const key = signedKey(kind, digest, anchor);
-    const known = key === undefined ? undefined : SIGNED.get(key);
-    return known !== undefined && known.from <= now && now <= known.until;
-  });
-}
-
-function rememberSigned(key: string | undefined, certs: readonly pkijs.Certificate[]): void {
-  if (key === undefined) return;
-  const from = Math.max(-Infinity, ...certs.map((c) => c.notBefore.value.getTime()));
-  const until = Math.min(Infinity, ...certs.map((c) => c.notAfter.value.getTime()));
-  SIGNED.set(key, { from, until });
-  if (SIGNED.size > SIGNED_MAX) SIGNED.delete(SIGNED.keys().next().value!);
-}
-
-async function ocspSigned(der: Buffer, anchors: readonly pkijs.Certificate[]): Promise<boolean> {
-  try {
-    const digest = createHash('sha256').update(der).digest('hex');
-    if (signedBefore('ocsp', digest, anchors)) return true;
-    const response = pkijs.OCSPResponse.fromBER(der);
-    if (!response.responseBytes) return false;
-    // asn1js already parsed the BasicOCSPResponse inside the OCTET STRING when it is exactly its content, as
-    // parsing those bytes again would: that tree is used, else the bytes are parsed as before.
-    const octets = response.responseBytes.response;
-    const inner = octets.idBlock.isConstructed ? undefined : octets.valueBlock.value;
-    const basic =
-      inner?.length === 1
-        ? new pkijs.BasicOCSPResponse({ schema: inner[0] })
-        : pkijs.BasicOCSPResponse.fromBER(octets.valueBlock.valueHexView);
-    // Signed by the CA itself (responder by name, the CA's key): any anchor whose key verifies it.
-    for (const anchor of anchors) {
-      if (await basic.verify({ trustedCerts: [anchor] }).catch(() => false)) {
-        rememberSigned(signedKey('ocsp', digest, anchor), [...(basic.certs ?? []), anchor]);
-        return true;
-      }
-    }
-    return false;
-  } catch {
-    return false;
-  }
-}
-
-async function crlSigned(der: Buffer, anchors: readonly pkijs.Certificate[]): Promise<boolean> {
-  try {
-    const digest = createHash('sha256').update(der).digest('hex');
-    if (signedBefore('crl', digest, anchors)) return true;
-    const crl = pkijs.CertificateRevocationList.fromBER(der);
-    for (const anchor of anchors) {
-      if (await crl.verify({ issuerCertificate: anchor }).catch(() => false)) {
-        rememberSigned(signedKey('crl', digest, anchor), []);
-        return true;
-      }
-    }
-    return false;
-  } catch {
-    return false;
   }
 }

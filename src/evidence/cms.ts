@@ -2,6 +2,7 @@ import { createHash, webcrypto } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import type { Digester } from './pdf-bytes.js';
+import { validatePath } from './certificate-policy.js';
 import { certificateDer, type SigningIdentity } from './pki.js';
 
 export const OID = {
@@ -97,23 +98,31 @@ export interface CmsVerification {
   /** The signer chains to a trust anchor at the given time; null when no anchor was given. */
   trusted: boolean | null;
   signer: pkijs.Certificate | null;
-  /** Why the signature or the chain failed, as pkijs says it. */
+  /** The path from the signer to its anchor (signer first, anchor last) when it chains; else null. */
+  chain: pkijs.Certificate[] | null;
+  /** Why the signature or the chain failed. */
   message: string;
 }
 
 /**
  * Verifies signer 0 of `signedData` over `data` (the detached content, or
  * the data a time-stamp token stamps), given as bytes or as a Digester that
- * knows their digest (a large file's span, hashed as it streamed past). One
- * pass with the chain: a valid, trusted signature (the usual case) is hashed
- * and checked once. Only a failure is checked again without the chain, to
- * tell a broken signature from an untrusted signer. Never throws.
+ * knows their digest (a large file's span, hashed as it streamed past), then
+ * validates the signer's certification path to `trustAnchors` as RFC 5280
+ * has it (`validatePath`: basic constraints, path length, key usage of each
+ * CA, critical extensions, every date). pkijs's own chain check is not used:
+ * it lets a path-length violation, a critical extension on the signer and a
+ * TLS certificate through, and loops on cross-signed CAs
+ * (test/evidence-certificate-policy.test.ts). A time-stamp token's path is
+ * judged at its own genTime; `pool` adds certificates the signature does not
+ * carry (the /DSS's). Never throws.
  */
 export async function verifyCms(
   signedData: pkijs.SignedData,
   data: Uint8Array | Digester,
   trustAnchors: readonly pkijs.Certificate[],
   at: Date,
+  pool: readonly pkijs.Certificate[] = [],
 ): Promise<CmsVerification> {
   // pkijs wants an ArrayBuffer holding exactly the data: a view into a larger buffer is copied out.
   // (A copy through the Uint8Array constructor: Buffer#slice is a view, whose .buffer is the whole pool.)
@@ -124,55 +133,33 @@ export async function verifyCms(
       : data.byteOffset === 0 && data.byteLength === data.buffer.byteLength
         ? data.buffer
         : new Uint8Array(data).buffer;
+  const untrusted = trustAnchors.length > 0 ? false : null;
   // Without signed attributes pkijs would verify the signature over the placeholder itself, and with content of
   // its own (eContent) it would never ask for the digest: either way the signature would not be over the data.
   if (typeof data === 'function' && !signedData.signerInfos[0]?.signedAttrs) {
-    return { signatureValid: false, trusted: trustAnchors.length > 0 ? false : null, signer: null, message: NOT_OVER_DATA };
+    return { signatureValid: false, trusted: untrusted, signer: null, chain: null, message: NOT_OVER_DATA };
   }
-  const attempt = async (anchors: readonly pkijs.Certificate[]): Promise<Partial<pkijs.SignedDataVerifyResult>> => {
-    const known = typeof data === 'function' ? { digester: data, asked: false } : undefined;
-    try {
-      const result = await signedData.verify(
-        {
-          signer: 0,
-          data: (bytes ?? placeholderFor(known!)) as ArrayBuffer,
-          trustedCerts: [...anchors],
-          checkChain: anchors.length > 0,
-          checkDate: at,
-          extendedMode: true,
-        },
-        DIGESTS,
-      );
-      if (known && !known.asked && result.signatureVerified === true)
-        return { ...result, signatureVerified: false, message: NOT_OVER_DATA };
-      return result;
-    } catch (err) {
-      return { ...(err as Partial<pkijs.SignedDataVerifyResult>), message: (err as Error).message };
-    }
-  };
-  // A signer certificate that chained to these anchors before chains again: only the dates can change the answer,
-  // and they are checked every time. Only for a chain the cached check judges exactly the same way (below).
-  const reusable = trustAnchors.length > 0 && !signedData.crls?.length && !signedData.ocsps?.length;
-  let alone: Partial<pkijs.SignedDataVerifyResult> | undefined;
-  if (reusable) {
-    alone = await attempt([]);
-    const known = alone.signatureVerified === true && alone.signerCertificate ? chainedBefore(alone.signerCertificate, trustAnchors) : null;
-    if (known && withinDates([alone.signerCertificate!, known], chainDate(signedData, at)))
-      return { signatureValid: true, trusted: true, signer: alone.signerCertificate!, message: '' };
+  const known = typeof data === 'function' ? { digester: data, asked: false } : undefined;
+  let result: Partial<pkijs.SignedDataVerifyResult>;
+  try {
+    result = await signedData.verify(
+      { signer: 0, data: (bytes ?? placeholderFor(known!)) as ArrayBuffer, checkChain: false, extendedMode: true },
+      DIGESTS,
+    );
+    if (known && !known.asked && result.signatureVerified === true)
+      result = { ...result, signatureVerified: false, message: NOT_OVER_DATA };
+  } catch (err) {
+    result = { ...(err as Partial<pkijs.SignedDataVerifyResult>), message: (err as Error).message };
   }
-  const chained = trustAnchors.length > 0 ? await attempt(trustAnchors) : undefined;
-  if (chained?.signatureVerified === true && chained.signerCertificate && chained.signerCertificateVerified === true) {
-    if (reusable) rememberChained(chained.signerCertificate, trustAnchors);
-    return { signatureValid: true, trusted: true, signer: chained.signerCertificate, message: '' };
+  const signer = result.signerCertificate ?? null;
+  if (result.signatureVerified !== true || !signer) {
+    return { signatureValid: false, trusted: untrusted, signer, chain: null, message: result.message ?? 'no reason given' };
   }
-  alone ??= await attempt([]);
-  const signatureValid = alone.signatureVerified === true;
-  return {
-    signatureValid,
-    trusted: trustAnchors.length > 0 ? false : null,
-    signer: alone.signerCertificate ?? null,
-    message: (signatureValid ? chained?.message : alone.message) ?? 'no reason given',
-  };
+  if (trustAnchors.length === 0) return { signatureValid: true, trusted: null, signer, chain: null, message: '' };
+  const carried = (signedData.certificates ?? []).filter((c): c is pkijs.Certificate => c instanceof pkijs.Certificate);
+  const path = await validatePath(signer, [...carried, ...pool], trustAnchors, chainDate(signedData, at));
+  if ('problem' in path) return { signatureValid: true, trusted: false, signer, chain: null, message: path.problem };
+  return { signatureValid: true, trusted: true, signer, chain: path.chain, message: '' };
 }
 
 const NOT_OVER_DATA = 'the signature is not over the signed bytes (no message digest of them is signed)';
@@ -204,46 +191,7 @@ class KnownDigestEngine extends pkijs.CryptoEngine {
 }
 const DIGESTS = new KnownDigestEngine({ name: 'known-digests', crypto: webcrypto as never });
 
-/**
- * Signer certificates that chained to a trust anchor, by the SHA-256 of the certificate and of that anchor. A
- * chain's signatures, names and constraints do not change; its dates are checked at each use, and a CMS that
- * carries revocation data of its own is always checked whole. Only a certificate issued by the anchor itself is
- * remembered: with intermediates between them, their dates would be unchecked.
- */
-const CHAINED = new Map<string, true>();
-const CHAINED_MAX = 1_000;
-const DER_HASH = new WeakMap<pkijs.Certificate, string>();
-
-/** A certificate's identity from the bytes it was read from (its signed part and signature): no re-encoding. */
-function derHash(cert: pkijs.Certificate): string {
-  let hash = DER_HASH.get(cert);
-  if (!hash) {
-    hash = createHash('sha256').update(cert.tbsView).update(cert.signatureValue.valueBlock.valueHexView).digest('hex');
-    DER_HASH.set(cert, hash);
-  }
-  return hash;
-}
-
-function issuingAnchor(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[]): pkijs.Certificate | undefined {
-  const issuer = Buffer.from(cert.issuer.toSchema().toBER(false));
-  const found = anchors.filter((a) => Buffer.from(a.subject.toSchema().toBER(false)).equals(issuer));
-  return found.length === 1 ? found[0] : undefined;
-}
-
-/** The anchor `cert` chained to before, if it did. */
-function chainedBefore(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[]): pkijs.Certificate | null {
-  const anchor = issuingAnchor(cert, anchors);
-  return anchor && CHAINED.has(`${derHash(cert)}:${derHash(anchor)}`) ? anchor : null;
-}
-
-function rememberChained(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[]): void {
-  const anchor = issuingAnchor(cert, anchors);
-  if (!anchor) return;
-  CHAINED.set(`${derHash(cert)}:${derHash(anchor)}`, true);
-  if (CHAINED.size > CHAINED_MAX) CHAINED.delete(CHAINED.keys().next().value!);
-}
-
-/** The date pkijs judges a chain at: a time-stamp token's own time (its genTime), else the date asked. */
+/** The date a path is judged at: a time-stamp token's own time (its genTime), else the date asked. */
 function chainDate(signedData: pkijs.SignedData, at: Date): Date {
   const content = signedData.encapContentInfo;
   if (content.eContentType !== OID.tstInfo || !content.eContent) return at;
@@ -253,32 +201,20 @@ function chainDate(signedData: pkijs.SignedData, at: Date): Date {
 }
 const GEN_TIME = new WeakMap<pkijs.SignedData, Date>();
 
-function withinDates(chain: readonly pkijs.Certificate[], at: Date): boolean {
-  return chain.every((c) => c.notBefore.value.getTime() <= at.getTime() && at.getTime() <= c.notAfter.value.getTime());
+/** Until when a certification path can still be validated: the earliest end among its certificates, anchor included. */
+export function chainExpiry(chain: readonly pkijs.Certificate[]): Date {
+  return new Date(Math.min(...chain.map((c) => c.notAfter.value.getTime())));
 }
 
 /**
- * Until when a certificate that chained to `anchors` can still be validated: the earlier of its own end and
- * that of the anchor that issued it (the sandbox's chains have no intermediates).
+ * Why a path (which validated at its token's time) cannot vouch for anything at `at`, or null when it can:
+ * archival validation needs the time-stamping authority's path valid when a later time-stamp (or the check)
+ * proves the token existed.
  */
-export function chainExpiry(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[]): Date {
-  const issuer = Buffer.from(cert.issuer.toSchema().toBER(false));
-  const ends = [cert.notAfter.value.getTime()];
-  for (const anchor of anchors) {
-    if (Buffer.from(anchor.subject.toSchema().toBER(false)).equals(issuer)) ends.push(anchor.notAfter.value.getTime());
-  }
-  return new Date(Math.min(...ends));
-}
-
-/**
- * Why `cert` (which chained to `anchors`) cannot vouch for anything at `at`, or null when it can. pkijs judges a
- * time-stamp token's chain at the token's own genTime whatever date it is given; archival validation needs the
- * chain valid when a later time-stamp (or the check) proves the token existed, which this adds.
- */
-export function outsideValidity(cert: pkijs.Certificate, anchors: readonly pkijs.Certificate[], at: Date): string | null {
-  const ends = chainExpiry(cert, anchors);
+export function outsideValidity(chain: readonly pkijs.Certificate[], at: Date): string | null {
+  const ends = chainExpiry(chain);
   if (at.getTime() > ends.getTime()) return `its certificate chain ended ${ends.toISOString()}, before ${at.toISOString()}`;
-  if (at.getTime() < cert.notBefore.value.getTime())
-    return `its certificate starts ${cert.notBefore.value.toISOString()}, after ${at.toISOString()}`;
+  const starts = Math.max(...chain.map((c) => c.notBefore.value.getTime()));
+  if (at.getTime() < starts) return `its certificate chain starts ${new Date(starts).toISOString()}, after ${at.toISOString()}`;
   return null;
 }

@@ -1,13 +1,15 @@
 import type * as asn1js from 'asn1js';
-import type * as pkijs from 'pkijs';
+import * as pkijs from 'pkijs';
 import { readSignedData } from './cms-read.js';
 import { OID, verifyCms } from './cms.js';
 import { wholePdf, type PdfBytes } from './pdf-bytes.js';
 import type { Indication, SubIndication } from './report.js';
 import { summarize, type CertificateSummary } from './pki.js';
 import { checkLongTerm } from './archive-timestamps.js';
-import { readLongTermData, type LongTermData } from './long-term.js';
-import { checkSignatureTimestamp, timeStampingOnly, type TimestampSummary } from './timestamp.js';
+import { findSeal, readLongTermData, SealedRevisionError, type LongTermData } from './long-term.js';
+import { checkSignatureTimestamp, type TimestampSummary } from './timestamp.js';
+import { chainAlgorithmProblems, essProblem, sealCertificateProblems, signerInfoAlgorithmProblems } from './certificate-policy.js';
+import { revocationStatus, type RevocationSources } from './revocation-check.js';
 import { formatPin, spkiSha256, type TrustPolicy } from './trust.js';
 
 /** What checking one PDF's signature found; `problems` is empty exactly when the signature is valid, whole and trusted. */
@@ -53,8 +55,6 @@ function fail(result: PdfSignatureCheck, problem: string, indication: Exclude<In
   }
 }
 
-const BYTE_RANGE = /\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g;
-
 /**
  * Checks a PDF's last signature as a PAdES validator does: the CMS signature
  * verifies over the signed byte ranges (message digest and signer's key),
@@ -86,38 +86,39 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
   };
   // Only the neighbourhood of the seal's /ByteRange is decoded as text: a large PDF is never copied into a string.
   const text = (start: number, end: number) => pdf.slice(Math.max(0, start), Math.min(pdf.length, end))?.toString('latin1') ?? '';
-  const rangeAt = sealRangeAt(pdf);
-  const last = rangeAt === -1 ? null : new RegExp(BYTE_RANGE.source).exec(text(rangeAt, rangeAt + 200));
-  if (!last) {
-    const problem = pdf.partial ? `no signature is found in ${pdf.held}, all a check of a file this large reads` : 'the PDF is not signed';
-    fail(result, problem, 'TOTAL_FAILED', 'FORMAT_FAILURE');
+  // The seal is read from its signature dictionary through the cross-reference of the revision it ends
+  // (src/evidence/long-term.ts): never from text found in file order.
+  const found = findSeal(pdf);
+  if ('problem' in found) {
+    fail(result, found.problem, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
+  const seal = found.seal;
   result.signed = true;
-  const [a, b, c, d] = last.slice(1, 5).map(Number) as [number, number, number, number];
+  const [a, b, c, d] = seal.byteRange;
   if (a !== 0 || b <= 0 || c <= b || d < 0 || c + d > pdf.length || text(b, b + 1) !== '<' || text(c - 1, c) !== '>') {
     fail(result, `the signature's /ByteRange [${a} ${b} ${c} ${d}] does not frame its /Contents`, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
-  // After the seal, revisions may add validation data and document time-stamps (B-LT, B-LTA), and nothing else.
+  // The sealed revision must read alike in every reader; after the seal, revisions may add validation data and
+  // document time-stamps (B-LT, B-LTA), and nothing else.
   let longTerm: LongTermData | undefined;
   result.coversWholeFile = c + d === pdf.length;
-  if (!result.coversWholeFile) {
-    try {
-      longTerm = await readLongTermData(pdf, c + d);
-      result.coversWholeFile = true;
-    } catch (err) {
-      const added = `${pdf.length - (c + d)} byte(s) were added after signing (the signature covers bytes up to ${c + d}): ${(err as Error).message}`;
-      fail(result, added, 'TOTAL_FAILED', 'FORMAT_FAILURE');
-    }
+  try {
+    const read = await readLongTermData(pdf, seal);
+    if (!result.coversWholeFile) longTerm = read;
+    result.coversWholeFile = true;
+  } catch (err) {
+    const message = (err as Error).message;
+    const problem =
+      err instanceof SealedRevisionError
+        ? message
+        : `${pdf.length - (c + d)} byte(s) were added after signing (the signature covers bytes up to ${c + d}): ${message}`;
+    fail(result, problem, 'TOTAL_FAILED', 'FORMAT_FAILURE');
   }
-  // The signature dictionary surrounds /ByteRange and /Contents: its other keys are read from just around them.
-  const before = text(Math.min(rangeAt, b) - 4096, Math.min(rangeAt, b));
-  // Only what the seal covers: bytes appended after it (a comment in a later update) must not speak for it.
-  const after = text(c, Math.min(c + d, c + 4096));
-  const around = `${before}${text(rangeAt, rangeAt + 200)}${after}`;
-  result.subFilter = /\/SubFilter\s*\/([A-Za-z0-9.]+)/.exec(around)?.[1] ?? null;
-  result.signingTime = pdfDate(/\/M\s*\((D:[^)]*)\)/.exec(after)?.[1] ?? /\/M\s*\((D:[^)]*)\)/.exec(around)?.[1]);
+  // From the signature dictionary as the sealed revision has it: bytes appended after the seal do not speak for it.
+  result.subFilter = seal.subFilter?.slice(1) ?? null;
+  result.signingTime = pdfDate(seal.signingTime);
 
   const value = pdf.slice(b + 1, c - 1);
   const hex = value?.toString('latin1').replace(/\s+/g, '');
@@ -147,7 +148,9 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
   const lt = longTerm ? await checkLongTerm(pdf, longTerm, c + d, trust, at) : undefined;
   const firstArchive = lt?.archiveTimes[0];
   const signer = signedData.signerInfos[0];
-  const stamp = signer ? await checkSignatureTimestamp(signer, trust.timestamping, firstArchive ? new Date(firstArchive) : at) : null;
+  // Certificates the /DSS carries complete a path the CMS leaves short; they are never trusted for themselves.
+  const pool = readCertificates(longTerm?.dss.certs ?? []);
+  const stamp = signer ? await checkSignatureTimestamp(signer, trust.timestamping, firstArchive ? new Date(firstArchive) : at, pool) : null;
   let validatedAt = at;
   if (stamp) {
     result.timestamp = stamp.timestamp;
@@ -158,27 +161,25 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
   }
   result.validatedAt = validatedAt.toISOString();
 
-  const verified = await verifyCms(signedData, pdf.span(b, c, d), trustAnchors, validatedAt);
+  const verified = await verifyCms(signedData, pdf.span(b, c, d), trustAnchors, validatedAt, pool);
   result.signatureValid = verified.signatureValid;
   if (verified.signer) result.signer = summarize(verified.signer);
-  if (!verified.signatureValid) {
+  if (!verified.signatureValid || !verified.signer || !signer) {
     const sub = /digest/i.test(verified.message) ? 'HASH_FAILURE' : 'SIG_CRYPTO_FAILURE';
     fail(result, `the signature does not verify: ${verified.message}`, 'TOTAL_FAILED', sub);
     return result;
   }
-  if (verified.signer && timeStampingOnly(verified.signer)) {
-    fail(
-      result,
-      "the signer's certificate is for time-stamping alone: it does not seal documents",
-      'INDETERMINATE',
-      'CHAIN_CONSTRAINTS_FAILURE',
-    );
-    return result;
-  }
+  // What the certificate is for (a TLS server's or a time-stamping authority's certificate seals nothing), and
+  // that the signature names it in what it signs (ESS signing-certificate-v2: a substituted certificate shows).
+  for (const problem of sealCertificateProblems(verified.signer))
+    fail(result, `the seal's certificate: ${problem}`, 'INDETERMINATE', 'CHAIN_CONSTRAINTS_FAILURE');
+  const ess = essProblem(signer, verified.signer, { requireV2: true });
+  if (ess) fail(result, `the seal: ${ess}`, 'INDETERMINATE', 'SIG_CONSTRAINTS_FAILURE');
+  if (result.problems.length > 0) return result;
   result.trusted = verified.trusted;
   // Chaining to an anchor says only that some CA vouched for the key; the provider's own sealing keys are pinned, so
   // that no other subscriber of that CA (a public one, in production) can seal a forged document.
-  const pin = verified.signer && verified.trusted && trust.seal.pins.length > 0 ? spkiSha256(verified.signer) : undefined;
+  const pin = verified.trusted && trust.seal.pins.length > 0 ? spkiSha256(verified.signer) : undefined;
   if (pin && !trust.seal.pins.includes(pin)) {
     result.trusted = false;
     fail(
@@ -199,13 +200,38 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
       lapsed ? 'OUT_OF_BOUNDS_NO_POE' : 'NO_CERTIFICATE_CHAIN_FOUND',
     );
   }
+  // The cryptographic floor, at the time the signature is proven to have existed.
+  const weak = [
+    ...signerInfoAlgorithmProblems('the seal', signer, verified.signer, validatedAt),
+    ...(verified.chain ? chainAlgorithmProblems(verified.chain, validatedAt) : []),
+  ];
+  for (const problem of weak) fail(result, problem, 'INDETERMINATE', 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE');
   // A broken or untrusted time-stamp is a problem like a broken seal: nothing proves when the signature existed.
   for (const problem of stamp?.problems ?? []) fail(result, problem, 'INDETERMINATE', 'NO_POE');
   result.level = result.timestamp && stamp?.problems.length === 0 ? 'B-T' : 'B-B';
   if (lt) {
     for (const problem of lt.problems) fail(result, problem, 'INDETERMINATE', 'NO_POE');
     result.archiveTimestamps = lt.archiveTimes;
-    if (result.level === 'B-T' && lt.validationData) result.level = lt.archiveTimes.length > 0 ? 'B-LTA' : 'B-LT';
+  }
+  // Revocation, read from what the file carries (its /DSS and the CMS's own): every certificate on the seal's
+  // path and on each time-stamping authority's, at the time its signature or token is proven to have existed.
+  const sources = revocationSources(longTerm, signedData);
+  const paths = [
+    ...(verified.chain ? [{ label: 'the seal', chain: verified.chain, poe: validatedAt }] : []),
+    ...(stamp?.chain && stamp.genTime && stamp.problems.length === 0
+      ? [{ label: 'the signature time-stamp', chain: stamp.chain, poe: stamp.genTime }]
+      : []),
+    ...(lt?.held.map((h) => ({ label: h.label, chain: h.chain, poe: h.genTime })) ?? []),
+  ];
+  let established = paths.length > 0;
+  for (const path of paths) {
+    for (const refusal of await pathRevocation(path.label, path.chain, sources, path.poe, at)) {
+      established = false;
+      fail(result, refusal.problem, 'INDETERMINATE', refusal.sub);
+    }
+  }
+  if (lt && result.level === 'B-T' && established && longTerm && longTerm.dss.ocsps.length + longTerm.dss.crls.length > 0) {
+    result.level = lt.archiveTimes.length > 0 ? 'B-LTA' : 'B-LT';
   }
   const expiresAt = lt?.newest?.expiresAt ?? (stamp?.problems.length === 0 ? stamp.expiresAt?.toISOString() : undefined);
   result.evidenceExpiresAt = expiresAt ?? null;
@@ -218,24 +244,62 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
 }
 
 /**
- * Where the seal's /ByteRange is: the last signature's that is not a document time-stamp, judged by its whole
- * dictionary (its keys come in any order), from its "<<" to the "endobj" after it.
+ * Why a certification path cannot be relied on at `poe` for what its revocation data says: a certificate revoked
+ * at or before it (REVOKED_NO_POE), or one whose status no fresh data from its issuer establishes (TRY_LATER).
+ * The anchor, last, is trusted for itself. A revocation after `poe` does not count against what was proven to
+ * exist before it (EN 319 102-1, past signature validation).
  */
-function sealRangeAt(pdf: PdfBytes): number {
-  let before = pdf.length;
-  for (;;) {
-    const at = pdf.lastIndexOf('/ByteRange', before);
-    if (at <= 0) return at;
-    const head = pdf.slice(Math.max(0, pdf.lastIndexOf('<<', at)), at)?.toString('latin1') ?? '';
-    const rest = pdf.slice(at, Math.min(pdf.length, at + DICTIONARY_BYTES))?.toString('latin1') ?? '';
-    const end = rest.indexOf('endobj');
-    if (!/\/DocTimeStamp|\/ETSI\.RFC3161/.test(head + (end === -1 ? rest : rest.slice(0, end)))) return at;
-    before = at;
+async function pathRevocation(
+  label: string,
+  chain: readonly pkijs.Certificate[],
+  sources: RevocationSources,
+  poe: Date,
+  at: Date,
+): Promise<{ problem: string; sub: SubIndication }[]> {
+  const refusals: { problem: string; sub: SubIndication }[] = [];
+  for (let i = 0; i + 1 < chain.length; i++) {
+    const cert = chain[i]!;
+    const name = `"${summarize(cert).subject}"`;
+    const verdict = await revocationStatus(cert, chain[i + 1]!, sources, poe, at);
+    if (verdict.status === 'revoked' && verdict.revokedBeforePoe !== false) {
+      refusals.push({
+        problem: `${label}: the certificate ${name} was revoked at ${verdict.revokedAt ?? '(unknown time)'}${verdict.reason ? ` (${verdict.reason})` : ''}, before ${poe.toISOString()}, when the signature is proven to exist`,
+        sub: 'REVOKED_NO_POE',
+      });
+    } else if (verdict.status === 'unknown') {
+      const why = verdict.problems.length > 0 ? `: ${verdict.problems.slice(0, 3).join('; ')}` : ' (the file carries none for it)';
+      refusals.push({ problem: `${label}: no revocation data establishes that ${name} was not revoked${why}`, sub: 'TRY_LATER' });
+    }
   }
+  return refusals;
 }
 
-/** Room for a signature dictionary with the largest signature value a seal is given (64 KiB, hex-encoded). */
-const DICTIONARY_BYTES = 140 * 1024;
+/** Revocation data the file carries: its /DSS's, and any the seal's CMS holds itself (RFC 5652 RevocationInfoChoices). */
+function revocationSources(longTerm: LongTermData | undefined, signedData: pkijs.SignedData): RevocationSources {
+  const ocsps = [...(longTerm?.dss.ocsps ?? [])];
+  const crls = [...(longTerm?.dss.crls ?? [])];
+  for (const item of signedData.crls ?? []) {
+    try {
+      if (item instanceof pkijs.CertificateRevocationList) crls.push(Buffer.from((item.toSchema() as asn1js.Sequence).toBER(false)));
+      else if (item.otherRevInfoFormat === '1.3.6.1.5.5.7.16.2')
+        ocsps.push(Buffer.from((item.otherRevInfo as asn1js.BaseBlock).toBER(false)));
+    } catch {
+      // Unreadable revocation data is no data: what it would have established stays unknown.
+    }
+  }
+  return { ocsps, crls };
+}
+
+/** Certificates from DER, those that cannot be read left out. */
+function readCertificates(ders: readonly Buffer[]): pkijs.Certificate[] {
+  return ders.flatMap((der) => {
+    try {
+      return [pkijs.Certificate.fromBER(der)];
+    } catch {
+      return [];
+    }
+  });
+}
 
 /** Why a seal's CMS is not a detached signature over data (with the signed content type saying so), if it is not. */
 function detachedProblem(signedData: pkijs.SignedData): string | undefined {

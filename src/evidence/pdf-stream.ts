@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { CARRY_BYTES, ReferenceScan, wholePdf, type Digester, type PdfBytes } from './pdf-bytes.js';
+import { CARRY_BYTES, ReferenceScan, StructureScan, wholePdf, type Digester, type PdfBytes, type StructureMarks } from './pdf-bytes.js';
 
 /** A file up to this size is held whole: its check reads it like any buffer. */
 export const HOLD_WHOLE_BYTES = 32 * 2 ** 20;
@@ -47,6 +47,9 @@ export class StreamedPdf {
   readonly #headBytes: number;
   readonly #hash = createHash('sha256');
   readonly #references = new ReferenceScan();
+  /** Object headers and /ObjStm names, once the file is too large to hold (a file held whole is scanned at the end). */
+  readonly #structure = new StructureScan();
+  #marks: StructureMarks | undefined;
   /** While the file is held whole: every chunk, copied. */
   #kept: Buffer[] = [];
   /** The chunk of `#kept` the hash has reached, and where it starts in the file. */
@@ -89,6 +92,7 @@ export class StreamedPdf {
       this.#incoming = chunk;
       this.#feed(this.#received - this.#tailBytes);
       this.#references.update(chunk, (start, end) => this.#fromRing(start, end));
+      this.#structure.update(chunk);
       this.#store(chunk);
       return;
     }
@@ -104,6 +108,7 @@ export class StreamedPdf {
       this.#scanCarry();
       this.#feed(this.#received);
       this.#digest = this.#hash.digest('hex');
+      if (this.#ring) this.#marks = this.#structure.finish();
     }
     return this.#digest;
   }
@@ -134,6 +139,7 @@ export class StreamedPdf {
     const whole = this.#head === undefined ? wholePdf(tail) : undefined;
     const maxReferenceBefore = (limit: number) => this.#references.maxBefore(limit);
     if (whole) return { ...whole, span };
+    const marks = this.#marks!;
     const head = this.#head!;
     const windows = [
       { buf: head, start: 0 },
@@ -158,6 +164,7 @@ export class StreamedPdf {
       },
       span,
       maxReferenceBefore,
+      marks: () => marks,
       partial: tailStart > head.length,
       held: `the first ${size(head.length)} and the last ${size(tail.length)} of its ${size(length)}`,
     };
@@ -256,10 +263,13 @@ export class StreamedPdf {
   /** The file is larger than what is held whole: keep its head, and its tail window in the ring from now on. */
   #stopHolding(): void {
     this.#head = this.#bytes(0, Math.min(this.#headBytes, this.#received));
-    // A file held whole is parsed by pdf-lib for its references; one that is not is scanned from here on, its
-    // bytes so far (all still held, and ours) first.
+    // A file held whole is scanned for its references and object headers when it is checked; one that is not is
+    // scanned from here on, its bytes so far (all still held, and ours) first.
     const heldBefore = (start: number, end: number) => ({ start: Math.max(0, start), bytes: this.#bytes(Math.max(0, start), end) });
-    for (const held of this.#kept) this.#references.update(held, heldBefore);
+    for (const held of this.#kept) {
+      this.#references.update(held, heldBefore);
+      this.#structure.update(held);
+    }
     // The ring holds the tail window, and before it what the reference scan may look back for; it takes every
     // held byte it can: what the hash has not reached, and the bytes before them.
     this.#ring = Buffer.allocUnsafe(this.#tailBytes + CARRY_BYTES);

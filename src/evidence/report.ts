@@ -14,7 +14,11 @@ export type SubIndication =
   | 'NO_CERTIFICATE_CHAIN_FOUND'
   | 'CHAIN_CONSTRAINTS_FAILURE'
   | 'OUT_OF_BOUNDS_NO_POE'
-  | 'NO_POE';
+  | 'NO_POE'
+  | 'SIG_CONSTRAINTS_FAILURE'
+  | 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE'
+  | 'REVOKED_NO_POE'
+  | 'TRY_LATER';
 
 /** `require`: a PDF that is not validly sealed fails the archive; `warn`: it is recorded and logged; `off`: not checked. */
 export type SignaturePolicy = 'off' | 'warn' | 'require';

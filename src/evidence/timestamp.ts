@@ -3,7 +3,8 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { readSignedData } from './cms-read.js';
 import { chainExpiry, contentInfoDer, OID, outsideValidity, signCms, verifyCms } from './cms.js';
-import { EKU_TIME_STAMPING, randomSerial, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
+import { chainAlgorithmProblems, essProblem, signerInfoAlgorithmProblems, timestampingCertificateProblems } from './certificate-policy.js';
+import { randomSerial, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
 
 /**
  * A time-stamping authority (RFC 3161) that issues tokens in-process: the
@@ -69,6 +70,18 @@ export interface StampOptions {
   certReq?: boolean;
 }
 
+/** What checking a signature's time-stamp found: valid unless `problems` say otherwise. */
+export interface SignatureTimestampCheck {
+  timestamp: TimestampSummary | null;
+  problems: string[];
+  /** Until when the authority's path can be validated. */
+  expiresAt: Date | null;
+  /** The authority's path to its anchor, when it chains. */
+  chain: pkijs.Certificate[] | null;
+  /** The time the token claims, read before anything about it is known to hold. */
+  genTime: Date | null;
+}
+
 /** A verified signature time-stamp: when the signature value existed, by whose word. */
 export interface TimestampSummary {
   /** The token's genTime, ISO 8601. */
@@ -87,7 +100,8 @@ export async function checkSignatureTimestamp(
   signer: pkijs.SignerInfo,
   trustAnchors: readonly pkijs.Certificate[],
   judgedAt?: Date,
-): Promise<{ timestamp: TimestampSummary | null; problems: string[]; expiresAt: Date | null } | null> {
+  pool: readonly pkijs.Certificate[] = [],
+): Promise<SignatureTimestampCheck | null> {
   const attribute = signer.unsignedAttrs?.attributes.find((a) => a.type === OID.signatureTimeStampToken);
   if (!attribute) return null;
   const problems: string[] = [];
@@ -105,6 +119,8 @@ export async function checkSignatureTimestamp(
       timestamp: null,
       problems: [`the signature time-stamp is not a readable RFC 3161 token: ${(err as Error).message}`],
       expiresAt: null,
+      chain: null,
+      genTime: null,
     };
   }
 
@@ -115,28 +131,49 @@ export async function checkSignatureTimestamp(
     !Buffer.from(imprint.hashedMessage.valueBlock.valueHexView).equals(createHash('sha256').update(signature).digest())
   ) {
     // pkijs would refuse it too, with a vaguer message; this one names the cause.
-    return { timestamp: null, problems: ['the signature time-stamp is for other data than this signature'], expiresAt: null };
+    return {
+      timestamp: null,
+      problems: ['the signature time-stamp is for other data than this signature'],
+      expiresAt: null,
+      chain: null,
+      genTime: null,
+    };
   }
   // Judged when a later time-stamp proves the token existed (or now, when none does); by default at its own time.
-  const verified = await verifyCms(token, signature, trustAnchors, judgedAt ?? info.genTime);
+  const verified = await verifyCms(token, signature, trustAnchors, judgedAt ?? info.genTime, pool);
   if (!verified.signatureValid) problems.push(`the signature time-stamp does not verify: ${verified.message}`);
   else if (verified.trusted === false) problems.push(`the time-stamping authority does not chain to a trust anchor: ${verified.message}`);
   const authority = verified.signer;
-  const lapsed = judgedAt && authority && verified.trusted !== false ? outsideValidity(authority, trustAnchors, judgedAt) : null;
+  if (authority && verified.signatureValid)
+    problems.push(...tokenProblems('the signature time-stamp', token, authority, verified.chain, info.genTime));
+  const lapsed = judgedAt && verified.chain ? outsideValidity(verified.chain, judgedAt) : null;
   if (lapsed) problems.push(`the signature time-stamp no longer vouches at ${judgedAt!.toISOString()}: ${lapsed}`);
-  if (authority && !timeStampingOnly(authority)) {
-    problems.push("the time-stamping authority's certificate is not for time-stamping alone (RFC 3161 2.3)");
-  }
   return {
     timestamp: authority ? { time: info.genTime.toISOString(), authority: summarize(authority) } : null,
     problems,
-    expiresAt: authority ? chainExpiry(authority, trustAnchors) : null,
+    expiresAt: verified.chain ? chainExpiry(verified.chain) : null,
+    chain: verified.chain,
+    genTime: info.genTime,
   };
 }
 
-/** Whether a certificate's only (critical) extended key usage is time-stamping (RFC 3161 2.3). */
-export function timeStampingOnly(cert: pkijs.Certificate): boolean {
-  const eku = cert.extensions?.find((e) => e.extnID === '2.5.29.37');
-  const purposes = (eku?.parsedValue as pkijs.ExtKeyUsage | undefined)?.keyPurposes;
-  return eku?.critical === true && purposes?.length === 1 && purposes[0] === EKU_TIME_STAMPING;
+/**
+ * What a time-stamp token must be beyond a valid signature: by a certificate for time-stamping alone (RFC 3161
+ * 2.3), bound to it by an ESS signing-certificate attribute (RFC 3161 2.4.2; v1 or v2), with algorithms above the
+ * cryptographic floor at the token's own time.
+ */
+export function tokenProblems(
+  label: string,
+  token: pkijs.SignedData,
+  authority: pkijs.Certificate,
+  chain: readonly pkijs.Certificate[] | null,
+  genTime: Date,
+): string[] {
+  const problems = timestampingCertificateProblems(authority).map((p) => `${label}: ${p}`);
+  const signerInfo = token.signerInfos[0];
+  const ess = signerInfo ? essProblem(signerInfo, authority, { requireV2: false }) : 'it has no signer';
+  if (ess) problems.push(`${label}: ${ess}`);
+  if (signerInfo) problems.push(...signerInfoAlgorithmProblems(label, signerInfo, authority, genTime));
+  if (chain) problems.push(...chainAlgorithmProblems(chain, genTime).map((p) => `${label}: ${p}`));
+  return problems;
 }
