@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { evidenceCheck, type EvidencePolicy, type ExpectedCompletion } from '../src/archive/evidence.js';
 import { verifyZip } from '../src/archive/zip-verify.js';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
+import { renewalVerdict, renewEvidence } from '../src/evidence/renewal.js';
 import { providerTrust } from '../src/evidence/trust.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { forgeCompletedZip, sha256 } from './support/evidence.js';
@@ -76,6 +77,19 @@ describe('the provider’s seal, pinned', () => {
     };
     const pdf = await next.seal(original, 'rotated', new Date());
     expect((await checkPdfSignature(pdf, both, new Date())).problems).toEqual([]);
+  });
+});
+
+describe('the evidence upkeep, with the same checks', () => {
+  it('refuses to renew a seal the archive would refuse: another subscriber’s, though it chains to the CA', async () => {
+    const forger = await sealWithOtherIdentity(genuineDir, anotherSubscriber);
+    const pdf = await forger.seal(original, 'forged', new Date());
+    const policy = { trust: providerTrust(genuine), horizonMs: 10 * 365 * 24 * 3600 * 1000 };
+    const verdict = await renewalVerdict(pdf, policy, new Date());
+    expect(verdict.due).toBe('lapsed');
+    expect(verdict.due === 'lapsed' && verdict.problems.join()).toMatch(/pinned sealing keys/);
+    const sources = { timestampAuthority: { timestamp: () => Promise.reject(new Error('not asked')) }, revocationProvider: {} };
+    await expect(renewEvidence(pdf, sources, policy, new Date())).rejects.toThrow(/the evidence does not hold .* pinned sealing keys/);
   });
 });
 
