@@ -43,8 +43,10 @@ export class RevocationAuthority {
     return [...this.#revoked.values()];
   }
 
-  #revocationOf(cert: pkijs.Certificate): Revocation | undefined {
-    return this.#revoked.get(Buffer.from(cert.serialNumber.valueBlock.valueHexView).toString('hex'));
+  /** The certificate's revocation as known at `at` (an answer made before a revocation says good, as a CRL does). */
+  #revocationOf(cert: pkijs.Certificate, at: Date): Revocation | undefined {
+    const revocation = this.#revoked.get(Buffer.from(cert.serialNumber.valueBlock.valueHexView).toString('hex'));
+    return revocation && Date.parse(revocation.at) <= at.getTime() ? revocation : undefined;
   }
 
   get issuer(): pkijs.Certificate {
@@ -73,7 +75,7 @@ export class RevocationAuthority {
     }
     for (const cert of issued) {
       if (certID.isEqual(await this.#certId(cert, certID.hashAlgorithm.algorithmId))) {
-        return this.#respond(certID, this.#revocationOf(cert) ?? 'good', at);
+        return this.#respond(certID, this.#revocationOf(cert, at) ?? 'good', at);
       }
     }
     return this.#respond(certID, 'unknown', at);
@@ -88,7 +90,7 @@ export class RevocationAuthority {
 
   /** A successful OCSPResponse (DER) saying whether `cert` is good or revoked at `at`. */
   async ocsp(cert: pkijs.Certificate, at = new Date()): Promise<Buffer> {
-    return this.#respond(await this.#certId(cert, ''), this.#revocationOf(cert) ?? 'good', at);
+    return this.#respond(await this.#certId(cert, ''), this.#revocationOf(cert, at) ?? 'good', at);
   }
 
   async #respond(certID: pkijs.CertID, status: 'good' | 'unknown' | Revocation, at: Date): Promise<Buffer> {

@@ -47,6 +47,7 @@ export class SandboxSeal {
   readonly #revocation: RevocationAuthority;
   readonly #tsaCertificate: pkijs.Certificate;
   readonly #dir: string;
+  readonly #retiredSeals: readonly pkijs.Certificate[];
 
   private constructor(
     caCertificate: string,
@@ -58,6 +59,7 @@ export class SandboxSeal {
     revoked: readonly Revocation[],
   ) {
     this.#dir = dir;
+    this.#retiredSeals = retiredSeals;
     this.caCertificate = caCertificate;
     this.sealPins = [...new Set([identity.certificate, ...retiredSeals].map((c) => formatPin(spkiSha256(c))))];
     this.#identity = identity;
@@ -133,9 +135,10 @@ export class SandboxSeal {
     return this.#revocation.crl();
   }
 
-  /** The CA's OCSP responder (RFC 6960), served at POST /sandbox/ocsp: it knows the seal's and the TSA's certificates. */
+  /** The CA's OCSP responder (RFC 6960), served at POST /sandbox/ocsp: it knows the seal's (current and retired) and the TSA's certificates. */
   ocspAnswer(request: Uint8Array): Promise<Buffer> {
-    return this.#revocation.answer(request, [this.#identity.certificate, this.#tsaCertificate]);
+    // Retired seals too: an archive renewing the evidence of a seal made before a renewal asks about its certificate.
+    return this.#revocation.answer(request, [this.#identity.certificate, this.#tsaCertificate, ...this.#retiredSeals]);
   }
 
   /**
