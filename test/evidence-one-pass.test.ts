@@ -117,12 +117,14 @@ describe('one pass over a large sealed PDF (B-LTA, from the sandbox seal)', () =
   let seal: SandboxSeal;
   let anchors: ReturnType<typeof parseCertificates>;
   let sealed: Buffer;
-  const at = new Date();
+  /** The time of checking: once the seal and its validation data exist (an OCSP response or CRL is not from the future). */
+  let at: Date;
 
   beforeAll(async () => {
     seal = await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-one-pass-')));
     anchors = parseCertificates(seal.caCertificate);
-    sealed = await seal.seal(await bulkyPdf(4 * 2 ** 20), 'Signed by every participant', at);
+    sealed = await seal.seal(await bulkyPdf(4 * 2 ** 20), 'Signed by every participant', new Date());
+    at = new Date();
   });
 
   it('judges as the whole-file check, at any chunking, holding only its head and tail', async () => {
@@ -147,7 +149,11 @@ describe('one pass over a large sealed PDF (B-LTA, from the sandbox seal)', () =
   });
 
   it('refuses, with its reason, a file whose seal and validation data do not fit in what it holds', async () => {
-    const check = await checkPdfSignature(pass(sealed, 4, { holdWhole: 0, head: 1024, tail: 8 * 1024 }).bytes(), trustAnchorsOnly(anchors), at);
+    const check = await checkPdfSignature(
+      pass(sealed, 4, { holdWhole: 0, head: 1024, tail: 8 * 1024 }).bytes(),
+      trustAnchorsOnly(anchors),
+      at,
+    );
     expect(check.indication).not.toBe('TOTAL_PASSED');
     expect(check.problems.join('; ')).toMatch(/the first 1 KiB and the last \d+ KiB of its 4 MiB, all a check of a file this large reads/);
   });
@@ -169,7 +175,7 @@ describe('one pass over a large sealed PDF (B-LTA, from the sandbox seal)', () =
         documents: [{ title: 'Agreement', StoragePath: 'uploads/agreement.pdf', sha256: sha256(original) }],
       },
       policy,
-      () => at,
+      () => new Date(),
       SMALL,
     );
     const verifier = new StreamingZipVerifier(DEFAULT_ZIP_LIMITS, check.inspector);

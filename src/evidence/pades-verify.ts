@@ -141,6 +141,13 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
     fail(result, notDetached, 'TOTAL_FAILED', 'FORMAT_FAILURE');
     return result;
   }
+  // Judged before any digest is taken, so that the whole file and the one pass (which takes SHA-256 alone) say the
+  // same of every seal.
+  const digest = digestProblem(signedData);
+  if (digest) {
+    fail(result, digest.problem, digest.indication, digest.sub);
+    return result;
+  }
 
   // A valid time-stamp fixes when the signature existed: the signer's certificate is judged at that time, so a
   // seal still verifies after its certificate expired (validation at the time vouched for, ETSI EN 319 102-1).
@@ -311,6 +318,43 @@ function detachedProblem(signedData: pkijs.SignedData): string | undefined {
   const contentType = attributes.find((a) => a.type === OID.contentType)?.values[0] as asn1js.ObjectIdentifier | undefined;
   if (contentType?.valueBlock.toString() !== OID.data) return 'the signed content-type attribute does not say the signature is over data';
   return undefined;
+}
+
+const SIGNING_TIME = '1.2.840.113549.1.9.5';
+const SHA1 = '1.3.14.3.2.26';
+
+/**
+ * What a PAdES baseline seal's signer may not be: one whose signed attributes claim a signing-time (EN 319 142-1
+ * 5.2.2 forbids it: the time is the dictionary's /M, or a time-stamp's), or one digested other than with SHA-256.
+ * SHA-1 is below the cryptographic floor; SHA-384 and SHA-512 are sound, but the archive's one pass over a download
+ * takes SHA-256 alone (the provider's seals use it), and a seal it could not check in that pass is refused in both
+ * readings rather than judged two ways.
+ */
+function digestProblem(
+  signedData: pkijs.SignedData,
+): { problem: string; indication: Exclude<Indication, 'TOTAL_PASSED'>; sub: SubIndication } | undefined {
+  const signer = signedData.signerInfos[0];
+  if (signer?.signedAttrs?.attributes.some((a) => a.type === SIGNING_TIME)) {
+    return {
+      problem: 'the seal claims a signing-time attribute, which a PAdES baseline signature may not carry (EN 319 142-1 5.2.2)',
+      indication: 'TOTAL_FAILED',
+      sub: 'FORMAT_FAILURE',
+    };
+  }
+  const algorithm = signer?.digestAlgorithm.algorithmId;
+  if (algorithm === OID.sha256) return undefined;
+  if (algorithm === SHA1) {
+    return {
+      problem: 'the seal digests the document with SHA-1, below the cryptographic floor',
+      indication: 'INDETERMINATE',
+      sub: 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE',
+    };
+  }
+  return {
+    problem: `the seal digests the document with ${algorithm ?? 'no algorithm'}; the archive checks seals digested with SHA-256`,
+    indication: 'TOTAL_FAILED',
+    sub: 'FORMAT_FAILURE',
+  };
 }
 
 /** `D:YYYYMMDDHHmmSS+HH'mm'` (PDF 32000 7.9.4) → ISO 8601, or null when it cannot be read. */

@@ -113,6 +113,8 @@ export class PdfRevision {
   readonly #entries = new Map<number, XrefEntry>();
   readonly #objects = new Map<string, PdfObject>();
   readonly #streams = new Map<number, ObjectStream>();
+  /** Objects being read, for a /Length that leads back to one. */
+  readonly #reading = new Set<string>();
 
   constructor(
     readonly pdf: PdfBytes,
@@ -169,7 +171,18 @@ export class PdfRevision {
     const known = this.#objects.get(key);
     if (known) return known;
     const what = `object ${num}`;
+    // A stream's /Length names an object that is read first: one that leads back here would never end.
+    if (this.#reading.has(key)) throw new Error(`${what}'s stream /Length refers back to itself`);
     if (offset >= this.end) throw new Error(`the cross-reference places ${what} at byte ${offset}, past the end of its revision`);
+    this.#reading.add(key);
+    try {
+      return this.#read(offset, num, gen, key, what);
+    } finally {
+      this.#reading.delete(key);
+    }
+  }
+
+  #read(offset: number, num: number, gen: number, key: string, what: string): PdfObject {
     const read = held(this.pdf, what, offset, () => {
       const r = readerAt(this.pdf, offset, what);
       const n = r.integer(`the header of ${what}`);

@@ -46,7 +46,6 @@ const OID = {
   authorityKeyId: '2.5.29.35',
   deltaCrlIndicator: '2.5.29.27',
   issuingDistributionPoint: '2.5.29.28',
-  freshestCrl: '2.5.29.46',
   reasonCode: '2.5.29.21',
   invalidityDate: '2.5.29.24',
   certificateIssuer: '2.5.29.29',
