@@ -228,11 +228,14 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
     ...(stamp?.chain && stamp.genTime && stamp.problems.length === 0
       ? [{ label: 'the signature time-stamp', chain: stamp.chain, poe: stamp.genTime }]
       : []),
-    ...(lt?.held.map((h) => ({ label: h.label, chain: h.chain, poe: h.genTime })) ?? []),
+    // The newest document time-stamp's own validation data can only follow it, outside anything time-stamped: the
+    // upkeep's next renewal gathers it. So its authority's revocation is judged when the file carries it and is not
+    // required; every older time-stamp's is.
+    ...(lt?.held.map((h, i, all) => ({ label: h.label, chain: h.chain, poe: h.genTime, optional: i === all.length - 1 })) ?? []),
   ];
   let established = paths.length > 0;
   for (const path of paths) {
-    for (const refusal of await pathRevocation(path.label, path.chain, sources, path.poe, at)) {
+    for (const refusal of await pathRevocation(path.label, path.chain, sources, path.poe, at, 'optional' in path && path.optional)) {
       established = false;
       fail(result, refusal.problem, 'INDETERMINATE', refusal.sub);
     }
@@ -262,6 +265,8 @@ async function pathRevocation(
   sources: RevocationSources,
   poe: Date,
   at: Date,
+  /** true: a status no data establishes is no refusal (a revocation the data shows still is). */
+  optional = false,
 ): Promise<{ problem: string; sub: SubIndication }[]> {
   const refusals: { problem: string; sub: SubIndication }[] = [];
   for (let i = 0; i + 1 < chain.length; i++) {
@@ -273,7 +278,7 @@ async function pathRevocation(
         problem: `${label}: the certificate ${name} was revoked at ${verdict.revokedAt ?? '(unknown time)'}${verdict.reason ? ` (${verdict.reason})` : ''}, before ${poe.toISOString()}, when the signature is proven to exist`,
         sub: 'REVOKED_NO_POE',
       });
-    } else if (verdict.status === 'unknown') {
+    } else if (verdict.status === 'unknown' && !optional) {
       const why = verdict.problems.length > 0 ? `: ${verdict.problems.slice(0, 3).join('; ')}` : ' (the file carries none for it)';
       refusals.push({ problem: `${label}: no revocation data establishes that ${name} was not revoked${why}`, sub: 'TRY_LATER' });
     }
