@@ -251,7 +251,7 @@ function report(): string {
     '|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.variant.class} | \`${r.variant.id}\`: ${cell(r.variant.description)} | ${r.variant.expect}${r.variant.externals && r.variant.externals !== 'either' ? ` (externals ${r.variant.externals})` : ''} | ${verdictCell(r.whole)} | ${r.variant.kind === 'zip' ? 'n/a' : verdictCell(r.onePass)} | ${r.variant.kind === 'zip' ? 'n/a' : externalCell(r.dss)} | ${r.variant.kind === 'zip' ? 'n/a' : externalCell(r.pyhanko)} | ${cell([...disagreements(r), ...Object.entries(r.variant.explained ?? {}).map(([who, why]) => `explained (${who}): ${why}`)].join('; ')) || '—'} |`,
+        `| ${r.variant.class} | \`${r.variant.id}\`: ${cell(r.variant.description)} | ${r.variant.expect}${r.variant.externals && r.variant.externals !== 'either' ? ` (externals ${r.variant.externals})` : ''} | ${verdictCell(r.whole)}${r.variant.kind === 'zip' && r.whole.problems.length ? `: ${cell(r.whole.problems.join('; ')).slice(0, 400)}` : ''} | ${r.variant.kind === 'zip' ? 'n/a' : verdictCell(r.onePass)} | ${r.variant.kind === 'zip' ? 'n/a' : externalCell(r.dss)} | ${r.variant.kind === 'zip' ? 'n/a' : externalCell(r.pyhanko)} | ${cell([...disagreements(r), ...Object.entries(r.variant.explained ?? {}).map(([who, why]) => `explained (${who}): ${why}`)].join('; ')) || '—'} |`,
     ),
     '',
     '## Disagreements in full',
