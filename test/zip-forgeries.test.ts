@@ -13,7 +13,8 @@ import { crc32, deflateRawSync } from 'node:zlib';
 import { ZipFile } from 'yazl';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StreamingZipVerifier, type StreamVerdict } from '../src/archive/zip-stream.js';
-import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type VerifiedEntry } from '../src/archive/zip-verify.js';
+import { DEFAULT_ZIP_LIMITS, nameProblem, UnsafeZipError, verifyZip, type VerifiedEntry } from '../src/archive/zip-verify.js';
+import { zipEntryName } from '../src/sandbox/zip.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { readZipEntries, writeRawZip, writeZip, type RawZipEntry, type RawZipOptions } from './support/zip.js';
 
@@ -356,5 +357,15 @@ describe('ZIP forgeries', () => {
         ['audit-trail.json', trail.length],
       ]);
     }
+  });
+});
+
+describe('the sandbox names its entries as the archive judges them', () => {
+  it('keeps titles apart that one file system would merge (case folding, Unicode NFC), so its own ZIPs are never refused', () => {
+    const taken = new Set<string>();
+    const names = ['Straße', 'STRASSE', 'Cafe\u0301', 'Café'].map((t, i) => zipEntryName(t, i, taken));
+    expect(names).toEqual(['Straße.pdf', 'STRASSE (2).pdf', 'Cafe\u0301.pdf', 'Café (2).pdf']);
+    const seen = new Map<string, string>();
+    expect(names.map((n) => nameProblem(n, seen))).toEqual([undefined, undefined, undefined, undefined]);
   });
 });

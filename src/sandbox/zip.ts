@@ -1,6 +1,7 @@
 import { rename, rm } from 'node:fs/promises';
 import { ZipFile } from 'yazl';
 import { writeHashed, type WrittenFile } from '../util/streams.js';
+import { nameKey } from '../archive/zip-verify.js';
 
 export interface ZipEntry {
   name: string;
@@ -39,7 +40,8 @@ export function zipEntryName(title: string, index: number, taken: Set<string>): 
       .trim()
       .slice(0, 120) || `document-${index + 1}`;
   let name = base.toLowerCase().endsWith('.pdf') ? base : `${base}.pdf`;
-  for (let n = 2; taken.has(name.toLowerCase()); n++) name = name.replace(/(?: \(\d+\))?\.pdf$/i, ` (${n}).pdf`);
-  taken.add(name.toLowerCase());
+  // Unique as the archive judges names (case-folded, NFC): "Straße" and "STRASSE" would be one file on its disk.
+  for (let n = 2; taken.has(nameKey(name)); n++) name = name.replace(/(?: \(\d+\))?\.pdf$/i, ` (${n}).pdf`);
+  taken.add(nameKey(name));
   return name;
 }
