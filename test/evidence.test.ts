@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,8 @@ import {
 } from './support/evidence.js';
 import { pdfPageTexts, readZipEntries } from './support/zip.js';
 import { trustAnchorsOnly } from '../src/evidence/trust.js';
+import { validateWithDss } from './support/dss.js';
+import { validateWithPyhanko } from './support/pyhanko.js';
 
 let env: EsignTestEnv;
 let caPem: string;
@@ -68,6 +70,27 @@ describe('the evidence of a completed transaction', () => {
       expect(report).toContain('Signer full Distinguished Name: CN=esign sandbox document seal,O=esign sandbox');
       expect(await opensslVerify(pdf, caPem)).toMatchObject({ ok: true });
     }
+  });
+
+  it('is TOTAL_PASSED at PAdES-BASELINE-LTA by EU DSS, and by pyHanko’s AdES validation, each under a strict policy, offline', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'esign-judged-'));
+    const files = await Promise.all(
+      [...(await archivedEntries())]
+        .filter(([name]) => name.endsWith('.pdf'))
+        .map(async ([name, pdf]) => {
+          const file = join(dir, name);
+          await writeFile(file, pdf);
+          return file;
+        }),
+    );
+    for (const judge of [validateWithDss, validateWithPyhanko]) {
+      const verdicts = await judge(files, caPem);
+      expect(
+        [...verdicts.values()].map((v) => ({ file: v.file, accepted: v.accepted, indication: v.indication, reasons: v.reasons })),
+      ).toEqual(files.map((f) => ({ file: basename(f), accepted: true, indication: 'TOTAL_PASSED', reasons: [] })));
+    }
+    const dss = await validateWithDss(files, caPem);
+    for (const v of dss.values()) expect(v.signatures.find((s) => s.kind !== 'timestamp')?.level).toBe('PAdES-BASELINE-LTA');
   });
 
   it('is found intact, trusted and extended only by LTA updates by pyHanko (validate and adesverify), with the sandbox CA as its only trust root', async () => {
