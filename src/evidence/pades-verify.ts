@@ -223,19 +223,28 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
   // Revocation, read from what the file carries (its /DSS and the CMS's own): every certificate on the seal's
   // path and on each time-stamping authority's, at the time its signature or token is proven to have existed.
   const sources = revocationSources(longTerm, signedData);
-  const paths = [
-    ...(verified.chain ? [{ label: 'the seal', chain: verified.chain, poe: validatedAt }] : []),
+  // A time-stamp's genTime is its authority's own claim: whether that authority was revoked is judged against the
+  // next time-stamp's time (or the check's), never against the time its possibly compromised key asserts.
+  const archiveTimes = lt?.held.map((h) => h.genTime) ?? [];
+  const paths: { label: string; chain: pkijs.Certificate[]; poe: Date; provenBy: Date; optional: boolean }[] = [
+    ...(verified.chain ? [{ label: 'the seal', chain: verified.chain, poe: validatedAt, provenBy: validatedAt, optional: false }] : []),
     ...(stamp?.chain && stamp.genTime && stamp.problems.length === 0
-      ? [{ label: 'the signature time-stamp', chain: stamp.chain, poe: stamp.genTime }]
+      ? [{ label: 'the signature time-stamp', chain: stamp.chain, poe: stamp.genTime, provenBy: archiveTimes[0] ?? at, optional: false }]
       : []),
     // The newest document time-stamp's own validation data can only follow it, outside anything time-stamped: the
     // upkeep's next renewal gathers it. So its authority's revocation is judged when the file carries it and is not
     // required; every older time-stamp's is.
-    ...(lt?.held.map((h, i, all) => ({ label: h.label, chain: h.chain, poe: h.genTime, optional: i === all.length - 1 })) ?? []),
+    ...(lt?.held.map((h, i, all) => ({
+      label: h.label,
+      chain: h.chain,
+      poe: h.genTime,
+      provenBy: archiveTimes[i + 1] ?? at,
+      optional: i === all.length - 1,
+    })) ?? []),
   ];
   let established = paths.length > 0;
   for (const path of paths) {
-    for (const refusal of await pathRevocation(path.label, path.chain, sources, path.poe, at, 'optional' in path && path.optional)) {
+    for (const refusal of await pathRevocation(path, sources, at)) {
       established = false;
       fail(result, refusal.problem, 'INDETERMINATE', refusal.sub);
     }
@@ -254,28 +263,34 @@ export async function checkPdfSignature(input: Buffer | PdfBytes, trust: TrustPo
 }
 
 /**
- * Why a certification path cannot be relied on at `poe` for what its revocation data says: a certificate revoked
- * at or before it (REVOKED_NO_POE), or one whose status no fresh data from its issuer establishes (TRY_LATER).
- * The anchor, last, is trusted for itself. A revocation after `poe` does not count against what was proven to
- * exist before it (EN 319 102-1, past signature validation).
+ * Why a certification path cannot be relied on for what its revocation data says: a certificate revoked at or
+ * before `provenBy` (REVOKED_NO_POE), or one whose status no data from its issuer, issued after `poe`, establishes
+ * (TRY_LATER). The anchor, last, is trusted for itself. A revocation after `provenBy` does not count against what
+ * was proven to exist before it (EN 319 102-1, past signature validation).
  */
 async function pathRevocation(
-  label: string,
-  chain: readonly pkijs.Certificate[],
+  path: {
+    label: string;
+    chain: readonly pkijs.Certificate[];
+    /** When the signature or token existed: data must be issued after it. */
+    poe: Date;
+    /** What proves it existed, other than the key judged: a revocation at or before it refuses. */
+    provenBy: Date;
+    /** true: a status no data establishes is no refusal (a revocation the data shows still is). */
+    optional: boolean;
+  },
   sources: RevocationSources,
-  poe: Date,
   at: Date,
-  /** true: a status no data establishes is no refusal (a revocation the data shows still is). */
-  optional = false,
 ): Promise<{ problem: string; sub: SubIndication }[]> {
+  const { label, chain, poe, provenBy, optional } = path;
   const refusals: { problem: string; sub: SubIndication }[] = [];
   for (let i = 0; i + 1 < chain.length; i++) {
     const cert = chain[i]!;
     const name = `"${summarize(cert).subject}"`;
-    const verdict = await revocationStatus(cert, chain[i + 1]!, sources, poe, at);
+    const verdict = await revocationStatus(cert, chain[i + 1]!, sources, poe, at, provenBy);
     if (verdict.status === 'revoked' && verdict.revokedBeforePoe !== false) {
       refusals.push({
-        problem: `${label}: the certificate ${name} was revoked at ${verdict.revokedAt ?? '(unknown time)'}${verdict.reason ? ` (${verdict.reason})` : ''}, before ${poe.toISOString()}, when the signature is proven to exist`,
+        problem: `${label}: the certificate ${name} was revoked at ${verdict.revokedAt ?? '(unknown time)'}${verdict.reason ? ` (${verdict.reason})` : ''}, before ${provenBy.toISOString()}, when it is proven to have signed`,
         sub: 'REVOKED_NO_POE',
       });
     } else if (verdict.status === 'unknown' && !optional) {

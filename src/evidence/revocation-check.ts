@@ -93,8 +93,11 @@ interface Identity {
  * id-kp-OCSPSigning (RFC 6960 4.2.2.2), and only when issued after `poe` (less a second) and not after `at`: a
  * revocation before the signature would then show. A revocation, from any such source, wins over "good"; "good"
  * needs one such source; otherwise "unknown". Data that says "revoked" counts even when issued before `poe`
- * (a revocation is final), except a certificateHold (which can be lifted). Never throws; reads nothing but its
- * arguments (no network).
+ * (a revocation is final), except a certificateHold (which can be lifted). `provenBy`: the time something other
+ * than `cert`'s own key proves the signature existed, which a revocation must come after (default `poe`): a
+ * time-stamping authority's token claims its genTime by the very key a revocation may say was compromised, so its
+ * revocation is judged against the next time-stamp's time, or the time of checking. Never throws; reads nothing
+ * but its arguments (no network).
  */
 export async function revocationStatus(
   cert: pkijs.Certificate,
@@ -102,6 +105,7 @@ export async function revocationStatus(
   sources: RevocationSources,
   poe: Date,
   at: Date,
+  provenBy: Date = poe,
 ): Promise<RevocationVerdict> {
   const problems: string[] = [];
   const findings: Finding[] = [];
@@ -143,7 +147,7 @@ export async function revocationStatus(
     return {
       status: 'revoked',
       revokedAt: revoked.revokedAt!.toISOString(),
-      revokedBeforePoe: revoked.revokedAt!.getTime() <= poe.getTime(),
+      revokedBeforePoe: revoked.revokedAt!.getTime() <= provenBy.getTime(),
       ...(revoked.reason ? { reason: revoked.reason } : {}),
       source: revoked.source,
       problems,

@@ -39,7 +39,21 @@ import {
   type SealSpec,
   type UpdateObject,
 } from './pdf.js';
-import { certDer, corpusPki, digest, ocspResponse, webIdentity, type CorpusPki, type Issued, type OcspOptions } from './pki.js';
+import {
+  certDer,
+  corpusPki,
+  crl,
+  digest,
+  EKU,
+  issue,
+  KU,
+  ocspResponse,
+  rsaKey,
+  webIdentity,
+  type CorpusPki,
+  type Issued,
+  type OcspOptions,
+} from './pki.js';
 
 export type VariantClass =
   | 'genuine'
@@ -893,6 +907,48 @@ export function corpusSpecs(): VariantSpec[] {
     },
   );
   specs[specs.length - 1]!.build = (ctx) => sealed(ctx, { signer: ctx.pki.revokedSeal });
+  // A cold review's bypass: with the stolen keys of a revoked seal and of a revoked TSA, the token backdates itself
+  // before both revocations. Its genTime is the compromised key's own claim: the TSA's revocation is judged
+  // against the next time-stamp's time, or the check's.
+  add({
+    id: 'rev-revoked-tsa-backdates',
+    class: 'revocation',
+    description:
+      "a revoked seal time-stamped by a revoked TSA whose token claims a time before both revocations (B-LT; the /DSS's CRL lists both)",
+    expect: 'refuse',
+    reason: /the signature time-stamp: the certificate "CN=esign corpus TSA whose key leaked[^"]*" was revoked/,
+    externals: 'either',
+    build: async (ctx) => {
+      const badTsa = issue({
+        cn: 'esign corpus TSA whose key leaked',
+        key: rsaKey(),
+        issuer: ctx.pki.root,
+        notBefore: ago(365),
+        notAfter: new Date(Date.now() + 365 * DAY),
+        revocationUrls: true,
+        basicConstraints: { ca: false },
+        keyUsage: [KU.digitalSignature, KU.nonRepudiation],
+        eku: { purposes: [EKU.timeStamping], critical: true },
+      });
+      const listed = crl({
+        issuer: ctx.pki.root,
+        revoked: [
+          { cert: ctx.pki.revokedSeal.cert, at: ctx.pki.revokedAt },
+          { cert: badTsa.cert, at: ago(5) },
+        ],
+        thisUpdate: new Date(Date.now() - 1000),
+        nextUpdate: new Date(Date.now() + 7 * DAY),
+      });
+      const choice = { ocsp: async () => null, crl: async () => listed };
+      return seal(ctx.pki, {
+        level: 'B-LT',
+        signer: ctx.pki.revokedSeal,
+        signingTime: ago(20),
+        timestamp: { tsa: badTsa, genTime: ago(20) },
+        revocation: revocationProvider(ctx.pki, choice, choice),
+      });
+    },
+  });
   revocation(
     'rev-revoked-crl-only',
     'sealed by a revoked certificate: the /DSS holds only the CRL listing it',
