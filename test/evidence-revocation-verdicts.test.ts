@@ -1,7 +1,6 @@
-// The /DSS's OCSP responses and CRLs are checked once per process for the same bytes and anchor
-// (src/evidence/archive-timestamps.ts): a verdict that depends on the time is never reused past it. pkijs judges
-// an OCSP responder's chain at the wall clock, so once the CA has expired the response is refused again, though
-// it passed a moment before; a CRL's check looks at no date.
+// Who signed a /DSS's OCSP response or CRL is remembered per process for the same bytes and issuer
+// (src/evidence/revocation-check.ts); what depends on the time (dates, freshness, the paths' validity) is judged
+// at every check. A check made once the CA has ended must not poison the next, nor be spared by the one before.
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,15 +11,12 @@ import { samplePdf } from '../src/sandbox/pdf.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { trustAnchorsOnly } from '../src/evidence/trust.js';
 
-const OCSP_REFUSED = 'an OCSP response in the /DSS is not signed by a trust anchor';
-const CRL_REFUSED = 'a CRL in the /DSS is not signed by a trust anchor';
-
 afterEach(() => {
   vi.useRealTimers();
 });
 
 describe('the /DSS revocation data of a seal checked again', () => {
-  it('is refused again once the wall clock passes the CA’s end, though it held before; a CRL still holds', async () => {
+  it('is refused once the check is past the CA’s end, though it held before, and holds again at the time it held', async () => {
     const seal = await SandboxSeal.open(await mkdtemp(join(tmpdir(), 'esign-revocation-verdicts-')));
     const sealed = await seal.seal(Buffer.from(await samplePdf('Contract')), 'signed', new Date());
     const anchors = parseCertificates(seal.caCertificate);
@@ -30,8 +26,8 @@ describe('the /DSS revocation data of a seal checked again', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(anchors[0]!.notAfter.value.getTime() + 24 * 3600 * 1000);
     const after = await checkPdfSignature(sealed, trustAnchorsOnly(anchors), new Date());
-    expect(after.problems).toContain(OCSP_REFUSED);
-    expect(after.problems).not.toContain(CRL_REFUSED);
+    expect(after.indication).toBe('INDETERMINATE');
+    expect(after.problems.join()).toMatch(/ended .* before|not at/);
 
     vi.useRealTimers();
     const again = await checkPdfSignature(sealed, trustAnchorsOnly(anchors), new Date());
