@@ -17,7 +17,6 @@ import { request } from 'undici';
 import { ZipFile } from 'yazl';
 import { createArchiveActivities, type ArchiveInput } from '../activities/archive.js';
 import type { EvidencePolicy } from '../src/archive/evidence.js';
-import { parseCertificates } from '../src/evidence/pki.js';
 import { SandboxSeal } from '../src/sandbox/seal.js';
 import { forgeCompletedZip, sha256 } from '../test/support/evidence.js';
 import { bulkyPdf } from '../test/support/bulky-pdf.js';

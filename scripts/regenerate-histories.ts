@@ -28,7 +28,6 @@ import { startEsignTransaction } from '../src/client/transactions.js';
 import { EsignClient } from '../src/esign/client.js';
 import { sandboxConfig, startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
-import { parseCertificates } from '../src/evidence/pki.js';
 import { ensureTemporalBinaries } from '../src/temporal/binaries.js';
 import { createEsignWorker } from '../src/worker/create-worker.js';
 import type { EsignEndWebhook } from '../src/esign/schemas.js';

@@ -26,7 +26,10 @@ beforeAll(async () => {
   sealed = await seal.seal(Buffer.from(await samplePdf('Contract')), 'signed', new Date());
   // The authority the renewal uses: a newer CA, whose TSA lasts past 2040.
   later = await timestampingCa('renewal', new Date(), 20, 16);
-  policy = { trust: trustAnchorsOnly([...parseCertificates(seal.caCertificate), ...parseCertificates(later.ca.certificate)]), horizonMs: 180 * DAY };
+  policy = {
+    trust: trustAnchorsOnly([...parseCertificates(seal.caCertificate), ...parseCertificates(later.ca.certificate)]),
+    horizonMs: 180 * DAY,
+  };
 });
 
 describe('evidence renewal', () => {

@@ -164,7 +164,11 @@ it('renews each archive before its time-stamp’s certificate ends, reports what
 
     for (const d of a.renewals![0]!.documents) {
       const renewed = await store.read('a-three-years', d.file);
-      expect(await checkPdfSignature(renewed, trustAnchorsOnly(anchors), later)).toMatchObject({ indication: 'TOTAL_PASSED', level: 'B-LTA', problems: [] });
+      expect(await checkPdfSignature(renewed, trustAnchorsOnly(anchors), later)).toMatchObject({
+        indication: 'TOTAL_PASSED',
+        level: 'B-LTA',
+        problems: [],
+      });
       // The renewed copy extends the original byte for byte.
       const entries = new Map<string, Buffer>();
       const zipFile = join(work, `a-${randomUUID()}.zip`);

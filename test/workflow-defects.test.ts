@@ -70,7 +70,11 @@ it('defect 5: a refused archive waits for an operator, who fixes the trust ancho
   const stranger = await createCertificateAuthority({ CN: 'Some other CA' });
   env = await startEsignTestEnv({
     deps: {
-      evidence: { signatures: 'require', trust: trustAnchorsOnly(parseCertificates(stranger.certificate)), requireCompletionCertificate: true },
+      evidence: {
+        signatures: 'require',
+        trust: trustAnchorsOnly(parseCertificates(stranger.certificate)),
+        requireCompletionCertificate: true,
+      },
     },
   });
   const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));

@@ -142,7 +142,7 @@ function evidencePolicy(e: z.infer<typeof WorkerEnv>): EvidencePolicy {
     try {
       return parsePin(pin);
     } catch (err) {
-      throw new Error(`invalid worker configuration: ESIGN_SEAL_PINS: ${(err as Error).message}`);
+      throw new Error(`invalid worker configuration: ESIGN_SEAL_PINS: ${(err as Error).message}`, { cause: err });
     }
   });
   // Fail closed: unless told otherwise, a completed PDF is archived only with a seal that chains to a trust anchor

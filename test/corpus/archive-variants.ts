@@ -99,12 +99,14 @@ export function archiveSpecs(): VariantSpec[] {
   let archive: Promise<Archive> | undefined;
   const ready = (ctx: CorpusContext) => (archive ??= open(ctx));
 
-  const completion = (over: Partial<ExpectedCompletion> = {}) => async (): Promise<ExpectedCompletion> => ({
-    transactionId: TX.id,
-    esignId: TX.esignId,
-    documents: [{ title: DOCUMENT.title, StoragePath: DOCUMENT.StoragePath, sha256: sha256((await archive!).original) }],
-    ...over,
-  });
+  const completion =
+    (over: Partial<ExpectedCompletion> = {}) =>
+    async (): Promise<ExpectedCompletion> => ({
+      transactionId: TX.id,
+      esignId: TX.esignId,
+      documents: [{ title: DOCUMENT.title, StoragePath: DOCUMENT.StoragePath, sha256: sha256((await archive!).original) }],
+      ...over,
+    });
   type Spec = Omit<VariantSpec, 'kind' | 'judge' | 'class'> & {
     expected?: () => Promise<ExpectedCompletion>;
     /** The reading an accepted variant must be judged by (a refusal names its reading in its message). */
@@ -173,7 +175,8 @@ export function archiveSpecs(): VariantSpec[] {
   });
   zip({
     id: 'zip-genuine-relaid',
-    description: "the genuine ZIP's entries laid out by the corpus's raw ZIP writer with nothing changed (what every hostile layout departs from)",
+    description:
+      "the genuine ZIP's entries laid out by the corpus's raw ZIP writer with nothing changed (what every hostile layout departs from)",
     expect: 'accept',
     path: 'download pass',
     build: (ctx) => relaid(ctx, plain),
@@ -187,7 +190,8 @@ export function archiveSpecs(): VariantSpec[] {
   });
   zip({
     id: 'zip-hidden-entry',
-    description: 'an unsealed Contract.pdf after the sealed one, hidden from the central directory (a sequential extractor writes it over the sealed one)',
+    description:
+      'an unsealed Contract.pdf after the sealed one, hidden from the central directory (a sequential extractor writes it over the sealed one)',
     expect: 'refuse',
     reason: /hidden from the central directory|duplicate entry name/,
     build: (ctx) =>
@@ -320,7 +324,7 @@ export function archiveSpecs(): VariantSpec[] {
   });
   trail({
     id: 'trail-foreign-participants',
-    description: "a trail, sealed as it is, listing two participants that are not the two the workflow created",
+    description: 'a trail, sealed as it is, listing two participants that are not the two the workflow created',
     expect: 'refuse',
     reason: /lists 2 participant\(s\) that are not this transaction's 2/,
     expected: completion({ participantIds: WORKFLOW_PARTICIPANTS }),
@@ -350,7 +354,8 @@ export function archiveSpecs(): VariantSpec[] {
   });
   trail({
     id: 'trail-changed-after-sealing',
-    description: "the ZIP's trail changed after the certificate of completion sealed the true one (an event's address, the chain computed again)",
+    description:
+      "the ZIP's trail changed after the certificate of completion sealed the true one (an event's address, the chain computed again)",
     expect: 'refuse',
     reason: /audit-trail\.json is not the copy sealed in certificate-of-completion\.pdf/,
     build: (ctx) =>

@@ -51,10 +51,7 @@ export interface CmsOptions {
 
 function essCertIdV2(cert: pkijs.Certificate): asn1js.Sequence {
   return new asn1js.Sequence({
-    value: [
-      new asn1js.OctetString({ valueHex: digest('SHA-256', certDer(cert)) }),
-      issuerSerial(cert),
-    ],
+    value: [new asn1js.OctetString({ valueHex: digest('SHA-256', certDer(cert)) }), issuerSerial(cert)],
   });
 }
 

@@ -5,7 +5,18 @@
 // updates, for the changes an attacker appends.
 import { randomBytes } from 'node:crypto';
 import { PDF, type RevocationProvider, type TimestampAuthority as LibTsa } from '@libpdf/core';
-import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFInvalidObject, PDFName, PDFNumber, PDFString, StandardFonts, type PDFRef } from 'pdf-lib';
+import {
+  PDFArray,
+  PDFDict,
+  PDFDocument,
+  PDFHexString,
+  PDFInvalidObject,
+  PDFName,
+  PDFNumber,
+  PDFString,
+  StandardFonts,
+  type PDFRef,
+} from 'pdf-lib';
 import * as pkijs from 'pkijs';
 import { buildCms, signatureTimestampAttribute, timestampToken, type CmsOptions, type TokenOptions } from './cms.js';
 import { crl, digest, ocspResponse, type CorpusPki, type Hash, type Issued } from './pki.js';
@@ -153,7 +164,10 @@ export async function place(
 // Authorities for @libpdf/core: time-stamps and revocation data of the corpus PKI
 
 /** A TSA for @libpdf/core's document time-stamps. */
-export function corpusTsa(pki: CorpusPki, overrides: Partial<Omit<TokenOptions, 'imprint'>> & { imprint?: (d: Uint8Array) => Uint8Array } = {}): LibTsa {
+export function corpusTsa(
+  pki: CorpusPki,
+  overrides: Partial<Omit<TokenOptions, 'imprint'>> & { imprint?: (d: Uint8Array) => Uint8Array } = {},
+): LibTsa {
   return {
     timestamp: async (d) =>
       new Uint8Array(
@@ -211,7 +225,11 @@ export function rootCrl(pki: CorpusPki, options: { hash?: Hash; thisUpdate?: Dat
  * foreign certificate gets nothing), `seal` for the seal's certificate (any certificate with the seal's key but the
  * TSA's), `others` for the rest (the TSA's).
  */
-export function revocationProvider(pki: CorpusPki, seal: RevocationChoice = genuineRevocation(pki), others: RevocationChoice = genuineRevocation(pki)): RevocationProvider {
+export function revocationProvider(
+  pki: CorpusPki,
+  seal: RevocationChoice = genuineRevocation(pki),
+  others: RevocationChoice = genuineRevocation(pki),
+): RevocationProvider {
   const tsaKey = Buffer.from(pki.tsa.cert.subjectPublicKeyInfo.toSchema().toBER(false));
   const choose = (cert: pkijs.Certificate) =>
     Buffer.from(cert.subjectPublicKeyInfo.toSchema().toBER(false)).equals(tsaKey) ? others : seal;
@@ -342,7 +360,11 @@ export function lastTrailer(pdf: Buffer): { size: number; root: string; info?: s
  * Appends an incremental update: `objects`, a cross-reference table listing exactly them (subsections by runs), a
  * trailer carrying /Root, /Info and /ID over, /Prev, and startxref. `free` lists object numbers marked free.
  */
-export function appendUpdate(pdf: Buffer, objects: UpdateObject[], options: { free?: number[]; trailerExtra?: string; prev?: number } = {}): Buffer {
+export function appendUpdate(
+  pdf: Buffer,
+  objects: UpdateObject[],
+  options: { free?: number[]; trailerExtra?: string; prev?: number } = {},
+): Buffer {
   const t = lastTrailer(pdf);
   const parts: Buffer[] = [pdf];
   let offset = pdf.length;
@@ -363,10 +385,13 @@ export function appendUpdate(pdf: Buffer, objects: UpdateObject[], options: { fr
   const xrefAt = offset;
   const nums = [...entries.keys()].sort((a, b) => a - b);
   let table = 'xref\n';
-  for (let i = 0; i < nums.length; ) {
+  for (let i = 0; i < nums.length;) {
     let j = i;
     while (j + 1 < nums.length && nums[j + 1] === nums[j]! + 1) j++;
-    table += `${nums[i]} ${j - i + 1}\n${nums.slice(i, j + 1).map((n) => entries.get(n)).join('')}`;
+    table += `${nums[i]} ${j - i + 1}\n${nums
+      .slice(i, j + 1)
+      .map((n) => entries.get(n))
+      .join('')}`;
     i = j + 1;
   }
   const size = Math.max(t.size, ...nums.map((n) => n + 1));
@@ -390,7 +415,11 @@ export function refOf(ref: PDFRef): { num: number; gen: number } {
 /** A stream object's body: its dictionary (given without /Length) and data. */
 export function streamBody(dict: string, data: Buffer | string): Buffer {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
-  return Buffer.concat([Buffer.from(`<< ${dict} /Length ${bytes.length} >>\nstream\n`, 'latin1'), bytes, Buffer.from('\nendstream', 'latin1')]);
+  return Buffer.concat([
+    Buffer.from(`<< ${dict} /Length ${bytes.length} >>\nstream\n`, 'latin1'),
+    bytes,
+    Buffer.from('\nendstream', 'latin1'),
+  ]);
 }
 
 /** Inserts `text` just before the last cross-reference table of a document saved whole, and moves startxref. */

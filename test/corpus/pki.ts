@@ -87,7 +87,9 @@ export function certDer(cert: pkijs.Certificate): Buffer {
 }
 
 export function pem(label: string, bytes: Uint8Array): string {
-  return `-----BEGIN ${label}-----\n${Buffer.from(bytes).toString('base64').replace(/.{1,64}/g, '$&\n')}-----END ${label}-----\n`;
+  return `-----BEGIN ${label}-----\n${Buffer.from(bytes)
+    .toString('base64')
+    .replace(/.{1,64}/g, '$&\n')}-----END ${label}-----\n`;
 }
 
 /** A WebCrypto signing identity (SHA-256) for src/evidence's own signers (sealPdf, TimestampAuthority). */
@@ -108,7 +110,9 @@ function name(cn: string, o = 'esign corpus'): pkijs.RelativeDistinguishedNames 
     ['2.5.4.3', cn],
   ].map(
     ([type, value]) =>
-      new asn1js.Set({ value: [new pkijs.AttributeTypeAndValue({ type: type!, value: new asn1js.Utf8String({ value: value! }) }).toSchema()] }),
+      new asn1js.Set({
+        value: [new pkijs.AttributeTypeAndValue({ type: type!, value: new asn1js.Utf8String({ value: value! }) }).toSchema()],
+      }),
   );
   return new pkijs.RelativeDistinguishedNames({ schema: asn1js.fromBER(new asn1js.Sequence({ value: sets }).toBER(false)).result });
 }
@@ -180,7 +184,11 @@ export function issue(options: CertificateOptions): Issued {
   extensions.push(extension('2.5.29.14', false, new asn1js.OctetString({ valueHex: keyId(options.key) })));
   const signerKey = options.issuer?.key ?? options.key;
   extensions.push(
-    extension('2.5.29.35', false, new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keyId(signerKey) }) })),
+    extension(
+      '2.5.29.35',
+      false,
+      new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keyId(signerKey) }) }),
+    ),
   );
   if (options.eku) {
     extensions.push(extension('2.5.29.37', options.eku.critical, new pkijs.ExtKeyUsage({ keyPurposes: [...options.eku.purposes] })));
@@ -193,7 +201,9 @@ export function issue(options: CertificateOptions): Issued {
         '1.3.6.1.5.5.7.1.1',
         false,
         new pkijs.InfoAccess({
-          accessDescriptions: [new pkijs.AccessDescription({ accessMethod: '1.3.6.1.5.5.7.48.1', accessLocation: uri('http://ocsp.esign-corpus.invalid/') })],
+          accessDescriptions: [
+            new pkijs.AccessDescription({ accessMethod: '1.3.6.1.5.5.7.48.1', accessLocation: uri('http://ocsp.esign-corpus.invalid/') }),
+          ],
         }),
       ),
       extension(
@@ -250,7 +260,10 @@ export async function ocspResponse(options: OcspOptions): Promise<Buffer> {
           idBlock: { tagClass: 3, tagNumber: 1 },
           value: [
             new asn1js.GeneralizedTime({ valueDate: whole(options.revokedAt ?? options.thisUpdate) }),
-            new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 0 }, value: [new asn1js.Enumerated({ value: CRL_REASON.keyCompromise })] }),
+            new asn1js.Constructed({
+              idBlock: { tagClass: 3, tagNumber: 0 },
+              value: [new asn1js.Enumerated({ value: CRL_REASON.keyCompromise })],
+            }),
           ],
         })
       : new asn1js.Primitive({ idBlock: { tagClass: 3, tagNumber: options.status === 'good' ? 0 : 2 } });
@@ -304,7 +317,12 @@ export function crl(options: CrlOptions): Buffer {
           userCertificate: new asn1js.Integer({ valueHex: r.cert.serialNumber.valueBlock.valueHexView }),
           revocationDate: new pkijs.Time({ type: pkijs.TimeType.UTCTime, value: whole(r.at) }),
           crlEntryExtensions: new pkijs.Extensions({
-            extensions: [new pkijs.Extension({ extnID: '2.5.29.21', extnValue: new asn1js.Enumerated({ value: CRL_REASON.keyCompromise }).toBER(false) })],
+            extensions: [
+              new pkijs.Extension({
+                extnID: '2.5.29.21',
+                extnValue: new asn1js.Enumerated({ value: CRL_REASON.keyCompromise }).toBER(false),
+              }),
+            ],
           }),
         }),
     );
@@ -312,7 +330,11 @@ export function crl(options: CrlOptions): Buffer {
   list.crlExtensions = new pkijs.Extensions({
     extensions: [
       new pkijs.Extension({ extnID: '2.5.29.20', extnValue: randomSerial(8).toBER(false) }),
-      extension('2.5.29.35', false, new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keyId(options.issuer.key) }) })),
+      extension(
+        '2.5.29.35',
+        false,
+        new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: keyId(options.issuer.key) }) }),
+      ),
     ],
   });
   const hash = options.hash ?? 'SHA-256';
@@ -406,8 +428,12 @@ export function corpusPki(now = new Date()): CorpusPki {
     basicConstraints: { ca: true, pathLen: 0 },
     keyUsage: [KU.keyCertSign, KU.cRLSign],
   });
-  const under = (cn: string, key: KeyPair, profile: Omit<CertificateOptions, 'cn' | 'key' | 'notBefore' | 'notAfter'>, dates?: [Date, Date]) =>
-    issue({ cn, key, issuer: root, notBefore: dates?.[0] ?? from, notAfter: dates?.[1] ?? to, revocationUrls: true, ...profile });
+  const under = (
+    cn: string,
+    key: KeyPair,
+    profile: Omit<CertificateOptions, 'cn' | 'key' | 'notBefore' | 'notAfter'>,
+    dates?: [Date, Date],
+  ) => issue({ cn, key, issuer: root, notBefore: dates?.[0] ?? from, notAfter: dates?.[1] ?? to, revocationUrls: true, ...profile });
 
   const leafAsCa = under('esign corpus leaf used as a CA', otherKey, {
     basicConstraints: 'omit',
@@ -444,7 +470,14 @@ export function corpusPki(now = new Date()): CorpusPki {
     sha1Seal: under('esign corpus seal signed with SHA-1', sealKey, { ...sealProfile, hash: 'SHA-1' }),
     sha1Rsa1024Seal: under('esign corpus seal, RSA-1024 signed with SHA-1', weakKey, { ...sealProfile, hash: 'SHA-1' }),
     leafAsCa,
-    leafAsCaSeal: issue({ cn: 'esign corpus seal issued by a leaf', key: sealKey, issuer: leafAsCa, notBefore: from, notAfter: to, ...sealProfile }),
+    leafAsCaSeal: issue({
+      cn: 'esign corpus seal issued by a leaf',
+      key: sealKey,
+      issuer: leafAsCa,
+      notBefore: from,
+      notAfter: to,
+      ...sealProfile,
+    }),
     pathLenIntermediate,
     pathLenSeal: issue({
       cn: 'esign corpus seal below pathLen 0',
@@ -454,7 +487,10 @@ export function corpusPki(now = new Date()): CorpusPki {
       notAfter: to,
       ...sealProfile,
     }),
-    expiredSeal: under('esign corpus expired seal', sealKey, sealProfile, [new Date(now.getTime() - 2 * YEAR), new Date(now.getTime() - 30 * DAY)]),
+    expiredSeal: under('esign corpus expired seal', sealKey, sealProfile, [
+      new Date(now.getTime() - 2 * YEAR),
+      new Date(now.getTime() - 30 * DAY),
+    ]),
     notYetValidSeal: under('esign corpus seal not yet valid', sealKey, sealProfile, [new Date(now.getTime() + 30 * DAY), to]),
     revokedSeal: under('esign corpus revoked seal', sealKey, sealProfile, [new Date(now.getTime() - 60 * DAY), to]),
     revokedAt,
@@ -467,7 +503,10 @@ export function corpusPki(now = new Date()): CorpusPki {
       ...sealProfile,
       eku: { purposes: [EKU.documentSigning], critical: false },
     }),
-    tsaWithoutEku: under('esign corpus TSA without timeStamping', tsaKey, { basicConstraints: { ca: false }, keyUsage: [KU.digitalSignature, KU.nonRepudiation] }),
+    tsaWithoutEku: under('esign corpus TSA without timeStamping', tsaKey, {
+      basicConstraints: { ca: false },
+      keyUsage: [KU.digitalSignature, KU.nonRepudiation],
+    }),
     tsaEkuNotCritical: under('esign corpus TSA, timeStamping not critical', tsaKey, {
       ...tsaProfile,
       eku: { purposes: [EKU.timeStamping], critical: false },
@@ -477,8 +516,22 @@ export function corpusPki(now = new Date()): CorpusPki {
       eku: { purposes: [EKU.timeStamping, EKU.serverAuth], critical: true },
     }),
     foreignRoot,
-    foreignSeal: issue({ cn: 'esign corpus document seal', key: sealKey, issuer: foreignRoot, notBefore: from, notAfter: to, ...sealProfile }),
-    foreignTsa: issue({ cn: 'esign corpus time-stamping authority', key: tsaKey, issuer: foreignRoot, notBefore: from, notAfter: to, ...tsaProfile }),
+    foreignSeal: issue({
+      cn: 'esign corpus document seal',
+      key: sealKey,
+      issuer: foreignRoot,
+      notBefore: from,
+      notAfter: to,
+      ...sealProfile,
+    }),
+    foreignTsa: issue({
+      cn: 'esign corpus time-stamping authority',
+      key: tsaKey,
+      issuer: foreignRoot,
+      notBefore: from,
+      notAfter: to,
+      ...tsaProfile,
+    }),
     trust: undefined as unknown as TrustPolicy,
   };
   pki.trust = { seal: { anchors: [root.cert], pins: [spkiSha256(pki.seal.cert)] }, timestamping: [root.cert] };

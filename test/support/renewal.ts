@@ -7,7 +7,6 @@ import * as pkijs from 'pkijs';
 import { evidenceCheck, type EvidencePolicy } from '../../src/archive/evidence.js';
 import type { ArchiveStore } from '../../src/archive/store.js';
 import { verifyZip } from '../../src/archive/zip-verify.js';
-import { parseCertificates } from '../../src/evidence/pki.js';
 import { samplePdf } from '../../src/sandbox/pdf.js';
 import type { SandboxSeal } from '../../src/sandbox/seal.js';
 import { forgeCompletedZip, sha256 } from './evidence.js';

@@ -9,7 +9,6 @@ import { SandboxControlClient, type DeliveryRecord } from '../../src/sandbox/con
 import { sandboxConfig, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { samplePdf } from '../../src/sandbox/pdf.js';
 import { SandboxSeal } from '../../src/sandbox/seal.js';
-import { parseCertificates } from '../../src/evidence/pki.js';
 import type { EvidencePolicy } from '../../src/archive/evidence.js';
 import { afterAll, beforeAll } from 'vitest';
 import { participant } from './fixtures.js';
