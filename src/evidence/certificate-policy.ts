@@ -2,7 +2,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { OID } from './cms.js';
-import { certificateDer, EKU_TIME_STAMPING, formatName } from './pki.js';
+import { certificateDer, EKU_TIME_STAMPING, EXT, formatName } from './pki.js';
 
 /**
  * What a certificate must be to vouch for a seal or a time-stamp, checked by hand: RFC 5280 path validation
@@ -16,16 +16,6 @@ import { certificateDer, EKU_TIME_STAMPING, formatName } from './pki.js';
  *
  * Every function answers with the problems it found, in words an auditor can read; none throws on hostile input.
  */
-
-const EXT = {
-  basicConstraints: '2.5.29.19',
-  keyUsage: '2.5.29.15',
-  extKeyUsage: '2.5.29.37',
-  subjectKeyId: '2.5.29.14',
-  authorityKeyId: '2.5.29.35',
-  subjectAltName: '2.5.29.17',
-  issuerAltName: '2.5.29.18',
-} as const;
 
 /**
  * The extensions this module understands when critical (RFC 5280 4.2: a certificate with a critical extension the

@@ -66,12 +66,15 @@ const OID_NAMES = new Map<string, string>([
   ['1.2.840.113549.1.9.1', 'E'],
 ]);
 
-const EXT = {
+/** The certificate extensions (RFC 5280 4.2.1) this project writes and reads, by OID. */
+export const EXT = {
   basicConstraints: '2.5.29.19',
   keyUsage: '2.5.29.15',
   extKeyUsage: '2.5.29.37',
   subjectKeyId: '2.5.29.14',
   authorityKeyId: '2.5.29.35',
+  subjectAltName: '2.5.29.17',
+  issuerAltName: '2.5.29.18',
 } as const;
 
 /** Adobe's document-signing purpose (Adobe Authentic Documents Trust), which PDF validators look for. */
