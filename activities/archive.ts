@@ -84,7 +84,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               const verdict = await streaming.finish(scratch);
               if ('entries' in verdict) files = verdict.entries;
               else {
-                // A layout the stream cannot follow: read the file again, from its central directory.
+                // A layout the stream cannot follow (a deflated entry whose sizes come after it): walk the file again, byte by byte.
                 log.info('completed ZIP verified in a second pass', { transactionId: input.transactionId, why: verdict.fallback });
                 check = evidenceCheck(input, policy);
                 files = await verifyZip(scratch, limits, check.inspector);
