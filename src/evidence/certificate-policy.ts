@@ -2,7 +2,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { OID } from './cms.js';
-import { certificateDer, EKU_TIME_STAMPING, EXT, formatName } from './pki.js';
+import { certificateDer, EKU_TIME_STAMPING, EXT, formatName, summarize } from './pki.js';
 
 /**
  * What a certificate must be to vouch for a seal or a time-stamp, checked by hand: RFC 5280 path validation
@@ -649,7 +649,9 @@ function essCertIdProblem(attribute: pkijs.Attribute, v2: boolean, signer: pkijs
     return `the ${label} attribute cannot be read (${(err as Error).message})`;
   }
   // The binding itself: a certificate substituted after signing (same key, other name or purpose) has another hash.
-  const expected = createHash(hashName).update(certificateDer(signer)).digest();
+  // SHA-256 (the usual) from the per-process memo of certificate hashes, which spares re-encoding the certificate.
+  const expected =
+    hashName === 'sha256' ? Buffer.from(summarize(signer).sha256, 'hex') : createHash(hashName).update(certificateDer(signer)).digest();
   if (!expected.equals(Buffer.from(certHash)))
     return `the ${label} attribute identifies another certificate than the signer's ${describe(signer)}`;
   if (issuerSerial) {

@@ -10,6 +10,7 @@ import { findSeal, readLongTermData, SealedRevisionError, type LongTermData } fr
 import { checkSignatureTimestamp, type TimestampSummary } from './timestamp.js';
 import { chainAlgorithmProblems, essProblem, sealCertificateProblems, signerInfoAlgorithmProblems } from './certificate-policy.js';
 import { revocationStatus, type RevocationSources } from './revocation-check.js';
+import { parsedOnce } from './der-memo.js';
 import { formatPin, spkiSha256, type TrustPolicy } from './trust.js';
 
 /** What checking one PDF's signature found; `problems` is empty exactly when the signature is valid, whole and trusted. */
@@ -321,7 +322,7 @@ function revocationSources(longTerm: LongTermData | undefined, signedData: pkijs
 function readCertificates(ders: readonly Buffer[]): pkijs.Certificate[] {
   return ders.flatMap((der) => {
     try {
-      return [pkijs.Certificate.fromBER(der)];
+      return [parsedOnce('certificate', der, () => pkijs.Certificate.fromBER(der))];
     } catch {
       return [];
     }

@@ -2,6 +2,7 @@ import { constants, createHash, createPublicKey, verify as verifySignature, type
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { algorithmProblems } from './certificate-policy.js';
+import { parsedOnce } from './der-memo.js';
 
 /** Revocation data as found (a PDF's /DSS, a CMS's revocation values): DER OCSPResponse (RFC 6960) and CertificateList (RFC 5280). */
 export interface RevocationSources {
@@ -163,7 +164,7 @@ export async function revocationStatus(
 
 async function fromOcsp(der: Buffer, issuer: pkijs.Certificate, identity: Identity, poe: Date, at: Date): Promise<Finding[] | string> {
   if (der.length > MAX_REVOCATION_BYTES) return `is larger than ${MAX_REVOCATION_BYTES} bytes and was not read`;
-  const response = parseWhole(der, (schema) => new pkijs.OCSPResponse({ schema }));
+  const response = parsedOnce('ocsp', der, () => parseWhole(der, (schema) => new pkijs.OCSPResponse({ schema })));
   if (!response) return 'is not a readable OCSPResponse';
   const status = response.responseStatus.valueBlock.valueDec;
   if (status !== 0) return `is not successful (responseStatus ${status})`;
@@ -171,7 +172,8 @@ async function fromOcsp(der: Buffer, issuer: pkijs.Certificate, identity: Identi
   if (!bytes) return 'carries no response';
   if (bytes.responseType !== OID.ocspBasic) return 'is not a basic OCSP response';
   if (bytes.response.idBlock.isConstructed) return 'is not DER';
-  const basic = parseWhole(bytes.response.valueBlock.valueHexView, (schema) => new pkijs.BasicOCSPResponse({ schema }));
+  const inner = bytes.response.valueBlock.valueHexView;
+  const basic = parsedOnce('ocsp-basic', inner, () => parseWhole(inner, (schema) => new pkijs.BasicOCSPResponse({ schema })));
   if (!basic) return 'does not hold a readable BasicOCSPResponse';
   const data = basic.tbsResponseData;
 
@@ -396,7 +398,7 @@ async function fromCrl(
   at: Date,
 ): Promise<Finding | string> {
   if (der.length > MAX_REVOCATION_BYTES) return `is larger than ${MAX_REVOCATION_BYTES} bytes and was not read`;
-  const crl = parseWhole(der, (schema) => new pkijs.CertificateRevocationList({ schema }));
+  const crl = parsedOnce('crl', der, () => parseWhole(der, (schema) => new pkijs.CertificateRevocationList({ schema })));
   if (!crl) return 'is not a readable CertificateList';
   if (crl.version !== 1) return 'is not a version 2 CRL';
   if (!nameDer(crl.issuer).equals(nameDer(issuer.subject))) return "is issued by another name than the certificate's issuer";
