@@ -1,10 +1,9 @@
 // `npm run build:workflows`: the prebuilt workflow bundle production workers load
 // (ESIGN_WORKFLOW_BUNDLE=dist/workflow-bundle.js), so they start without webpack.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowsPath } from '../src/worker/create-worker.js';
+import { bundleWorkflows } from '../src/worker/create-worker.js';
 
-const { code } = await bundleWorkflowCode({ workflowsPath });
+const code = await bundleWorkflows();
 await mkdir('dist', { recursive: true });
 await writeFile('dist/workflow-bundle.js', code);
 process.stdout.write(`wrote dist/workflow-bundle.js (${Math.round(code.length / 1024)} KiB)\n`);

@@ -14,7 +14,7 @@ import {
   type TemplateProblem,
   type TemplateRequest,
 } from '../src/templates/index.js';
-import { EsignTransactionInput } from '../src/transaction/input.js';
+import { EsignTransactionInput, REFERENCE_ID_RULE } from '../src/transaction/input.js';
 import { ndaTemplateFolder } from './support/templates.js';
 
 let nda: StoredTemplate;
@@ -154,7 +154,7 @@ describe('instantiate', () => {
       ['invalid-value', 'Manager'],
       ['invalid-value', 'overrides'],
     ]);
-    expect(found[0]!.message).toBe('referenceId "Ada Lovelace" must be 1-128 characters of letters, digits, . _ : - (no personal data)');
+    expect(found[0]!.message).toBe(`referenceId "Ada Lovelace" ${REFERENCE_ID_RULE}`);
     expect(found[1]!.message).toBe('role "Employee": "Plato" is one name: the provider needs a first and a last name');
     expect(found[2]!.message).toBe('role "Manager": email: Invalid email address');
     expect(found[3]!.message).toMatch(/^overrides: Unrecognized key: "documents" \(a template start may set: title, status, callbackUrl, /);

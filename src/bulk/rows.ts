@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { rowReferenceId } from '../definitions/bulk.js';
-import { REFERENCE_ID } from '../transaction/input.js';
+import { REFERENCE_ID, REFERENCE_ID_RULE } from '../transaction/input.js';
 
 /** The column a row may name its own reference in (otherwise `<batchId>.<line>`). */
 export const REFERENCE_COLUMN = 'referenceId';
@@ -106,7 +106,7 @@ export function checkHeader(header: string[], template: TemplateColumns): void {
 export function referenceOf(batchId: string, row: BatchRow): { referenceId: string } | { reason: string } {
   const own = row.cells[REFERENCE_COLUMN];
   if (own === undefined) return { referenceId: rowReferenceId(batchId, row.line) };
-  if (!REFERENCE_ID.test(own)) return { reason: `referenceId "${own}" must be 1-128 letters, digits, . _ : - (no personal data)` };
+  if (!REFERENCE_ID.test(own)) return { reason: `referenceId "${own}" ${REFERENCE_ID_RULE}` };
   return { referenceId: own };
 }
 

@@ -46,6 +46,7 @@ export {
   EsignTransactionInput,
   ParticipantInput,
   REFERENCE_ID,
+  REFERENCE_ID_RULE,
   TagInput,
 } from '../transaction/input.js';
 export type { ValidEsignTransactionInput } from '../transaction/input.js';

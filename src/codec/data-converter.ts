@@ -1,7 +1,23 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DataConverter } from '@temporalio/common';
+import { fileURLToPath } from 'node:url';
+import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { AesGcmCodec, parseCodecKeys } from './aes-gcm-codec.js';
+
+export { failureConverter } from './failure-converter.js';
+
+/**
+ * The module holding the failure converter that encodes failures' messages, loaded by path (Temporal's bundler and
+ * `loadDataConverter` require it): beside this one, as source under tsx and compiled in the client package.
+ */
+export const failureConverterPath = fileURLToPath(
+  new URL(`./failure-converter.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url),
+);
+
+/** A data converter that encrypts payloads and failures' messages and stack traces alike. */
+export function encryptingDataConverter(codec: PayloadCodec): DataConverter {
+  return { payloadCodecs: [codec], failureConverterPath };
+}
 
 /** Where the dev stack keeps the keys it generated (git-ignored with the rest of the data dir). */
 export function devCodecKeysFile(env: NodeJS.ProcessEnv = process.env): string {
@@ -29,7 +45,7 @@ export function dataConverterFromEnv(
   let keys = codecKeysFromEnv(env);
   if (!keys && options.devFallback && existsSync(devCodecKeysFile(env))) keys = readFileSync(devCodecKeysFile(env), 'utf8').trim();
   if (!keys) return undefined;
-  return { payloadCodecs: [new AesGcmCodec(parseCodecKeys(keys), options.plaintext ? { plaintext: options.plaintext } : {})] };
+  return encryptingDataConverter(new AesGcmCodec(parseCodecKeys(keys), options.plaintext ? { plaintext: options.plaintext } : {}));
 }
 
 /**

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { ParticipantInput, EsignTransactionInput as TransactionInput } from '../transaction/input.js';
-import { EsignTransactionInput, REFERENCE_ID } from '../transaction/input.js';
+import { EsignTransactionInput, REFERENCE_ID, REFERENCE_ID_RULE } from '../transaction/input.js';
 import { formatPath } from '../util/zod-issues.js';
 import { valueProblem, type TemplateRole } from './definition.js';
 import { TemplateInputError, type TemplateProblem } from './errors.js';
@@ -115,7 +115,7 @@ export function instantiate(template: StoredTemplate, request: TemplateRequest):
     problems.push({
       kind: 'invalid-value',
       name: 'referenceId',
-      message: `referenceId ${typeof req.referenceId === 'string' ? `"${referenceId}" ` : ''}must be 1-128 characters of letters, digits, . _ : - (no personal data)`,
+      message: `referenceId ${typeof req.referenceId === 'string' ? `"${referenceId}" ` : ''}${REFERENCE_ID_RULE}`,
     });
   }
 

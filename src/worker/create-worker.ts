@@ -1,9 +1,20 @@
 import { fileURLToPath } from 'node:url';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import { failureConverterPath } from '../codec/data-converter.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+
+/**
+ * The prebuilt workflow bundle production workers load. It carries the failure converter that encodes failures'
+ * messages (src/codec/failure-converter.ts): a workflow's own failure is converted inside the bundle, so a bundle
+ * without it would store the message in clear even when the worker encrypts everything else.
+ */
+export async function bundleWorkflows(logger?: Parameters<typeof bundleWorkflowCode>[0]['logger']): Promise<string> {
+  const { code } = await bundleWorkflowCode({ workflowsPath, failureConverterPath, ...(logger ? { logger } : {}) });
+  return code;
+}
 
 export interface EsignWorkerOptions {
   connection: NativeConnection;
