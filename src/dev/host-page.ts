@@ -13,6 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { getEsignTransaction, startEsignTransaction } from '../client/transactions.js';
 import { sendProblem } from '../http/problem.js';
+import { reachOf, refuseCrossSiteWrites, refuseOtherHosts } from '../http/same-origin.js';
 import { issueSigningUrlUpdate } from '../definitions/transaction.js';
 
 export interface HostPageOptions {
@@ -40,6 +41,12 @@ export async function startHostPage(options: HostPageOptions, listen: { host: st
   const events: RunningHostPage['events'] = [];
   const verifier = new Webhook(options.callbackSecret);
   let self = '';
+
+  // It starts transactions and hands out signing URLs for any referenceId: only its own page and programs on this
+  // machine may ask. Host must name it (DNS rebinding), and a write must be JSON and not from another site (CSRF).
+  const reach = reachOf(app.server, { https: false });
+  app.addHook('onRequest', refuseOtherHosts(reach));
+  app.addHook('onRequest', refuseCrossSiteWrites(reach));
 
   // The callback: verify the signature over the exact bytes, then deduplicate by webhook-id.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -86,7 +93,7 @@ export async function startHostPage(options: HostPageOptions, listen: { host: st
     return { referenceId, participants: signers.map((p) => ({ id: p.id, name: `${p.firstName} ${p.lastName}` })) };
   });
   app.post('/api/signing-url', async (request, reply) => {
-    const ask = Ask.safeParse(request.body === undefined ? {} : JSON.parse(request.body as string));
+    const ask = Ask.safeParse(parseJson(request.body as string));
     if (!ask.success) return sendProblem(reply, 400, 'body must be {referenceId, participantId}');
     const handle = getEsignTransaction(options.client, ask.data.referenceId);
     return handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [ask.data.participantId] }] });
@@ -104,6 +111,14 @@ export async function startHostPage(options: HostPageOptions, listen: { host: st
 
   self = await app.listen(listen);
   return { url: self, events, close: () => app.close() };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function page(signingOrigin: string): string {

@@ -269,7 +269,10 @@ async function main(): Promise<void> {
   say('dev', 'Everything is up:');
   say('dev', `  Temporal gRPC   ${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_DEV_PORT}`);
   say('dev', `  Temporal Web UI http://${env.TEMPORAL_DEV_HOST}:${env.TEMPORAL_UI_PORT}`);
-  say('dev', `  Sandbox API     ${sandbox.url}   (a dev token: curl -X POST ${sandbox.url}/_sandbox/tokens)`);
+  say(
+    'dev',
+    `  Sandbox API     ${sandbox.url}   (a dev token: curl -X POST -H 'content-type: application/json' -d '{}' ${sandbox.url}/_sandbox/tokens)`,
+  );
   say('dev', `  Webhook bridge  ${bridge.url}/webhooks/esign   (metrics: ${bridge.url}/metrics)`);
   say('dev', `  Codec endpoint  ${codecUrl}   (payloads are encrypted; the Web UI decodes through it)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);

@@ -65,7 +65,7 @@ export class SandboxControlClient {
   /** Ends a transaction at the provider as its own cancel, expiry or deletion would, with its webhook. */
   forceEnd(transactionId: string, status: ForcedEnd): Promise<TransactionRecord> {
     const action = { cancelled: 'cancel', expired: 'expire', deleted: 'delete' }[status];
-    return this.#call('POST', `/transactions/${encodeURIComponent(transactionId)}/${action}`);
+    return this.#call('POST', `/transactions/${encodeURIComponent(transactionId)}/${action}`, {});
   }
 
   /** Completes a pending transaction with this ZIP (streamed, any size) and sends its webhooks. */
@@ -75,7 +75,7 @@ export class SandboxControlClient {
 
   /** Revokes the sandbox's sealing certificate (keyCompromise, now): every seal from then on is made with a revoked key. */
   revokeSeal(): Promise<{ serialNumber: string; at: string; reason: number }> {
-    return this.#call('POST', '/pki/seal/revoke');
+    return this.#call('POST', '/pki/seal/revoke', {});
   }
 
   /** The transaction as the provider holds it (by id or esignId), or undefined. */
@@ -121,6 +121,7 @@ export class SandboxControlClient {
     await this.#dispatcher.close();
   }
 
+  /** Writes always carry a body (`{}` at least): the sandbox refuses body-less ones, as a browser on another site sends them. */
   async #call<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
     const raw = contentType === 'application/json' ? (body === undefined ? undefined : JSON.stringify(body)) : (body as Buffer | Readable);
     const res = await request(`${this.baseUrl}/_sandbox${path}`, {

@@ -10,6 +10,7 @@ import { SandboxError } from '../errors.js';
 import { FaultConfig, type FaultInjector } from '../faults.js';
 import type { SandboxTokens } from '../tokens.js';
 import { sendProblem } from '../../http/problem.js';
+import { refuseCrossSiteWrites, type Reach } from '../../http/same-origin.js';
 import type { ControlAccess } from './control-access.js';
 import { DeclineBody } from './signing-routes.js';
 
@@ -21,6 +22,8 @@ export interface ControlRoutesOptions {
   tmpDir: string;
   /** The sandbox's CA, for the key-compromise control. */
   pki: { revokeSeal(): Promise<{ serialNumber: string; at: string; reason: number }> };
+  /** How the sandbox is reached: writes from other sites are refused (src/http/same-origin.ts). */
+  reach: () => Reach;
 }
 
 const TokenBody = z.object({ org: z.string().min(1).max(100).optional(), ttlSeconds: z.number().int().positive().optional() }).optional();
@@ -31,11 +34,16 @@ const FORCED_ENDS = [
   ['delete', 'deleted'],
 ] as const;
 
-/** The provider sandbox's test controls (`/_sandbox/*`, docs/sandbox.md); SandboxControlClient is their client. */
+/**
+ * The provider sandbox's test controls (`/_sandbox/*`, docs/sandbox.md); SandboxControlClient is their client.
+ * Open without a token on loopback, so a write must not come from a browser on another site. A write needs a JSON
+ * body (a ZIP for completed-zip) or a bearer token.
+ */
 export async function controlRoutes(
   app: FastifyInstance,
-  { controls, access, tokens, faults, tmpDir, pki }: ControlRoutesOptions,
+  { controls, access, tokens, faults, tmpDir, pki, reach }: ControlRoutesOptions,
 ): Promise<void> {
+  app.addHook('onRequest', refuseCrossSiteWrites(reach, { bodyTypes: ['application/json', 'application/zip'] }));
   app.addHook('onRequest', async (request, reply) => {
     if (request.url === '/_sandbox/health') return;
     const refusal = access.check(request.headers.authorization);

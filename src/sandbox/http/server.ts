@@ -1,5 +1,6 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { sendProblem } from '../../http/problem.js';
+import { reachOf, refuseOtherHosts } from '../../http/same-origin.js';
 import type { ProviderApi } from '../api.js';
 import type { SandboxControls } from '../controls.js';
 import { SandboxError, type SandboxErrorKind } from '../errors.js';
@@ -28,8 +29,10 @@ export interface SandboxServerDeps {
   api: ProviderApi;
   signing: SigningSessions;
   embedOrigins: () => readonly string[];
-  /** The base URL in the OpenAPI document's `servers`. */
+  /** The base URL in the OpenAPI document's `servers`; Host and Origin may name it (src/http/same-origin.ts). */
   publicUrl: () => string;
+  /** Other URLs the sandbox is reached at (its configured signing-page base): Host and Origin may name them too. */
+  alsoReachedAt?: () => readonly (string | undefined)[];
   /** The sandbox CA (PEM), served at /sandbox/ca.pem. */
   caCertificate: string;
   sealPins: readonly string[];
@@ -88,6 +91,14 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
   });
   app.setNotFoundHandler((request, reply) => sendProblem(reply, 404, `no route for ${request.method} ${request.url.split('?')[0]}`));
 
+  // DNS rebinding: on loopback, every route answers only to the names the sandbox is reached by. The test controls
+  // and the signing page's calls also refuse cross-site writes (their plugins); the spec's API needs a bearer token.
+  const reach = reachOf(app.server, {
+    https: deps.https !== undefined,
+    urls: () => [deps.publicUrl(), ...(deps.alsoReachedAt?.() ?? [])],
+  });
+  app.addHook('onRequest', refuseOtherHosts(reach));
+
   await app.register(apiRoutes, {
     api: deps.api,
     tokens: deps.tokens,
@@ -97,7 +108,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
   });
   await app.register(docsRoutes, { publicUrl: deps.publicUrl, caCertificate: deps.caCertificate, sealPins: deps.sealPins });
   await app.register(pkiRoutes, { pki: deps.pki });
-  await app.register(signingRoutes, { signing: deps.signing, embedOrigins: deps.embedOrigins });
+  await app.register(signingRoutes, { signing: deps.signing, embedOrigins: deps.embedOrigins, reach });
   await app.register(controlRoutes, {
     controls: deps.controls,
     access: deps.control,
@@ -105,6 +116,7 @@ export async function buildSandboxServer(deps: SandboxServerDeps): Promise<Fasti
     faults: deps.faults,
     tmpDir: deps.tmpDir,
     pki: deps.pki,
+    reach,
   });
   return app;
 }

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
+import { refuseCrossSiteWrites, type Reach } from '../../http/same-origin.js';
 import { SandboxError } from '../errors.js';
 import { clientInfo } from './client-info.js';
 import { renderSigningPage } from '../signing-page.js';
@@ -33,11 +34,15 @@ function securePage(reply: FastifyReply, embedOrigins: readonly string[]): Fasti
     .header('referrer-policy', 'no-referrer');
 }
 
-/** The embedded signing page (spec 7) and the calls it makes; the signing address's token is the credential. */
+/**
+ * The embedded signing page (spec 7) and the calls it makes; the signing address's token is the credential.
+ * Its calls are JSON from its own origin: a write from another site, or one without a JSON body, is refused.
+ */
 export async function signingRoutes(
   app: FastifyInstance,
-  { signing, embedOrigins }: { signing: SigningSessions; embedOrigins: () => readonly string[] },
+  { signing, embedOrigins, reach }: { signing: SigningSessions; embedOrigins: () => readonly string[]; reach: () => Reach },
 ): Promise<void> {
+  app.addHook('onRequest', refuseCrossSiteWrites(reach));
   const secure = (reply: FastifyReply) => securePage(reply, embedOrigins());
   app.get<{ Params: { token: string } }>('/sign/:token', async (request, reply) => {
     const view = await signing.open(request.params.token, clientInfo(request));
