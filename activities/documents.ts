@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { open, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { open, mkdtemp, readlink, realpath, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { request } from 'undici';
 import type { EsignClient, UploadSource } from '../src/esign/client.js';
-import { hashFile, writeHashed } from '../src/util/streams.js';
 import type { DocumentSource } from '../src/transaction/input.js';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
 import { callProvider, whileHeartbeating } from './support/heartbeat.js';
@@ -15,13 +15,24 @@ import type { TemplateStore } from '../src/templates/store.js';
 
 export interface DocumentDeps {
   client: EsignClient;
-  /** Directories local `path` sources may be read from. */
+  /**
+   * Directories local `path` sources may be read from. Below a root no symbolic link is followed: a path must
+   * name the file itself, through directories (see `openUnderRoots`).
+   */
   documentRoots: readonly string[];
   urlPolicy: UrlPolicy;
   maxDocumentBytes: number;
   /** Where template documents (`{template: {sha256}}` sources) are read from (ESIGN_TEMPLATE_STORE). */
   templates?: Pick<TemplateStore, 'readDocument' | 'location'>;
+  /**
+   * The longest a URL source's download may take, headers and body (default 5 minutes). A source that trickles
+   * (a byte every few seconds never trips a between-chunks timeout) is cut off here and refused as retryable,
+   * rather than holding the activity's slot until its start-to-close timeout.
+   */
+  downloadTimeoutMs?: number;
 }
+
+export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 
 export interface UploadDocumentsInput {
   documents: { title: string; source: DocumentSource }[];
@@ -34,41 +45,169 @@ export interface UploadDocumentsResult {
   sha256?: Record<string, string>;
 }
 
-const invalid = (message: string) => ApplicationFailure.nonRetryable(message, FailureType.InvalidDocument);
+// Every failure message here names a document by its position only (`documents[0]`): they are kept in Temporal's
+// history, and a title, a file's path or name, or a URL's path or query may hold a person's name or e-mail.
 
-async function checkPdf(path: string, label: string, maxBytes: number): Promise<number> {
-  const { size } = await stat(path);
-  if (size === 0) throw invalid(`${label} is empty`);
-  if (size > maxBytes) throw invalid(`${label} is ${size} bytes, over the ${maxBytes}-byte limit`);
-  const handle = await open(path, 'r');
-  try {
-    const head = Buffer.alloc(5);
-    await handle.read(head, 0, 5, 0);
-    if (head.toString('latin1') !== '%PDF-') throw invalid(`${label} is not a PDF`);
-  } finally {
-    await handle.close();
-  }
-  return size;
+const invalid = (message: string) => ApplicationFailure.nonRetryable(message, FailureType.InvalidDocument);
+const unavailable = (message: string) => ApplicationFailure.retryable(message, FailureType.DocumentSourceUnavailable);
+const notAllowed = (message: string) => ApplicationFailure.nonRetryable(message, FailureType.UrlNotAllowed);
+/** Refused without looking outside the roots: whether such a file exists is not told either. */
+const outsideRoots = (label: string) =>
+  notAllowed(`${label}: file not found under the document roots: local path is outside the allowed document roots`);
+
+/** A document ready to upload: one open descriptor, the only one its bytes are ever read through. */
+interface OpenDocument {
+  handle: FileHandle;
+  /** From fstat of that descriptor: what is announced and sent. */
+  size: number;
+  mtimeMs: number;
+  fileName: string;
 }
 
-/** Resolves a local path inside one of the allowed roots (symlinks included), or refuses it. */
-async function allowedPath(path: string, roots: readonly string[], label: string): Promise<string> {
-  let real: string;
-  try {
-    real = await realpath(resolve(path));
-  } catch {
-    throw invalid(`${label}: file not found`);
-  }
+const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK, O_NOCTTY } = fsConstants;
+/** Linux's view of this process's descriptors: `/proc/self/fd/<n>` is the very file (or directory) open as n. */
+const PROC_FD = '/proc/self/fd';
+
+function beneath(base: string, path: string): string[] | undefined {
+  const rel = relative(base, path);
+  if (!rel || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
+  return rel.split(sep);
+}
+
+/**
+ * Opens a caller's local path for reading, once, only if it names a regular file under one of the roots, and
+ * returns that descriptor; nothing opens the path again (the file is checked, hashed and uploaded through it).
+ *
+ * Why this is race-free. Resolving a path (realpath) and then opening it again is not: between the two, anyone
+ * who may write under a root can replace a file or a directory on the path with a symbolic link to a file
+ * outside the roots. Node has no openat(2), but on Linux `/proc/self/fd/<dirfd>/<name>` is one: the kernel goes
+ * from the magic link straight to the directory open as `dirfd`, whatever its name is now, and looks up `name`
+ * there. So the path is opened one component at a time, from a descriptor of the (trusted, operator-configured)
+ * root, each directory with O_DIRECTORY|O_NOFOLLOW and the file with O_NOFOLLOW: a symbolic link at any
+ * component below the root fails the open (ELOOP or ENOTDIR) instead of being followed, and there is no `..` to
+ * climb with. What is opened is therefore reached from the root by real directory entries at the moment of each
+ * lookup; a swap can only make the open fail or open another file that is just as much under the root.
+ * O_NONBLOCK keeps a FIFO from blocking the open, and fstat of the descriptor then requires a regular file. As a
+ * second guard, the kernel's own name for the open file (readlink of `/proc/self/fd/<fd>`) must lie under the
+ * root. Without /proc (not Linux) path sources are refused: there is no race-free way to open them there.
+ *
+ * The path is taken as written (made absolute, `.` and `..` resolved as text, never through the file system),
+ * spelled either through a root as configured or through its real path.
+ */
+async function openUnderRoots(path: string, roots: readonly string[], label: string): Promise<FileHandle> {
+  const wanted = resolve(path);
   for (const root of roots) {
-    const realRoot = await realpath(resolve(root)).catch(() => undefined);
+    const configured = resolve(root);
+    const realRoot = await realpath(configured).catch(() => undefined);
     if (!realRoot) continue;
-    const rel = relative(realRoot, real);
-    if (rel && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel)) return real;
+    const parts = beneath(configured, wanted) ?? beneath(realRoot, wanted);
+    if (parts) return openBeneath(realRoot, parts, label);
   }
-  throw ApplicationFailure.nonRetryable(`${label}: local path is outside the allowed document roots`, FailureType.UrlNotAllowed);
+  throw outsideRoots(label);
+}
+
+async function openBeneath(realRoot: string, parts: readonly string[], label: string): Promise<FileHandle> {
+  if (parts.some((p) => p === '' || p === '.' || p === '..')) throw outsideRoots(label);
+  let dir: FileHandle;
+  try {
+    dir = await open(realRoot, O_RDONLY | O_DIRECTORY);
+  } catch (err) {
+    throw openFailure(err, label);
+  }
+  let file: FileHandle | undefined;
+  try {
+    // The root as opened must be the root as resolved (it is trusted, but its parents might not be); this also
+    // proves /proc/self/fd is there to walk through.
+    const rootName = await kernelName(dir);
+    if (rootName === undefined) {
+      throw notAllowed(`${label}: this worker cannot open local paths safely (no /proc/self/fd); give the document by URL or upload it`);
+    }
+    if (rootName !== realRoot) throw unavailable(`${label}: the document root changed while it was opened`);
+    try {
+      for (const part of parts.slice(0, -1)) {
+        const next = await open(`${PROC_FD}/${dir.fd}/${part}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        await dir.close();
+        dir = next;
+      }
+      file = await open(`${PROC_FD}/${dir.fd}/${parts[parts.length - 1]!}`, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    } catch (err) {
+      throw openFailure(err, label);
+    }
+    if (!(await file.stat()).isFile()) throw invalid(`${label}: local path is not a regular file`);
+    const name = await kernelName(file);
+    if (name === undefined || !beneath(realRoot, name)) throw outsideRoots(label);
+    const opened = file;
+    file = undefined;
+    return opened;
+  } finally {
+    await dir.close();
+    await file?.close();
+  }
+}
+
+/** The kernel's name for what a descriptor has open (Linux), or undefined without /proc. */
+function kernelName(handle: FileHandle): Promise<string | undefined> {
+  return readlink(`${PROC_FD}/${handle.fd}`).catch(() => undefined);
+}
+
+function openFailure(err: unknown, label: string): ApplicationFailure {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (err instanceof ApplicationFailure) return err;
+  switch (code) {
+    case 'ENOENT':
+      return invalid(`${label}: file not found under the document roots`);
+    case 'ELOOP':
+    case 'ENOTDIR':
+      return notAllowed(
+        `${label}: local path goes through a symbolic link or a non-directory; links are not followed under the document roots`,
+      );
+    case 'EACCES':
+    case 'EPERM':
+      return invalid(`${label}: the worker may not read this file`);
+    default:
+      return unavailable(`${label}: cannot open the file (${code ?? 'error'})`);
+  }
+}
+
+/** Checks an open document: a regular file, not empty, within the size limit, starting as a PDF. */
+async function inspect(handle: FileHandle, fileName: string, label: string, maxBytes: number): Promise<OpenDocument> {
+  const st = await handle.stat();
+  if (!st.isFile()) throw invalid(`${label} is not a regular file`);
+  if (st.size === 0) throw invalid(`${label} is empty`);
+  if (st.size > maxBytes) throw invalid(`${label} is ${st.size} bytes, over the ${maxBytes}-byte limit`);
+  const head = Buffer.alloc(5);
+  await handle.read(head, 0, 5, 0);
+  if (!isPdfHead(head)) throw invalid(`${label} is not a PDF`);
+  return { handle, size: st.size, mtimeMs: st.mtimeMs, fileName };
+}
+
+const isPdfHead = (head: Uint8Array) => Buffer.from(head.subarray(0, 5)).toString('latin1') === '%PDF-';
+
+/**
+ * The bytes of an open document as sent, read through its descriptor only, from offset 0 to the size fstat gave:
+ * hashed as they pass, so the SHA-256 recorded is that of exactly what the provider received. A document that
+ * stops being a PDF, shrinks or changes while it is read fails the upload before its body is complete.
+ */
+async function* sendAndHash(doc: OpenDocument, label: string, done: (sha256: string) => void, fail: (f: ApplicationFailure) => never) {
+  const hash = createHash('sha256');
+  let position = 0;
+  while (position < doc.size) {
+    const chunk = Buffer.allocUnsafe(Math.min(256 * 1024, doc.size - position));
+    const { bytesRead } = await doc.handle.read(chunk, 0, chunk.length, position);
+    if (bytesRead === 0) fail(unavailable(`${label} shrank while it was uploaded`));
+    const bytes = chunk.subarray(0, bytesRead);
+    if (position === 0 && (bytes.length < 5 || !isPdfHead(bytes))) fail(invalid(`${label} is not a PDF`));
+    hash.update(bytes);
+    position += bytesRead;
+    yield bytes;
+  }
+  const after = await doc.handle.stat();
+  if (after.size !== doc.size || after.mtimeMs !== doc.mtimeMs) fail(unavailable(`${label} changed while it was uploaded`));
+  done(hash.digest('hex'));
 }
 
 export function createDocumentActivities(deps: DocumentDeps) {
+  const downloadTimeoutMs = deps.downloadTimeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS;
   return {
     /** Fetches or reads each document that needs uploading, checks it is a PDF, and uploads them in one request. */
     async uploadDocuments(input: UploadDocumentsInput): Promise<UploadDocumentsResult> {
@@ -84,7 +223,7 @@ export function createDocumentActivities(deps: DocumentDeps) {
       const fromTemplate = pending.find(({ d }) => 'template' in d.source);
       if (fromTemplate && !deps.templates) {
         throw ApplicationFailure.nonRetryable(
-          `documents[${fromTemplate.i}] (${fromTemplate.d.title}) is a template's document, but this worker has no template store: ` +
+          `documents[${fromTemplate.i}] is a template's document, but this worker has no template store: ` +
             'set ESIGN_TEMPLATE_STORE to the store the template was created in',
           FailureType.StoreNotConfigured,
         );
@@ -93,49 +232,88 @@ export function createDocumentActivities(deps: DocumentDeps) {
       // Heartbeats cover reading, fetching and uploading: a killed worker is noticed in seconds.
       return whileHeartbeating(async () => {
         const scratch = await mkdtemp(join(tmpdir(), 'esign-upload-'));
+        const docs: OpenDocument[] = [];
+        const handles: FileHandle[] = [];
         try {
-          const files: UploadSource[] = [];
-          const hashes: string[] = [];
           for (const { d, i } of pending) {
-            const label = `documents[${i}] (${d.title})`;
+            const label = `documents[${i}]`;
             ctx.heartbeat({ preparing: i });
             if ('path' in d.source) {
-              const path = await allowedPath(d.source.path, deps.documentRoots, label);
-              await checkPdf(path, label, deps.maxDocumentBytes);
-              files.push({ path, fileName: basename(path) });
-              hashes.push((await hashFile(path)).sha256);
+              const handle = await openUnderRoots(d.source.path, deps.documentRoots, label);
+              handles.push(handle);
+              docs.push(await inspect(handle, basename(d.source.path), label, deps.maxDocumentBytes));
             } else if ('url' in d.source) {
               const url = deps.urlPolicy.check(d.source.url, `${label} source`);
-              const target = join(scratch, `${i}.pdf`);
-              await download(url, target, deps.maxDocumentBytes, label, ctx.cancellationSignal);
-              await checkPdf(target, label, deps.maxDocumentBytes);
-              files.push({ path: target, fileName: safeName(url.pathname, i) });
-              hashes.push((await hashFile(target)).sha256);
+              const handle = await createScratch(scratch, i);
+              handles.push(handle);
+              await download(url, handle, deps.maxDocumentBytes, label, ctx.cancellationSignal, downloadTimeoutMs);
+              docs.push(await inspect(handle, safeName(urlFileName(url), i), label, deps.maxDocumentBytes));
             } else if ('template' in d.source) {
-              const target = join(scratch, `${i}.pdf`);
-              await writeFile(target, await templateDocument(deps.templates!, d.source.template, label));
-              await checkPdf(target, label, deps.maxDocumentBytes);
-              files.push({
-                path: target,
-                fileName: `${d.title.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || `document-${i + 1}`}.pdf`,
-              });
-              // The hash the template names: what the archive holds the provider's original to, as for a caller's upload.
-              hashes.push(d.source.template.sha256);
+              const handle = await createScratch(scratch, i);
+              handles.push(handle);
+              await handle.writeFile(await templateDocument(deps.templates!, d.source.template, label));
+              const fileName = `${d.title.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || `document-${i + 1}`}.pdf`;
+              docs.push(await inspect(handle, fileName, label, deps.maxDocumentBytes));
             }
           }
+
+          const hashes: string[] = [];
+          let sourceFailure: ApplicationFailure | undefined;
+          const fail = (f: ApplicationFailure): never => {
+            sourceFailure ??= f;
+            throw f;
+          };
+          const files: UploadSource[] = docs.map((doc, k) => ({
+            stream: sendAndHash(doc, `documents[${pending[k]!.i}]`, (h) => (hashes[k] = h), fail),
+            size: doc.size,
+            fileName: doc.fileName,
+          }));
           ctx.heartbeat({ uploading: files.length });
-          const uploaded = await callProvider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
-          pending.forEach(({ i }, k) => {
+          let uploaded;
+          try {
+            uploaded = await callProvider(() => deps.client.uploadDocuments(files, { signal: ctx.cancellationSignal }));
+          } catch (err) {
+            if (sourceFailure) throw sourceFailure;
+            // The provider may quote a file's name (a title, for a template's document): name its position instead.
+            throw withoutNames(
+              err,
+              docs.map((doc, k) => [doc.fileName, `documents[${pending[k]!.i}]`]),
+            );
+          }
+          for (const [k, { d, i }] of pending.entries()) {
+            // A template's document must be the bytes its SHA-256 names: what the archive holds the provider's original to.
+            if ('template' in d.source && hashes[k] !== d.source.template.sha256) {
+              throw unavailable(`documents[${i}]: the uploaded copy of the template's document does not match its SHA-256`);
+            }
             storagePaths[i] = uploaded[k]!.StoragePath;
             sha256[uploaded[k]!.StoragePath] = hashes[k]!;
-          });
+          }
           return { storagePaths: storagePaths as string[], sha256 };
         } finally {
+          await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
           await rm(scratch, { recursive: true, force: true });
         }
       });
     },
   };
+}
+
+/**
+ * A new file in the activity's own scratch directory (mkdtemp: mode 0700, this process's), created exclusively
+ * and never through a link, written and read back through this one descriptor.
+ */
+function createScratch(scratch: string, i: number): Promise<FileHandle> {
+  return open(join(scratch, `${i}.pdf`), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+}
+
+/** The failure with each name replaced by what stands for it, in its message and details. */
+function withoutNames(err: unknown, names: readonly [string, string][]): unknown {
+  if (!(err instanceof ApplicationFailure) || !err.message) return err;
+  const scrub = (text: string) => names.reduce((t, [name, by]) => (name.length > 0 ? t.split(name).join(by) : t), text);
+  const message = scrub(err.message);
+  const details = err.details ? (JSON.parse(scrub(JSON.stringify(err.details))) as unknown[]) : undefined;
+  if (message === err.message && JSON.stringify(details) === JSON.stringify(err.details)) return err;
+  return new ApplicationFailure(message, err.type, err.nonRetryable, details, undefined, err.nextRetryDelay, err.category);
 }
 
 /** A template document's bytes, exactly those its SHA-256 names; a store that lacks it fails the upload for good. */
@@ -166,50 +344,87 @@ async function templateDocument(
   return bytes;
 }
 
-function safeName(pathname: string, i: number): string {
-  const name = basename(decodeURIComponent(pathname)).replace(/[^A-Za-z0-9._-]+/g, '_');
-  return name.toLowerCase().endsWith('.pdf') ? name : `document-${i + 1}.pdf`;
+function urlFileName(url: URL): string {
+  try {
+    return basename(decodeURIComponent(url.pathname));
+  } catch {
+    return basename(url.pathname); // malformed %-escapes: the name as written
+  }
 }
 
-async function download(url: URL, target: string, maxBytes: number, label: string, signal: AbortSignal): Promise<void> {
-  let res;
+function safeName(name: string, i: number): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]+/g, '_');
+  return safe.toLowerCase().endsWith('.pdf') ? safe : `document-${i + 1}.pdf`;
+}
+
+/**
+ * Downloads a URL source into `target` (the activity's own file), within `timeoutMs` in all: undici's timeouts
+ * bound only the wait for headers and each silence between chunks, so a source that sends a byte every few
+ * seconds would otherwise hold the activity until its start-to-close timeout.
+ */
+async function download(
+  url: URL,
+  target: FileHandle,
+  maxBytes: number,
+  label: string,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new Error(`no complete download within ${timeoutMs} ms`)), timeoutMs);
+  const stalled = () =>
+    unavailable(
+      `${label}: source URL ${url.origin} did not deliver the document within ${describeMs(timeoutMs)}; ` +
+        'refused as stalled (it will be tried again)',
+    );
+  const both = AbortSignal.any([signal, deadline.signal]);
   try {
-    // undici's request never follows redirects: a 3xx comes back as it is.
-    res = await request(url, { method: 'GET', signal, headersTimeout: 30_000, bodyTimeout: 60_000 });
-  } catch (err) {
-    throw ApplicationFailure.retryable(
-      `${label}: cannot fetch ${url.origin}: ${(err as Error).message}`,
-      FailureType.DocumentSourceUnavailable,
-    );
-  }
-  if (res.statusCode >= 300 && res.statusCode < 400) {
-    await res.body.dump();
-    throw ApplicationFailure.nonRetryable(
-      `${label}: source URL redirects (${res.statusCode}); redirects are not followed`,
-      FailureType.UrlNotAllowed,
-    );
-  }
-  if (res.statusCode !== 200) {
-    await res.body.dump();
-    const retryable = isRetryableStatus(res.statusCode);
-    const message = `${label}: source URL answered HTTP ${res.statusCode}`;
-    throw retryable ? ApplicationFailure.retryable(message, FailureType.DocumentSourceUnavailable) : invalid(message);
-  }
-  const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await res.body.dump();
-    throw invalid(`${label} is ${declared} bytes, over the ${maxBytes}-byte limit`);
-  }
-  let tooBig = false;
-  await writeHashed(res.body, target, {
-    onProgress: (bytes) => {
-      if (bytes > maxBytes && !tooBig) {
-        tooBig = true;
-        res.body.destroy(new Error('too large'));
+    let res;
+    try {
+      // undici's request never follows redirects: a 3xx comes back as it is.
+      res = await request(url, { method: 'GET', signal: both, headersTimeout: 30_000, bodyTimeout: 60_000 });
+    } catch (err) {
+      if (deadline.signal.aborted) throw stalled();
+      throw unavailable(`${label}: cannot fetch ${url.origin}: ${(err as Error).message}`);
+    }
+    // What is left of a refused body is dropped with its connection (dump() would wait for a trickle).
+    res.body.on('error', () => undefined);
+    const discard = () => res.body.destroy();
+    if (res.statusCode >= 300 && res.statusCode < 400) {
+      discard();
+      throw notAllowed(`${label}: source URL redirects (${res.statusCode}); redirects are not followed`);
+    }
+    if (res.statusCode !== 200) {
+      discard();
+      const message = `${label}: source URL answered HTTP ${res.statusCode}`;
+      throw isRetryableStatus(res.statusCode) ? unavailable(message) : invalid(message);
+    }
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      discard();
+      throw invalid(`${label} is ${declared} bytes, over the ${maxBytes}-byte limit`);
+    }
+    let position = 0;
+    try {
+      for await (const chunk of res.body) {
+        const bytes = chunk as Buffer;
+        if (position + bytes.length > maxBytes) {
+          discard();
+          throw invalid(`${label} is over the ${maxBytes}-byte limit`);
+        }
+        await target.write(bytes, 0, bytes.length, position);
+        position += bytes.length;
       }
-    },
-  }).catch((err: unknown) => {
-    if (tooBig) throw invalid(`${label} is over the ${maxBytes}-byte limit`);
-    throw ApplicationFailure.retryable(`${label}: download failed: ${(err as Error).message}`, FailureType.DocumentSourceUnavailable);
-  });
+    } catch (err) {
+      if (err instanceof ApplicationFailure) throw err;
+      if (deadline.signal.aborted) throw stalled();
+      throw unavailable(`${label}: download failed: ${(err as Error).message}`);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describeMs(ms: number): string {
+  return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
 }

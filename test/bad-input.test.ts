@@ -94,8 +94,8 @@ describe('invalid workflow input', () => {
 
 describe('documents that are not acceptable PDFs', () => {
   const files: [string, Buffer | string, RegExp][] = [
-    ['not a PDF', 'PK\u0003\u0004 this is a ZIP, not a PDF', /documents\[0\] \(Employment contract\) is not a PDF/],
-    ['empty', Buffer.alloc(0), /documents\[0\] \(Employment contract\) is empty/],
+    ['not a PDF', 'PK\u0003\u0004 this is a ZIP, not a PDF', /documents\[0\] is not a PDF/],
+    ['empty', Buffer.alloc(0), /documents\[0\] is empty/],
     ['oversized', Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(MAX_DOCUMENT_BYTES)]), /is \d+ bytes, over the 262144-byte limit/],
   ];
 

@@ -176,7 +176,7 @@ describe('a transaction from a template', () => {
       expect((failure as ApplicationFailure).type).toBe(FailureType.StoreNotConfigured);
       expect((failure as ApplicationFailure).nonRetryable).toBe(true);
       expect((failure as ApplicationFailure).message).toBe(
-        "documents[0] (NDA) is a template's document, but this worker has no template store: set ESIGN_TEMPLATE_STORE to the store the template was created in",
+        "documents[0] is a template's document, but this worker has no template store: set ESIGN_TEMPLATE_STORE to the store the template was created in",
       );
       expect(await env.sandbox.control.stats()).toEqual(before);
     } finally {

@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { basename } from 'node:path';
-import type { Readable } from 'node:stream';
-import { FormData, Pool, type Dispatcher } from 'undici';
+import { Readable } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { describeIssues } from '../util/zod-issues.js';
 import { classifyTransportError, EsignApiError, parseRetryAfter, redact } from './errors.js';
@@ -36,8 +37,15 @@ export interface EsignClientOptions {
   userAgent?: string;
 }
 
-/** A file to upload: a path on disk (streamed) or a Blob (e.g. a file-backed one). */
-export type UploadSource = { path: string; fileName?: string } | { blob: Blob; fileName: string };
+/**
+ * A file to upload: a path on disk (streamed), a Blob (e.g. a file-backed one), or exactly `size` bytes read
+ * while the request is sent (e.g. from a descriptor already open, so that no path is opened again). A stream
+ * that yields more or fewer bytes than `size`, or throws, aborts the request: the provider never gets a whole body.
+ */
+export type UploadSource =
+  | { path: string; fileName?: string }
+  | { blob: Blob; fileName: string }
+  | { stream: AsyncIterable<Uint8Array>; size: number; fileName: string };
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -85,13 +93,13 @@ export class EsignClient {
     await this.#pool.close();
   }
 
-  /** `POST /documents/upload` (4.1): one multipart part `files` per file, streamed from disk. */
+  /** `POST /documents/upload` (4.1): one multipart part `files` per file, each streamed from its source. */
   async uploadDocuments(files: readonly UploadSource[], options: CallOptions = {}): Promise<UploadedDocument[]> {
     const operation = 'uploadDocuments';
     if (files.length === 0) {
       throw new EsignApiError({ kind: 'invalid_request', operation, message: 'at least one file is required' });
     }
-    const form = new FormData();
+    const parts: MultipartFile[] = [];
     for (const file of files) {
       if ('path' in file) {
         let blob: Blob;
@@ -100,13 +108,17 @@ export class EsignClient {
         } catch (cause) {
           throw new EsignApiError({ kind: 'invalid_request', operation, message: `cannot read ${file.path}`, cause });
         }
-        form.append('files', blob, file.fileName ?? basename(file.path));
+        parts.push({ fileName: file.fileName ?? basename(file.path), type: blob.type, size: blob.size, body: () => blob.stream() });
+      } else if ('blob' in file) {
+        const { blob } = file;
+        parts.push({ fileName: file.fileName, type: blob.type, size: blob.size, body: () => blob.stream() });
       } else {
-        form.append('files', file.blob, file.fileName);
+        parts.push({ fileName: file.fileName, type: 'application/pdf', size: file.size, body: () => file.stream });
       }
     }
+    const body = multipart('files', parts);
     const uploaded = normalizeUploadResponse(
-      await this.#json(operation, { method: 'POST', path: '/documents/upload', body: form }, UploadResponse, options),
+      await this.#json(operation, { method: 'POST', path: '/documents/upload', body }, UploadResponse, options),
     );
     if (uploaded.length !== files.length) {
       throw new EsignApiError({
@@ -212,7 +224,9 @@ export class EsignClient {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(request.json);
     } else if (request.body !== undefined) {
-      body = request.body; // FormData: undici sets the multipart boundary.
+      headers['content-type'] = request.body.contentType;
+      headers['content-length'] = String(request.body.length);
+      body = request.body.stream();
     }
     let response: Dispatcher.ResponseData;
     try {
@@ -242,8 +256,58 @@ interface RequestSpec {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
   json?: unknown;
-  body?: FormData;
+  body?: MultipartBody;
   accept?: string;
+}
+
+interface MultipartFile {
+  fileName: string;
+  type: string;
+  size: number;
+  body: () => AsyncIterable<Uint8Array>;
+}
+
+interface MultipartBody {
+  contentType: string;
+  /** The exact length of the body, sent as Content-Length: a part that yields more or fewer bytes aborts the request. */
+  length: number;
+  stream: () => Readable;
+}
+
+/**
+ * A multipart/form-data body with one file part per entry under `field`, encoded as undici's FormData encodes
+ * it, but read from each part's own source as it is sent (a FormData takes only Blobs, and no Blob reads from an
+ * open descriptor). Each part must yield exactly its `size` bytes.
+ */
+function multipart(field: string, files: readonly MultipartFile[]): MultipartBody {
+  const boundary = `----esign-${randomUUID()}`;
+  const encoder = new TextEncoder();
+  const escape = (text: string) => text.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
+  const heads = files.map((f) =>
+    encoder.encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${escape(field)}"; filename="${escape(f.fileName)}"\r\n` +
+        `Content-Type: ${f.type || 'application/octet-stream'}\r\n\r\n`,
+    ),
+  );
+  const crlf = encoder.encode('\r\n');
+  const tail = encoder.encode(`--${boundary}--\r\n`);
+  const length = files.reduce((n, f, i) => n + heads[i]!.byteLength + f.size + crlf.byteLength, tail.byteLength);
+  async function* encode(): AsyncGenerator<Uint8Array> {
+    for (const [i, file] of files.entries()) {
+      yield heads[i]!;
+      let sent = 0;
+      for await (const chunk of file.body()) {
+        sent += chunk.byteLength;
+        if (sent > file.size) break;
+        yield chunk;
+      }
+      // Named by position only: a file name may hold a person's name.
+      if (sent !== file.size) throw new Error(`files[${i}] is not the ${file.size} bytes announced`);
+      yield crlf;
+    }
+    yield tail;
+  }
+  return { contentType: `multipart/form-data; boundary=${boundary}`, length, stream: () => Readable.from(encode(), { objectMode: false }) };
 }
 
 /** The classified error for a non-2xx answer; `scrub` removes the request's token from anything shown. */
