@@ -279,6 +279,26 @@ describe('error classification', () => {
     expect(err.retryable).toBe(false);
   });
 
+  it('stops reading a JSON answer at its bound instead of holding it whole', async () => {
+    // An endless answer (no Content-Length): the old client read it to the end, or until memory ran out.
+    let sent = 0;
+    stub.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const more = () => {
+        while (sent < 256 * 1024 * 1024 && res.write(chunk)) sent += chunk.length;
+        if (sent < 256 * 1024 * 1024) res.once('drain', more);
+        else res.end('{}');
+      };
+      res.write('{"x":"');
+      more();
+    };
+    const err = await expectError(client.getTransaction(randomUUID()));
+    expect(err.kind).toBe('invalid_response');
+    expect(err.message).toMatch(/over 8388608 bytes/);
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it('treats a connection reset as a retryable network error', async () => {
     stub.handler = (req) => {
       req.socket.destroy();

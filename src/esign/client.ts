@@ -59,6 +59,11 @@ export interface CompletedDocumentsDownload {
 }
 
 const MAX_ERROR_BODY = 16 * 1024;
+/**
+ * The largest JSON answer read (the spec's largest, a transaction with 50 documents and participants and their
+ * tags, is a few hundred KiB): a provider, or whatever answers in its place, cannot make the worker hold more.
+ */
+const MAX_JSON_BODY = 8 * 1024 * 1024;
 
 /**
  * Typed client for the provider API (../shared/spec/esign-api.md). Every
@@ -186,9 +191,18 @@ export class EsignClient {
 
   async #json<S extends z.ZodType>(operation: string, request: RequestSpec, schema: S, options: CallOptions): Promise<z.output<S>> {
     const response = await this.#send(operation, { ...request, accept: 'application/json' }, options);
+    const text = await readBounded(response.body, MAX_JSON_BODY);
+    if (text === undefined) {
+      throw new EsignApiError({
+        kind: 'invalid_response',
+        operation,
+        status: response.statusCode,
+        message: `response body is over ${MAX_JSON_BODY} bytes (HTTP ${response.statusCode})`,
+      });
+    }
     let payload: unknown;
     try {
-      payload = await response.body.json();
+      payload = JSON.parse(text);
     } catch (cause) {
       throw new EsignApiError({
         kind: 'invalid_response',
@@ -351,6 +365,21 @@ function validateRequest<S extends z.ZodType>(operation: string, schema: S, valu
 }
 
 /** Reads at most `limit` bytes of an error body; leaving the loop early destroys the rest. */
+/** The whole body as text, or undefined (the body destroyed) as soon as it passes `limit` bytes. */
+async function readBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
