@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { request } from 'undici';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
+import { policyRefusal } from '../src/http/outbound.js';
 import { eventId, type CallbackSigner } from './support/callback-signer.js';
 import type { UrlPolicy } from './support/url-policy.js';
 import type { EsignTransactionResult, IntegratorEvent, IntegratorEventBody } from '../src/definitions/transaction.js';
@@ -53,6 +54,8 @@ export function createCompletionActivities(deps: CompletionDeps) {
       await res.body.dump();
       status = res.statusCode;
     } catch (err) {
+      const refused = policyRefusal(err);
+      if (refused) throw ApplicationFailure.nonRetryable(`callback refused: ${refused.message}`, FailureType.UrlNotAllowed);
       throw ApplicationFailure.retryable(`callback ${url.origin} unreachable: ${(err as Error).message}`, FailureType.CallbackFailed);
     }
     if (status >= 200 && status < 300) return;
@@ -86,7 +89,8 @@ export function createCompletionActivities(deps: CompletionDeps) {
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return { at, ms: Date.now() - started, status: res.statusCode, retry: !ok && isRetryableStatus(res.statusCode) };
     } catch (err) {
-      return { at, ms: Date.now() - started, error: (err as Error).message.slice(0, 200), retry: true };
+      // Refused for where it goes (the allow-list, an internal address): no later attempt reaches it either.
+      return { at, ms: Date.now() - started, error: (err as Error).message.slice(0, 200), retry: !policyRefusal(err) };
     }
   }
 

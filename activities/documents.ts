@@ -8,6 +8,7 @@ import { request } from 'undici';
 import type { EsignClient, UploadSource } from '../src/esign/client.js';
 import type { DocumentSource } from '../src/transaction/input.js';
 import { FailureType, isRetryableStatus } from '../src/failures.js';
+import { policyRefusal } from '../src/http/outbound.js';
 import { callProvider, whileHeartbeating } from './support/heartbeat.js';
 import type { UrlPolicy } from './support/url-policy.js';
 import { TemplateDocumentNotFound } from '../src/templates/errors.js';
@@ -385,6 +386,8 @@ async function download(
       res = await request(url, { method: 'GET', signal: both, headersTimeout: 30_000, bodyTimeout: 60_000 });
     } catch (err) {
       if (deadline.signal.aborted) throw stalled();
+      const refused = policyRefusal(err);
+      if (refused) throw notAllowed(`${label}: source URL refused: ${refused.message}`);
       throw unavailable(`${label}: cannot fetch ${url.origin}: ${(err as Error).message}`);
     }
     // What is left of a refused body is dropped with its connection (dump() would wait for a trickle).

@@ -1,5 +1,10 @@
 import { PDF, type RevocationProvider, type TimestampAuthority } from '@libpdf/core';
+import * as pkijs from 'pkijs';
+import { withGlobalFetchRefused } from '../http/outbound.js';
+import { readSignedData } from './cms-read.js';
+import { findSeal, readLongTermData } from './long-term.js';
 import { checkPdfSignature, type PdfSignatureCheck } from './pades-verify.js';
+import { wholePdf } from './pdf-bytes.js';
 import type { TrustPolicy } from './trust.js';
 
 /**
@@ -12,7 +17,12 @@ import type { TrustPolicy } from './trust.js';
 /** Where a renewal takes its time-stamp and revocation data from (@libpdf/core's interfaces). */
 export interface RenewalSources {
   timestampAuthority: TimestampAuthority;
-  revocationProvider: RevocationProvider;
+  /**
+   * Asked about every certificate of every signature in the file, a caller's planted one included. One that can
+   * judge whose certificate it is (HttpRevocationProvider) is handed the file's own certificates, to complete the
+   * paths of those it serves.
+   */
+  revocationProvider: RevocationProvider & { withCertificates?(certificates: readonly Uint8Array[]): RevocationProvider };
 }
 
 /** When a sealed PDF's evidence must be renewed, and what the renewal's check must find. */
@@ -72,10 +82,15 @@ export async function renewEvidence(
   let renewed: Buffer;
   try {
     const doc = await PDF.load(pdf);
-    const { bytes } = await doc.addArchivalData({
-      timestampAuthority: sources.timestampAuthority,
-      revocationProvider: sources.revocationProvider,
-    });
+    const revocationProvider = sources.revocationProvider.withCertificates
+      ? sources.revocationProvider.withCertificates(await evidenceCertificates(pdf))
+      : sources.revocationProvider;
+    // @libpdf/core walks the AIA caIssuers URL of every signature's certificates with globalThis.fetch, the
+    // signature a caller planted in its document included, and takes no fetch of ours: it gets one that refuses.
+    // The renewal needs no such walk: the file already verified, so the paths it relies on are in it.
+    const { bytes } = await withGlobalFetchRefused(() =>
+      doc.addArchivalData({ timestampAuthority: sources.timestampAuthority, revocationProvider }),
+    );
     renewed = Buffer.from(bytes);
   } catch (err) {
     throw new RenewalRefused(`the renewal could not be made: ${(err as Error).message}`);
@@ -98,4 +113,45 @@ export async function renewEvidence(
     throw new RenewalRefused(`the renewed file does not verify: ${refusals.join('; ') || after.indication}`);
   }
   return { pdf: renewed, check: after };
+}
+
+/** id-aa-signatureTimeStampToken: the seal's own time-stamp, whose authority's certificates it carries. */
+const SIGNATURE_TIMESTAMP = '1.2.840.113549.1.9.16.2.14';
+
+/** The certificates the seal, its time-stamp, the document time-stamps and the /DSS carry (DER). */
+async function evidenceCertificates(pdf: Buffer): Promise<Uint8Array[]> {
+  const bytes = wholePdf(pdf);
+  const found = findSeal(bytes);
+  if ('problem' in found) return [];
+  const certificates: Uint8Array[] = [];
+  const tokens: Buffer[] = [];
+  try {
+    const longTerm = await readLongTermData(bytes, found.seal);
+    certificates.push(...longTerm.dss.certs);
+    tokens.push(...longTerm.documentTimestamps.map((t) => t.token));
+  } catch {
+    // Checked before the renewal: what cannot be read here adds nothing.
+  }
+  for (const cms of [found.seal.contents, ...tokens]) certificates.push(...cmsCertificates(cms, true));
+  return certificates;
+}
+
+function cmsCertificates(der: Uint8Array, withTimestamp: boolean): Uint8Array[] {
+  try {
+    const signedData = readSignedData(der);
+    const found: Uint8Array[] = (signedData.certificates ?? [])
+      .filter((c): c is pkijs.Certificate => c instanceof pkijs.Certificate)
+      .map((c) => new Uint8Array(c.toSchema().toBER(false)));
+    if (withTimestamp) {
+      for (const attr of signedData.signerInfos[0]?.unsignedAttrs?.attributes ?? []) {
+        if (attr.type !== SIGNATURE_TIMESTAMP) continue;
+        for (const token of attr.values as { toBER(sizeOnly?: boolean): ArrayBuffer }[]) {
+          found.push(...cmsCertificates(new Uint8Array(token.toBER(false)), false));
+        }
+      }
+    }
+    return found;
+  } catch {
+    return [];
+  }
 }

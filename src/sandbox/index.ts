@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { SandboxConfig } from './config.js';
+import { installOutboundGuard, permitOutbound } from '../http/outbound.js';
+import { sandboxConfigFromEnv as readConfigFromEnv, type SandboxConfig } from './config.js';
 import { ProviderApi } from './api.js';
 import { CompletionPipeline } from './completion.js';
 import { SandboxControls } from './controls.js';
@@ -17,7 +18,19 @@ import { SandboxStore } from './store.js';
 import { SandboxTokens } from './tokens.js';
 import { WebhookDispatcher } from './webhooks.js';
 
-export { sandboxConfigFromEnv, type SandboxConfig } from './config.js';
+export type { SandboxConfig } from './config.js';
+
+/** Marks a configuration read from the environment: the one a sandbox process (npm run sandbox, the dev stack) runs with. */
+const OWN_PROCESS = Symbol('esign.sandbox.ownProcess');
+
+/**
+ * The sandbox's configuration from the environment (config.ts), marked as its process's own: a sandbox started with
+ * it guards the whole process's outbound requests (startSandbox), which a sandbox a test starts in its own process
+ * with `sandboxConfig` must not do to that process.
+ */
+export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
+  return Object.assign(readConfigFromEnv(env), { [OWN_PROCESS]: true });
+}
 
 export interface RunningSandbox {
   /** Base URL of the API (and of signing pages unless configured otherwise). */
@@ -71,13 +84,36 @@ export function sandboxConfig(overrides: Partial<SandboxConfig> & { dataDir: str
  * generated once and kept in the data directory, so they survive restarts.
  */
 export async function startSandbox(config: SandboxConfig): Promise<RunningSandbox> {
+  const webhookUrls = [...config.webhookUrls];
+  // The sandbox requests nothing but its webhooks, to the URLs it is configured with (the bridge, often on loopback
+  // or the cluster network, so they may be internal). In its own process every other request is refused, whatever
+  // asks (src/http/outbound.ts); the seal itself fetches nothing for a certificate in a document (seal.ts).
+  const withdraw = permitOutbound(() => ({ allow: webhookUrls.map(origin), internal: webhookUrls.map(origin) }));
+  if ((config as { [OWN_PROCESS]?: boolean })[OWN_PROCESS]) installOutboundGuard();
+  try {
+    return await start(config, webhookUrls, withdraw);
+  } catch (err) {
+    withdraw();
+    throw err;
+  }
+}
+
+/** A webhook URL's origin, or nothing for one that is not a URL (its deliveries fail on their own). */
+function origin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+}
+
+async function start(config: SandboxConfig, webhookUrls: string[], withdraw: () => void): Promise<RunningSandbox> {
   const store = new SandboxStore(config.dataDir);
   const seal = await SandboxSeal.open(store.pkiDir);
   const jwtSecret = config.jwtSecret ?? store.ensureMeta('jwt_secret', randomBytes(32).toString('base64url'));
   const webhookSecret = config.webhookSecret ?? store.ensureMeta('webhook_secret', `whsec_${randomBytes(32).toString('base64')}`);
   const tokens = new SandboxTokens(jwtSecret);
   const faults = new FaultInjector(config.faults ?? {});
-  const webhookUrls = [...config.webhookUrls];
   const embedOrigins = [...config.embedOrigins];
   const log = config.log
     ? (line: Record<string, unknown>) => console.log(JSON.stringify({ component: 'sandbox-webhooks', ...line }))
@@ -120,6 +156,8 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
       signing,
       embedOrigins: () => embedOrigins,
       publicUrl: () => baseUrl,
+      // The signing page's iframe host is one of the sandbox's names too (Host and Origin checks).
+      alsoReachedAt: () => [config.iframeBaseUrl],
       caCertificate: seal.caCertificate,
       sealPins: seal.sealPins,
       pki: seal,
@@ -172,6 +210,7 @@ export async function startSandbox(config: SandboxConfig): Promise<RunningSandbo
       await closing;
       clearTimeout(force);
       store.close();
+      withdraw();
     },
   };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { PDF } from '@libpdf/core';
 import * as pkijs from 'pkijs';
 import { sealPdf } from '../evidence/pades-sign.js';
+import { withGlobalFetchRefused } from '../http/outbound.js';
 import { RevocationAuthority, type Revocation } from '../evidence/revocation.js';
 import { TimestampAuthority } from '../evidence/timestamp.js';
 import { answerTimestampRequest } from '../evidence/tsa-protocol.js';
@@ -159,16 +160,23 @@ export class SandboxSeal {
       const cert = pkijs.Certificate.fromBER(der);
       return (await this.#revocation.issued(cert)) ? cert : undefined;
     };
-    const { bytes } = await doc.addArchivalData({
-      timestampAuthority: { timestamp: async (digest) => new Uint8Array(await this.#tsa.stamp(digest)) },
-      revocationProvider: {
-        getOCSP: async (der) => {
-          const cert = await ours(der);
-          return cert ? new Uint8Array(await this.#revocation.ocsp(cert)) : null;
+    // addArchivalData gathers validation data for every signed field of the document, a field the caller planted in
+    // the PDF it uploaded included, and walks each certificate's AIA caIssuers URL with the globalThis.fetch it takes
+    // when it starts (it accepts no fetch of ours): started with a fetch that refuses, no certificate in the document
+    // makes the sandbox request anything. Its own seal needs no walk (the CMS carries the chain up to the CA, the
+    // TSA's certificate names no URL), and revocation data comes from its own CA, below, for what it issued only.
+    const { bytes } = await withGlobalFetchRefused(() =>
+      doc.addArchivalData({
+        timestampAuthority: { timestamp: async (digest) => new Uint8Array(await this.#tsa.stamp(digest)) },
+        revocationProvider: {
+          getOCSP: async (der) => {
+            const cert = await ours(der);
+            return cert ? new Uint8Array(await this.#revocation.ocsp(cert)) : null;
+          },
+          getCRL: async (der) => ((await ours(der)) ? new Uint8Array(await this.#revocation.crl()) : null),
         },
-        getCRL: async (der) => ((await ours(der)) ? new Uint8Array(await this.#revocation.crl()) : null),
-      },
-    });
+      }),
+    );
     return Buffer.from(bytes);
   }
 }

@@ -25,6 +25,11 @@ export const WorkerEnv = z.object({
   ESIGN_ARCHIVE_S3_OBJECT_LOCK_DAYS: z.coerce.number().int().positive().max(36_500, 'must be at most 36500 (100 years)').optional(),
   ESIGN_DOCUMENT_ROOTS: envList,
   ESIGN_ALLOWED_URLS: envList,
+  /**
+   * Hosts of ESIGN_ALLOWED_URLS that may resolve to loopback, private or link-local addresses (a document store or a
+   * callback receiver on the internal network). An entry that is itself an IP address or `localhost` needs no mention.
+   */
+  ESIGN_ALLOWED_INTERNAL_HOSTS: envList,
   ESIGN_MAX_DOCUMENT_BYTES: z.coerce
     .number()
     .int()
@@ -96,6 +101,8 @@ export interface WorkerConfig {
     | undefined;
   documentRoots: string[];
   allowedUrls: string[];
+  /** Hosts of allowedUrls that may resolve to internal addresses (src/http/outbound.ts). */
+  allowedInternalHosts: string[];
   maxDocumentBytes: number;
   minReconcileInterval: string;
   /** Never logged. */
@@ -211,6 +218,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
       : undefined,
     documentRoots: e.ESIGN_DOCUMENT_ROOTS.map((r) => resolve(r)),
     allowedUrls: e.ESIGN_ALLOWED_URLS,
+    allowedInternalHosts: e.ESIGN_ALLOWED_INTERNAL_HOSTS,
     maxDocumentBytes: e.ESIGN_MAX_DOCUMENT_BYTES,
     minReconcileInterval: e.ESIGN_MIN_RECONCILE_INTERVAL,
     callbackSecrets: e.ESIGN_CALLBACK_SECRETS,

@@ -4,18 +4,19 @@ import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, type Worker } from '@temporalio/worker';
 import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
 import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
 import { dataConverterFromEnv, workerPlaintextPolicy } from '../codec/data-converter.js';
 import { ensureEvidenceUpkeepSchedule } from '../client/evidence-upkeep.js';
 import { EsignClient } from '../esign/client.js';
 import { HttpRevocationProvider } from '../evidence/revocation-client.js';
+import { boundedFetch, installOutboundGuard, OutboundPolicy, permitOutbound } from '../http/outbound.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
 import { templateStoreAt } from '../templates/env.js';
 import { objectStoreAt } from '../storage/s3-object-store.js';
 import type { WorkerConfig } from './config.js';
-import { createEsignWorker, workflowsPath } from './create-worker.js';
+import { bundleWorkflows, createEsignWorker } from './create-worker.js';
 
 export interface StartedWorker {
   worker: Worker;
@@ -38,12 +39,34 @@ function archiveStore(config: WorkerConfig): ArchiveStore {
   });
 }
 
-/** The evidence upkeep's sources and policy: the archive's trust (the same checks), the configured TSA and revocation URLs. */
-function upkeepDeps(upkeep: NonNullable<WorkerConfig['upkeep']>, trust: WorkerConfig['evidence']['trust']) {
+/** A time-stamping authority's answer: a token with its certificates is a few KiB. */
+const MAX_TSA_ANSWER = 1024 * 1024;
+
+/**
+ * The evidence upkeep's sources and policy: the archive's trust (the same checks), the configured TSA and revocation
+ * URLs. Revocation data is asked only for the certificates that trust covers, of the configured services or of
+ * allow-listed ones a certificate names (src/evidence/revocation-client.ts); the TSA over a bounded fetch.
+ */
+function upkeepDeps(upkeep: NonNullable<WorkerConfig['upkeep']>, config: WorkerConfig) {
+  const trust = config.evidence.trust;
+  const tsaOrigin = new URL(upkeep.tsaUrl).origin;
   return {
     sources: {
-      timestampAuthority: new HttpTimestampAuthority(upkeep.tsaUrl),
-      revocationProvider: new HttpRevocationProvider({ ocspUrl: upkeep.ocspUrl, crlUrl: upkeep.crlUrl }),
+      timestampAuthority: new HttpTimestampAuthority(upkeep.tsaUrl, {
+        fetch: boundedFetch({
+          maxBytes: MAX_TSA_ANSWER,
+          timeoutMs: 30_000,
+          // Configured by the operator: it may be internal (the sandbox in the dev stack, a service on the cluster network).
+          policy: new OutboundPolicy({ allow: [tsaOrigin], internal: [tsaOrigin] }),
+        }),
+      }),
+      revocationProvider: new HttpRevocationProvider({
+        ocspUrl: upkeep.ocspUrl,
+        crlUrl: upkeep.crlUrl,
+        trust,
+        allowedUrls: config.allowedUrls,
+        internalHosts: config.allowedInternalHosts,
+      }),
     },
     policy: {
       trust,
@@ -114,7 +137,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
   const bundle = config.workflowBundlePath
     ? { codePath: config.workflowBundlePath }
     : config.deployment
-      ? { code: (await bundleWorkflowCode({ workflowsPath, logger: quietBundler })).code }
+      ? { code: await bundleWorkflows(quietBundler) }
       : undefined;
   const deployment = config.deployment
     ? { name: config.deployment.name, buildId: config.deployment.buildId ?? (await buildIdOf(bundle!)) }
@@ -133,7 +156,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       callbackSecrets: config.callbackSecrets,
       callbackDelivery: { ...DEFAULT_CALLBACK_DELIVERY, attempts: config.callbackAttempts },
       evidence: config.evidence,
-      ...(config.upkeep ? { upkeep: upkeepDeps(config.upkeep, config.evidence.trust) } : {}),
+      ...(config.upkeep ? { upkeep: upkeepDeps(config.upkeep, config) } : {}),
       // Bulk send's files live beside the templates.
       ...(config.templateStore ? { templates: templateStoreAt(config.templateStore), objects: objectStoreAt(config.templateStore) } : {}),
     },
@@ -152,7 +175,14 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       await temporal.connection.close();
     }
   }
+  // From here on every request of this process goes through the guard (src/http/outbound.ts): document sources and
+  // callbacks (undici's request), and what libraries fetch on their own (Node's fetch uses the same dispatcher), to
+  // the allow-list only, and to internal addresses only for hosts allowed to be internal. The provider's client
+  // (its own pool, its own CA), Temporal (gRPC) and S3 (node:https) do not go through it.
+  const withdraw = permitOutbound({ allow: config.allowedUrls, internal: config.allowedInternalHosts });
+  installOutboundGuard();
   const done = worker.run().finally(async () => {
+    withdraw();
     await client.close();
     await connection.close();
   });
