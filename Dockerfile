@@ -21,5 +21,9 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production ESIGN_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 WORKDIR /app
 COPY --from=build /app /app
+# Where the services keep data and secrets (compose mounts volumes here, which start with these owners and modes):
+# the node user's alone. The code stays root's, so a compromised service cannot change it (compose also mounts the
+# root file system read-only).
+RUN install -d -o node -g node -m 0700 /data /data/sandbox /data/archive /data/documents /data/bridge /secrets
 USER node
 CMD ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "--import", "tsx", "src/worker/main.ts"]

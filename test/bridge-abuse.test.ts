@@ -17,6 +17,8 @@ import { connectToTestServer, freePort, uniqueTaskQueue, type TemporalTestContex
 const secret = newSecret();
 let bridge: Launched;
 let url: string;
+/** Readiness and metrics: never on the public port. */
+let internalUrl: string;
 let temporal: TemporalTestContext;
 /** The provider the bridge asks who owns a transaction: it knows none of the attacks' transactions. */
 let sandbox: TestSandbox;
@@ -36,9 +38,12 @@ beforeAll(async () => {
       ESIGN_PROVIDER_TOKEN: sandbox.token,
       BRIDGE_LOG: 'false',
       ESIGN_METRICS_ADDRESS: '',
+      // Thousands of requests from one address: the per-address limit has its own test (bridge-hardening).
+      BRIDGE_RATE_LIMIT: '0',
     },
     ready: /listening/,
   });
+  internalUrl = /readiness and metrics on (http:\/\/\S+)\/readyz/.exec(bridge.output())![1]!;
 });
 afterAll(async () => {
   await bridge?.stop();
@@ -204,6 +209,10 @@ it('answers thousands of hostile requests with 4xx, never 5xx, signals nothing i
 
   expect(wrong).toEqual([]);
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  // The public port serves the webhook route and liveness only; Temporal calls and counters are internal.
+  for (const path of ['/readyz', '/metrics']) expect((await fetch(`${url}${path}`)).status).toBe(404);
+  expect((await fetch(`${internalUrl}/readyz`)).status).toBe(200);
+  expect(await (await fetch(`${internalUrl}/metrics`)).text()).toMatch(/esign_bridge_webhooks_total\{outcome="unauthenticated"\} [1-9]/);
 
   // No rejected request reached Temporal: none of the transactions they named has an inbox.
   const reached: string[] = [];

@@ -84,10 +84,10 @@ describe('webhook bridge resilience', () => {
     });
     cleanups.push(() => bridge.stop());
     sandbox.running.webhookUrls.push(`${bridge.url}/webhooks/esign`);
-    expect((await fetch(`${bridge.url}/readyz`)).status).toBe(200);
+    expect((await fetch(`${bridge.internalUrl}/readyz`)).status).toBe(200);
 
     await temporal.teardown();
-    expect((await fetch(`${bridge.url}/readyz`)).status).toBe(503);
+    expect((await fetch(`${bridge.internalUrl}/readyz`)).status).toBe(503);
     const body = JSON.stringify(completedWebhook({ transactionId: crypto.randomUUID(), esignId: crypto.randomUUID() }));
     const refused = await postWebhook(bridge.url, body, signedHeaders(sandbox.running.webhookSecret, body));
     expect(refused.status).toBe(503);

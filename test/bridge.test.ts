@@ -52,7 +52,7 @@ describe('webhook bridge', () => {
     expect(result.status).toBe('completed');
     expect((await handle.query(statusQuery)).lastReconciledAt).toBeNull();
     expect(await signalsReceived(handle)).toBe(1);
-    const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
+    const metrics = await (await fetch(`${bridge.internalUrl}/metrics`)).text();
     expect(metrics).toMatch(/esign_bridge_webhooks_total\{outcome="accepted"\} [1-9]/);
     expect(metrics).toContain('esign_bridge_signal_seconds_bucket');
   });

@@ -13,6 +13,7 @@ const secrets = {
   SANDBOX_JWT_SECRET: 'x'.repeat(40),
   SANDBOX_ADMIN_TOKEN: 'a'.repeat(40),
   ESIGN_CODEC_AUTH_TOKEN: 'c'.repeat(40),
+  POSTGRES_PASSWORD: 'p'.repeat(40),
 };
 
 function compose(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -121,5 +122,87 @@ it('is secure by default: the worker verifies seals, the codec needs a token, an
 it('refuses to render without the secrets it needs', async () => {
   const missing = await compose(['config', '-q'], {});
   expect(missing.code).not.toBe(0);
-  expect(missing.stderr).toMatch(/ESIGN_CODEC_KEYS|ESIGN_WEBHOOK_SECRET|SANDBOX_JWT_SECRET/);
+  expect(missing.stderr).toMatch(/set (?:ESIGN_CODEC_KEYS|ESIGN_WEBHOOK_SECRET|SANDBOX_JWT_SECRET|POSTGRES_PASSWORD), see .env.example/);
+});
+
+it('has no default password: every secret is required, and .env.example lists each one', async () => {
+  const file = await readFile(`${root}/docker-compose.yml`, 'utf8');
+  // No secret falls back to a value when unset (an empty optional list is not a secret).
+  expect(file.match(/\$\{\w*(?:PASSWORD|SECRET|TOKEN|KEYS?)\w*:?-[^}]+\}/g) ?? []).toEqual([]);
+  const required = [...new Set([...file.matchAll(/\$\{(\w+):\?/g)].map((m) => m[1]!))].sort();
+  expect(required).toEqual([
+    'ESIGN_CODEC_AUTH_TOKEN',
+    'ESIGN_CODEC_KEYS',
+    'ESIGN_WEBHOOK_SECRET',
+    'POSTGRES_PASSWORD',
+    'SANDBOX_ADMIN_TOKEN',
+    'SANDBOX_JWT_SECRET',
+  ]);
+  // PostgreSQL's password used to default to "temporal".
+  const withoutPassword: Record<string, string> = { ...secrets };
+  delete withoutPassword.POSTGRES_PASSWORD;
+  const refused = await compose(['config', '-q'], withoutPassword);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toContain('set POSTGRES_PASSWORD');
+  // .env.example names every required variable, each with a placeholder the services refuse (test/bridge-hardening, test/codec).
+  const example = Object.fromEntries(
+    (await readFile(`${root}/.env.example`, 'utf8'))
+      .split('\n')
+      .filter((line) => /^\w+=/.test(line))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+  expect(Object.keys(example).sort()).toEqual(required);
+  for (const value of Object.values(example)) expect(value).toMatch(/REPLACE/);
+});
+
+it('is hardened: no capabilities, no privilege gain, read-only root file systems, internal ports unpublished, secrets 0600', async () => {
+  const services = servicesOf((await compose(['config'], secrets)).stdout);
+  const list = (block: string, key: string) =>
+    (new RegExp(`\\n {4}${key}:\\n((?: {4}- .*\\n?)+)`).exec(block)?.[1] ?? '')
+      .split('\n')
+      .map((l) => l.replace(/^\s*- /, '').trim())
+      .filter(Boolean);
+  for (const [name, block] of services) {
+    expect({ name, cap_drop: list(block, 'cap_drop') }).toEqual({ name, cap_drop: ['ALL'] });
+    expect({ name, security_opt: list(block, 'security_opt') }).toEqual({ name, security_opt: ['no-new-privileges:true'] });
+    expect({ name, privileged: /\n {4}privileged: true/.test(block) }).toEqual({ name, privileged: false });
+  }
+  // PostgreSQL's entrypoint hands its data directory to the postgres user: those capabilities and no others.
+  expect(list(services.get('postgresql')!, 'cap_add')).toEqual(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETGID', 'SETUID']);
+  for (const [name, block] of services)
+    if (name !== 'postgresql') expect({ name, cap_add: list(block, 'cap_add') }).toEqual({ name, cap_add: [] });
+  // The orchestrator's services and PostgreSQL: read-only root, a tmpfs /tmp, data on volumes.
+  for (const name of ['codec', 'sandbox', 'sandbox-token', 'bridge', 'worker', 'postgresql']) {
+    const block = services.get(name)!;
+    expect({ name, readOnly: /\n {4}read_only: true/.test(block) }).toEqual({ name, readOnly: true });
+    expect(list(block, 'tmpfs')).toContain('/tmp');
+  }
+  // The bridge: only the webhook port is published; readiness and metrics stay inside the container.
+  const bridge = services.get('bridge')!;
+  expect(publishedPorts(bridge).map((p) => p.target)).toEqual([4020]);
+  expect(bridge).toContain('BRIDGE_INTERNAL_HOST: 127.0.0.1');
+  expect(bridge).toMatch(/BRIDGE_INTERNAL_PORT: ['"]?4021['"]?/);
+  expect(bridge).toContain('http://127.0.0.1:4021/readyz');
+  expect(bridge).not.toContain(':4020/readyz');
+  expect(bridge).toContain('BRIDGE_REPLAY_STORE: /data/bridge/replay.sqlite');
+  // The codec's health check answers without the token.
+  expect(services.get('codec')).toContain('http://127.0.0.1:4030/healthz');
+  // Secrets on the shared volume: written 0600 by the image's user (not root), whom the bridge and the worker run as.
+  const token = services.get('sandbox-token')!;
+  expect(token).not.toMatch(/\n {4}user: /);
+  expect(token).toContain('mode:0o600');
+  expect(token).not.toMatch(/0o6[4-7][4-7]/);
+  expect(token.match(/\bw\('\/secrets\//g)).toHaveLength(3);
+  for (const [name, block] of services) expect({ name, user: /\n {4}user: (?:root|0)\b/.test(block) }).toEqual({ name, user: false });
+  // The image: data and secrets directories the node user's alone, and it runs as that user.
+  const dockerfile = await readFile(`${root}/Dockerfile`, 'utf8');
+  expect(dockerfile).toMatch(/install -d -o node -g node -m 0700 [^\n]*\/secrets/);
+  for (const dir of ['/data/sandbox', '/data/archive', '/data/documents', '/data/bridge']) expect(dockerfile).toContain(dir);
+  expect(
+    dockerfile
+      .trimEnd()
+      .split('\n')
+      .filter((l) => l.startsWith('USER '))
+      .at(-1),
+  ).toBe('USER node');
 });

@@ -199,6 +199,14 @@ describe('transactions', () => {
     });
   });
 
+  it('refuses a dot segment as an id before sending: `..` would climb out of /transactions/', async () => {
+    for (const id of ['.', '..']) {
+      const err = await expectError(client.getTransaction(id));
+      expect(err.kind).toBe('invalid_request');
+    }
+    expect(stub.requests).toHaveLength(0);
+  });
+
   it('keeps a base URL path prefix', async () => {
     const prefixed = new EsignClient({ baseUrl: `${stub.url}/api/v2/`, token: TOKEN });
     stub.handler = (_req, res) => sendJson(res, 200, { data: [], total: 0 });

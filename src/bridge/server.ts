@@ -5,8 +5,10 @@ import { ESIGN_EVENTS } from '../esign/events.js';
 import { EsignWebhook, WebhookEnvelope } from '../esign/schemas.js';
 import { issuesToProblemErrors } from '../util/zod-issues.js';
 import { sendProblem } from '../http/problem.js';
-import { authenticate, AuthenticationError, type AuthMode } from './authenticate.js';
+import { authenticate, AuthenticationError, UNAUTHENTICATED_DETAIL, type AuthMode } from './authenticate.js';
 import { deliverNotification, OwnerLookupError, TemporalUnavailableError, type OwnerDirectory } from './deliver.js';
+import { RateLimiter } from './rate-limit.js';
+import type { ReplayStore } from './replay-store.js';
 
 export interface BridgeServerDeps {
   client: Client;
@@ -20,7 +22,24 @@ export interface BridgeServerDeps {
   retryAfterSeconds: number;
   signalTimeoutMs: number;
   logger: boolean;
+  /** Per client address on the webhook route; perSecond 0 turns it off. Default: 100 per second, bursts of 200. */
+  rateLimit?: { perSecond: number; burst: number };
+  /** Fastify's trustProxy (whose X-Forwarded-For names the client). */
+  trustProxy?: boolean | number | string;
+  /** The public port's TLS certificate and key (PEM). */
+  tls?: { cert: string; key: string };
+  /** Webhook ids recorded in Temporal, beyond this process's memory. */
+  replay?: ReplayStore;
 }
+
+/** The bridge's two servers: the public one (webhooks, liveness) and the internal one (readiness, metrics). */
+export interface BridgeServers {
+  app: FastifyInstance;
+  internal: FastifyInstance;
+}
+
+/** What a failed authentication costs an address, in requests, on top of the request itself. */
+const FAILED_AUTH_SURCHARGE = 9;
 
 type Outcome =
   | 'accepted'
@@ -28,6 +47,8 @@ type Outcome =
   | 'duplicate'
   | 'ignored_event'
   | 'unauthenticated'
+  | 'replayed'
+  | 'rate_limited'
   | 'invalid'
   | 'too_large'
   | 'unsupported_media_type'
@@ -50,19 +71,34 @@ class RecentIds {
 /**
  * The webhook bridge: the one public door. A webhook is acknowledged (2xx)
  * only after Temporal accepted its signal; everything else is refused with a
- * problem+json and produces no signal. Stateless: any number of bridges can
- * serve the same endpoint, since deduplication is the workflows' job.
+ * problem+json and produces no signal. Any number of bridges can serve the
+ * same endpoint, since deduplication is the workflows' job (the replay store,
+ * when given, only saves them the work).
+ *
+ * The public server answers `POST /webhooks/esign` and `GET /healthz` (no
+ * Temporal call) and nothing else; readiness (a Temporal call) and metrics are
+ * on the internal server, which the caller binds to loopback or a private
+ * interface.
  */
-export async function buildBridgeServer(deps: BridgeServerDeps): Promise<FastifyInstance> {
-  const app = Fastify({
-    logger: deps.logger
-      ? {
-          redact: ['req.headers["webhook-signature"]', 'req.headers.authorization', 'req.headers["x-webhook-token"]'],
-          serializers: { req: (r: { method: string; url: string }) => ({ method: r.method, url: r.url }) },
-        }
-      : false,
+export async function buildBridgeServers(deps: BridgeServerDeps): Promise<BridgeServers> {
+  const logger = deps.logger
+    ? {
+        redact: ['req.headers["webhook-signature"]', 'req.headers.authorization', 'req.headers["x-webhook-token"]'],
+        serializers: { req: (r: { method: string; url: string; ip?: string }) => ({ method: r.method, url: r.url, ip: r.ip }) },
+      }
+    : false;
+  const hops = deps.trustProxy;
+  const options = {
+    logger,
     bodyLimit: deps.bodyLimitBytes,
-  });
+    ...(hops !== undefined ? { trustProxy: typeof hops === 'number' ? (_address: string, hop: number) => hop < hops : hops } : {}),
+  };
+  // Fastify's types follow its `https` option; the HTTPS instance is handled as a plain one below.
+  const app = deps.tls
+    ? (Fastify({ ...options, https: { cert: deps.tls.cert, key: deps.tls.key } }) as unknown as FastifyInstance)
+    : Fastify(options);
+  const internal = Fastify({ logger: false });
+  const limiter = new RateLimiter(deps.rateLimit ?? { perSecond: 100, burst: 200 });
   const registry = new Registry();
   const requests = new Counter({
     name: 'esign_bridge_webhooks_total',
@@ -100,9 +136,33 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
     request.log.error({ err: error }, 'bridge error');
     return sendProblem(reply, 500, 'internal error');
   });
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, 404, `no route for ${request.method} ${request.url.split('?')[0]}`));
+  const notFound = (request: { method: string; url: string }, reply: Parameters<typeof sendProblem>[0]) =>
+    sendProblem(reply, 404, `no route for ${request.method} ${request.url.split('?')[0]}`);
+  app.setNotFoundHandler(notFound);
+  internal.setNotFoundHandler(notFound);
 
-  app.post('/webhooks/esign', async (request, reply) => {
+  /** Every authentication failure, whatever the check, gets this one answer; the reason goes to the log only. */
+  const unauthenticated = (
+    request: { ip: string; log: { warn: (o: object, m: string) => void } },
+    reply: Parameters<typeof sendProblem>[0],
+    outcome: 'unauthenticated' | 'replayed',
+    reason: string,
+  ) => {
+    count(outcome);
+    limiter.charge(request.ip, FAILED_AUTH_SURCHARGE);
+    request.log.warn({ reason }, 'webhook rejected: not authenticated');
+    return sendProblem(reply, 401, UNAUTHENTICATED_DETAIL);
+  };
+
+  // Before the body is read: a flood is turned away at the cost of a map lookup.
+  const rateLimit = async (request: { ip: string }, reply: Parameters<typeof sendProblem>[0]) => {
+    const wait = limiter.take(request.ip);
+    if (wait === null) return;
+    count('rate_limited');
+    return sendProblem(reply, 429, 'too many requests from this address; retry later', { headers: { 'retry-after': String(wait) } });
+  };
+
+  app.post('/webhooks/esign', { onRequest: rateLimit }, async (request, reply) => {
     const raw = request.body;
     if (!Buffer.isBuffer(raw)) {
       count('unsupported_media_type');
@@ -112,9 +172,7 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
       authenticate(deps.auth, request.headers, raw);
     } catch (err) {
       if (!(err instanceof AuthenticationError)) throw err;
-      count('unauthenticated');
-      request.log.warn({ reason: err.message }, 'webhook rejected: not authenticated');
-      return sendProblem(reply, 401, err.message);
+      return unauthenticated(request, reply, 'unauthenticated', err.message);
     }
     let json: unknown;
     try {
@@ -139,7 +197,21 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
       return sendProblem(reply, 422, `${envelope.data.event} payload is invalid`, { errors: issuesToProblemErrors(notification.error) });
     }
     const { notificationId, transaction_id } = notification.data.data;
-    if (recent.has(notificationId)) {
+    // A redelivery is answered without a second signal; in shared-secret mode, where nothing signed says how old a
+    // request is, an id first recorded before the replay window is a replay and is refused like any forgery.
+    let verdict: 'new' | 'duplicate' | 'replayed';
+    try {
+      verdict = deps.replay ? deps.replay.check(notificationId) : recent.has(notificationId) ? 'duplicate' : 'new';
+    } catch (err) {
+      // Fail closed: the provider redelivers once the store answers again.
+      request.log.error({ notificationId, error: (err as Error).message }, 'replay store unavailable: asking the provider to redeliver');
+      return sendProblem(reply, 503, 'cannot check the notification now; retry later', {
+        headers: { 'retry-after': String(deps.retryAfterSeconds) },
+      });
+    }
+    if (verdict === 'replayed' && deps.auth.kind === 'shared-secret')
+      return unauthenticated(request, reply, 'replayed', `notification ${notificationId} was recorded before the replay window`);
+    if (verdict !== 'new') {
       count('duplicate');
       return reply.code(200).send({ status: 'duplicate', notificationId });
     }
@@ -153,6 +225,12 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
       });
       signalLatency.observe((performance.now() - started) / 1000);
       recent.add(notificationId);
+      try {
+        deps.replay?.record(notificationId);
+      } catch (err) {
+        // It is in Temporal already, which keeps it to one effect: a redelivery costs a lookup, nothing more.
+        request.log.error({ notificationId, error: (err as Error).message }, 'replay store did not record the notification');
+      }
       const { route, workflowId } = delivery;
       if (route === 'stale') {
         count('stale');
@@ -182,9 +260,11 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
     }
   });
 
+  // Liveness only: the process answers. No Temporal call, so it is cheap enough for the public port.
   app.get('/healthz', async () => ({ status: 'ok' }));
+  internal.get('/healthz', async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
+  internal.get('/readyz', async (_request, reply) => {
     try {
       await deps.connection.withDeadline(Date.now() + 2_000, () => deps.connection.workflowService.getSystemInfo({}));
       return { status: 'ready' };
@@ -193,7 +273,7 @@ export async function buildBridgeServer(deps: BridgeServerDeps): Promise<Fastify
     }
   });
 
-  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  internal.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 
-  return app;
+  return { app, internal };
 }

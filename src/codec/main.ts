@@ -1,21 +1,28 @@
 // `npm run codec-server`: the remote codec endpoint for the Temporal Web UI and CLI.
-import { parseEnv, splitList } from '../util/env.js';
+import { pino } from 'pino';
 import { AesGcmCodec, parseCodecKeys } from './aes-gcm-codec.js';
 import { codecKeysFromEnv } from './data-converter.js';
-import { CodecEnv } from './config.js';
+import { codecConfigFromEnv } from './config.js';
 import { buildCodecServer } from './server.js';
 
 async function main(): Promise<void> {
-  const env = parseEnv(CodecEnv, process.env, 'codec endpoint');
+  // Refuses, before anything is read, to serve decryption beyond loopback without a token, or with a weak one.
+  const config = codecConfigFromEnv();
   const keys = codecKeysFromEnv();
   if (!keys) throw new Error('set ESIGN_CODEC_KEYS or ESIGN_CODEC_KEYS_FILE');
   const app = await buildCodecServer({
     codec: new AesGcmCodec(parseCodecKeys(keys)),
-    corsOrigins: splitList(env.ESIGN_CODEC_CORS_ORIGINS),
-    ...(env.ESIGN_CODEC_AUTH_TOKEN ? { authToken: env.ESIGN_CODEC_AUTH_TOKEN } : {}),
+    corsOrigins: config.corsOrigins,
+    tokens: config.tokens,
+    // The audit trail of decryptions: token id, namespace, how many payloads; never their contents.
+    audit: pino({ base: { component: 'codec-endpoint' }, level: process.env.LOG_LEVEL ?? 'info' }),
   });
-  const url = await app.listen({ host: env.ESIGN_CODEC_HOST, port: env.ESIGN_CODEC_PORT });
-  process.stdout.write(`codec endpoint on ${url} (use it as the Web UI's codec endpoint)\n`);
+  const url = await app.listen({ host: config.host, port: config.port });
+  const access =
+    config.tokens.length === 0
+      ? 'open on loopback, no tokens'
+      : `${config.tokens.length} token(s): ${config.tokens.map((t) => `${t.id} (${t.namespaces === '*' ? 'all namespaces' : t.namespaces.join('|')}${t.encode ? ', encode' : ''})`).join(', ')}`;
+  process.stdout.write(`codec endpoint on ${url} (use it as the Web UI's codec endpoint; ${access})\n`);
 }
 
 main().catch((err: unknown) => {

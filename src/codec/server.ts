@@ -1,6 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import { sendProblem } from '../http/problem.js';
 import { describeIssues } from '../util/zod-issues.js';
@@ -29,21 +30,57 @@ const toJson = (p: Payload): JsonPayload => ({
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
+/** A bearer token of the codec endpoint and what it may do. */
+export interface CodecToken {
+  /** Names the token in the audit log (the token itself is never logged). */
+  id: string;
+  token: string;
+  /** The namespaces (the `X-Namespace` header the Web UI and CLI send) it may decode for; `*`: all. */
+  namespaces: readonly string[] | '*';
+  /** May it call `/encode` (make ciphertext workers accept)? Off unless granted. */
+  encode: boolean;
+}
+
 export interface CodecServerOptions {
   codec: PayloadCodec;
   /** Browser origins allowed to call (the Web UI's). */
   corsOrigins: readonly string[];
-  /** When set, requests need `Authorization: Bearer <token>`. */
+  /** One token for every namespace, decode only (`ESIGN_CODEC_AUTH_TOKEN`; `default` in the audit log). */
   authToken?: string;
+  /** Tokens with their namespaces and permissions. With none (and no authToken) the endpoint is open, for loopback only. */
+  tokens?: readonly CodecToken[];
+  /** Where each decode and encode (and each refusal) is recorded; default: JSON lines on stdout when tokens are set. */
+  audit?: Logger | false;
 }
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+const isLoopbackAddress = (address: string | undefined) =>
+  address !== undefined && (/^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address));
 
 /**
  * The remote codec endpoint (`POST /decode`, `POST /encode`) that lets the
  * Temporal Web UI and CLI show decrypted payloads to operators who may see them.
+ *
+ * With tokens, every `/decode` and `/encode` needs `Authorization: Bearer
+ * <token>` (one answer, 401, for a missing or wrong one), the namespace in
+ * `X-Namespace` must be one the token may decode for (403 otherwise), and
+ * `/encode` needs a token granted it. Without tokens the endpoint is open and
+ * serves both, but only to requests that reach it on a loopback address: it is
+ * a development tool then. `GET /healthz` is open either way. Every decryption
+ * is audited: token id, namespace, number of payloads, never their contents.
  */
 export async function buildCodecServer(options: CodecServerOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024 });
   const allowed = new Set(options.corsOrigins);
+  const tokens: CodecToken[] = [
+    ...(options.authToken ? [{ id: 'default', token: options.authToken, namespaces: '*' as const, encode: false }] : []),
+    ...(options.tokens ?? []),
+  ];
+  const hashed = tokens.map((t) => ({ token: t, digest: digest(`Bearer ${t.token}`) }));
+  const open = tokens.length === 0;
+  const audit =
+    options.audit === false ? undefined : (options.audit ?? (open ? undefined : pino({ base: { component: 'codec-endpoint' } })));
 
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;
@@ -54,26 +91,70 @@ export async function buildCodecServer(options: CodecServerOptions): Promise<Fas
       void reply.header('access-control-allow-headers', 'content-type, x-namespace, authorization');
       void reply.header('access-control-allow-methods', 'POST, OPTIONS');
     }
+    // A preflight carries no credentials: it is answered before authentication.
     if (request.method === 'OPTIONS') return reply.code(origin && allowed.has(origin) ? 204 : 403).send();
     if (origin && !allowed.has(origin)) return sendProblem(reply, 403, 'origin not allowed');
-    if (options.authToken) {
-      const given = Buffer.from(request.headers.authorization ?? '');
-      const expected = Buffer.from(`Bearer ${options.authToken}`);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected))
-        return sendProblem(reply, 401, 'missing or wrong bearer token');
-    }
   });
 
+  /** Who is asking, or a refusal already sent. */
+  const authorise = (request: FastifyRequest, reply: FastifyReply, direction: 'encode' | 'decode') => {
+    const header = request.headers['x-namespace'];
+    const namespace = typeof header === 'string' ? header.slice(0, 256) : null;
+    const refuse = (status: 401 | 403, detail: string, tokenId: string | null) => {
+      audit?.warn(
+        { event: `codec.${direction}`, outcome: 'refused', status, tokenId, namespace, ip: request.ip },
+        `codec ${direction} refused`,
+      );
+      if (status === 401) void reply.header('www-authenticate', 'Bearer');
+      return { refused: sendProblem(reply, status, detail) } as const;
+    };
+    if (open) {
+      if (!isLoopbackAddress(request.socket.localAddress))
+        return refuse(403, 'this codec endpoint has no tokens configured and answers on loopback only', null);
+      return { tokenId: 'anonymous', namespace } as const;
+    }
+    // Every token is compared, over fixed-length digests: neither the time nor the answer says which check failed.
+    const given = digest(request.headers.authorization ?? '');
+    let found: CodecToken | undefined;
+    for (const h of hashed) if (timingSafeEqual(given, h.digest)) found = h.token;
+    if (!found) return refuse(401, 'missing or wrong bearer token', null);
+    if (found.namespaces !== '*' && (namespace === null || !found.namespaces.includes(namespace)))
+      return refuse(
+        403,
+        `this token may not ${direction} for ${namespace === null ? 'a request without X-Namespace' : `namespace "${namespace}"`}`,
+        found.id,
+      );
+    if (direction === 'encode' && !found.encode) return refuse(403, 'this token may not encode', found.id);
+    return { tokenId: found.id, namespace } as const;
+  };
+
+  /** Who each authorised request is: decided before its body is read, so a stranger's 8 MiB is never parsed. */
+  const callers = new WeakMap<FastifyRequest, { tokenId: string; namespace: string | null }>();
   for (const direction of ['encode', 'decode'] as const) {
-    app.post(`/${direction}`, async (request, reply) => {
+    const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+      const who = authorise(request, reply, direction);
+      if ('refused' in who) return who.refused;
+      callers.set(request, who);
+    };
+    app.post(`/${direction}`, { onRequest }, async (request, reply) => {
+      const who = callers.get(request)!;
       const body = JsonPayloads.safeParse(request.body ?? {});
       if (!body.success) {
         return sendProblem(reply, 400, `body must be {payloads: [{metadata: {key: base64}, data: base64}]}: ${describeIssues(body.error)}`);
       }
+      const record = {
+        event: `codec.${direction}`,
+        tokenId: who.tokenId,
+        namespace: who.namespace,
+        payloads: body.data.payloads.length,
+        ip: request.ip,
+      };
       try {
         const out = await options.codec[direction](body.data.payloads.map(fromJson));
+        audit?.info({ ...record, outcome: 'ok' }, `codec ${direction}`);
         return { payloads: out.map(toJson) };
       } catch (err) {
+        audit?.warn({ ...record, outcome: 'failed' }, `codec ${direction} failed`);
         return sendProblem(reply, 400, `cannot ${direction}: ${(err as Error).message}`);
       }
     });

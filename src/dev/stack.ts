@@ -273,7 +273,7 @@ async function main(): Promise<void> {
     'dev',
     `  Sandbox API     ${sandbox.url}   (a dev token: curl -X POST -H 'content-type: application/json' -d '{}' ${sandbox.url}/_sandbox/tokens)`,
   );
-  say('dev', `  Webhook bridge  ${bridge.url}/webhooks/esign   (metrics: ${bridge.url}/metrics)`);
+  say('dev', `  Webhook bridge  ${bridge.url}/webhooks/esign   (readiness and metrics: ${bridge.internalUrl}/readyz, /metrics)`);
   say('dev', `  Codec endpoint  ${codecUrl}   (payloads are encrypted; the Web UI decodes through it)`);
   say('dev', `  Worker          task queue ${workerConfig.taskQueue}, archive ${workerConfig.archiveDir}`);
   say('dev', `  Templates       ${workerConfig.templateStore?.location ?? 'none'}   (npx esign template --help; docs/templates.md)`);

@@ -353,6 +353,8 @@ async function httpError(
 
 function encodeId(id: string): string {
   if (id.length === 0) throw new EsignApiError({ kind: 'invalid_request', operation: 'request', message: 'id is empty' });
+  // encodeURIComponent leaves dots alone: `..` would be a path segment that climbs out of /transactions/.
+  if (id === '.' || id === '..') throw new EsignApiError({ kind: 'invalid_request', operation: 'request', message: 'id is a dot segment' });
   return encodeURIComponent(id);
 }
 

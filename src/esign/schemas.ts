@@ -361,7 +361,8 @@ export type WebhookEnvelope = z.infer<typeof WebhookEnvelope>;
 const EventData = z.object({
   notificationId: Uuid,
   entity_id: Uuid,
-  transaction_id: z.string().min(1),
+  // A UUID like every id the provider issues: the bridge and the worker put it in the provider's URL path.
+  transaction_id: Uuid,
 });
 
 export const EsignCompletedWebhook = z.object({

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { envBool, parseEnv, splitList } from '../util/env.js';
+import { assertStrongSecret, assertStrongWhsec } from '../util/secret-strength.js';
 import { FaultConfig } from './faults.js';
 
 const csv = z
@@ -91,6 +92,10 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
   if ((e.SANDBOX_TLS_CERT === undefined) !== (e.SANDBOX_TLS_KEY === undefined)) {
     throw new Error('invalid sandbox configuration: SANDBOX_TLS_CERT and SANDBOX_TLS_KEY must be set together');
   }
+  // A value copied from .env.example signs tokens anyone can forge, or webhooks no receiver accepts.
+  if (e.SANDBOX_JWT_SECRET !== undefined) assertStrongSecret('SANDBOX_JWT_SECRET', e.SANDBOX_JWT_SECRET);
+  if (e.SANDBOX_ADMIN_TOKEN !== undefined) assertStrongSecret('SANDBOX_ADMIN_TOKEN', e.SANDBOX_ADMIN_TOKEN);
+  if (e.SANDBOX_WEBHOOK_SECRET !== undefined) assertStrongWhsec('SANDBOX_WEBHOOK_SECRET', e.SANDBOX_WEBHOOK_SECRET);
   return {
     host: e.SANDBOX_HOST,
     port: e.SANDBOX_PORT,

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { CreateTransactionRequest } from '../esign/schemas.js';
@@ -166,15 +166,23 @@ export class SandboxStore {
   readonly pkiDir: string;
 
   constructor(dataDir: string) {
-    mkdirSync(dataDir, { recursive: true });
+    // The database holds the JWT and webhook secrets and signers' passwords: readable by this user only. Directories
+    // the sandbox creates are 0700 (one that already exists is the operator's, left as it is); the file is created
+    // 0600 before SQLite opens it, an existing one is narrowed to 0600, and SQLite gives its -wal and -shm the
+    // database's mode (narrowed here too, for files left by an older version).
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     this.filesDir = join(dataDir, 'files');
     this.pkiDir = join(dataDir, 'pki');
-    mkdirSync(this.filesDir, { recursive: true });
-    this.#db = new Database(join(dataDir, 'sandbox.sqlite'));
+    mkdirSync(this.filesDir, { recursive: true, mode: 0o700 });
+    const file = join(dataDir, 'sandbox.sqlite');
+    closeSync(openSync(file, 'a', 0o600));
+    chmodSync(file, 0o600);
+    this.#db = new Database(file);
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('busy_timeout = 5000');
     this.#db.exec(SCHEMA);
+    for (const companion of [`${file}-wal`, `${file}-shm`]) if (existsSync(companion)) chmodSync(companion, 0o600);
     this.evidence = new EvidenceTables(this.#db);
   }
 
