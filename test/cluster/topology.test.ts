@@ -1,10 +1,9 @@
 // The production topology, for real: PostgreSQL and the Temporal server's
 // frontend, history, matching and internal-worker services as separate
 // processes (deploy/temporal/config.yaml), two workers, two bridges behind a
-// balancer, the sandbox. Transactions run end to end, then through the
-// faults only a cluster has: each service killed and restarted, PostgreSQL
-// killed and restarted, a worker and a bridge killed.
-import { readdir } from 'node:fs/promises';
+// balancer, the sandbox. A transaction runs end to end; the faults only a
+// cluster has (each service, PostgreSQL, workers and bridges killed) are the
+// cluster chaos run's (./chaos.test.ts), with its seeded schedule and checks.
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,49 +99,5 @@ describe('the production topology', () => {
         found.push(wf);
       if (found.length !== 1) throw new Error(`found ${found.length}`);
     });
-  });
-
-  it('finishes every transaction, each archived once, through killed history, matching and frontend services, a PostgreSQL crash, a worker and a bridge', async () => {
-    const before = new Set(await readdir(topology.archiveDir).catch(() => []));
-    const ids = Array.from({ length: 6 }, (_, i) => `cluster-faults-${Date.now()}-${i}`);
-    for (const id of ids.slice(0, 3))
-      await eventually(() => startEsignTransaction(client, input(id, '2 seconds'), { taskQueue: topology.taskQueue }));
-
-    await topology.temporal.kill('history');
-    await sleep(2000);
-    await topology.temporal.startService('history');
-    const first = await Promise.all(ids.slice(0, 3).map(awaitingSignatures));
-
-    await topology.temporal.kill('matching');
-    await topology.workers[0]!.kill();
-    await sleep(2000);
-    await topology.temporal.startService('matching');
-    await topology.workers[0]!.start();
-    for (const s of first) await signAll(s);
-
-    // A database crash (SIGKILL: recovery from the WAL) while transactions complete and archive.
-    await topology.pg.kill();
-    await sleep(2000);
-    await topology.pg.start();
-    for (const id of ids.slice(3))
-      await eventually(() => startEsignTransaction(client, input(id, '2 seconds'), { taskQueue: topology.taskQueue }));
-
-    await topology.temporal.kill('frontend');
-    await topology.bridges[1]!.kill();
-    await sleep(2000);
-    await topology.temporal.startService('frontend');
-    await topology.bridges[1]!.start();
-    const rest = await Promise.all(ids.slice(3).map(awaitingSignatures));
-    for (const s of rest) await signAll(s);
-
-    const results = await Promise.all(ids.map((id) => eventually(() => getEsignTransaction(client, id).result(), 240_000)));
-    expect(results.map((r) => r.status)).toEqual(ids.map(() => 'completed'));
-    // Exactly one archive per transaction, each with the provider's ZIP.
-    const archived = (await readdir(topology.archiveDir)).filter((d) => !before.has(d) && !d.startsWith('.'));
-    expect(archived.sort()).toEqual(results.map((r) => r.transactionId).sort());
-    for (const r of results) {
-      const provider = await topology.sandbox.control.inspect(r.transactionId!);
-      expect(r.archive?.sha256).toBe(provider?.zip?.sha256);
-    }
   });
 });
