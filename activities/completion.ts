@@ -44,15 +44,18 @@ export function createCompletionActivities(deps: CompletionDeps) {
     const body = JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data } satisfies IntegratorEventBody);
     let status: number;
     try {
+      const signal = callbackDeadline(20_000);
       const res = await request(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...deps.callbackSigner.headers(eventId(event.key), body) },
         body,
         headersTimeout: 15_000,
         bodyTimeout: 15_000,
+        signal,
       });
-      await res.body.dump();
       status = res.statusCode;
+      // The status is the answer; what follows it is read only until the deadline.
+      await res.body.dump({ signal }).catch(() => undefined);
     } catch (err) {
       const refused = policyRefusal(err);
       if (refused) throw ApplicationFailure.nonRetryable(`callback refused: ${refused.message}`, FailureType.UrlNotAllowed);
@@ -84,8 +87,10 @@ export function createCompletionActivities(deps: CompletionDeps) {
         // Within the activity's 30 s: a slow endpoint is an attempt that failed, not a worker that died.
         headersTimeout: 10_000,
         bodyTimeout: 10_000,
+        signal: callbackDeadline(15_000),
       });
-      await res.body.dump();
+      // The status is the answer; what follows it is read only for a moment.
+      await res.body.dump({ signal: callbackDeadline(5_000) }).catch(() => undefined);
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return { at, ms: Date.now() - started, status: res.statusCode, retry: !ok && isRetryableStatus(res.statusCode) };
     } catch (err) {
@@ -165,4 +170,13 @@ export function createCompletionActivities(deps: CompletionDeps) {
       await deliver(input.callbackUrl, input.event);
     },
   };
+}
+
+/**
+ * A callback's whole exchange ends by `ms`, or when the activity is cancelled: the timeouts undici takes are between
+ * chunks, and an endpoint that trickles its answer a byte at a time would otherwise hold an activity slot for ever
+ * (and each retry another).
+ */
+function callbackDeadline(ms: number): AbortSignal {
+  return AbortSignal.any([Context.current().cancellationSignal, AbortSignal.timeout(ms)]);
 }

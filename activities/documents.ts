@@ -134,7 +134,11 @@ async function openBeneath(realRoot: string, parts: readonly string[], label: st
     } catch (err) {
       throw openFailure(err, label);
     }
-    if (!(await file.stat()).isFile()) throw invalid(`${label}: local path is not a regular file`);
+    const st = await file.stat();
+    if (!st.isFile()) throw invalid(`${label}: local path is not a regular file`);
+    // A hard link under a root names a file that may live anywhere on its filesystem: every walk above sees
+    // only the link's path, so a file with more than one name is refused.
+    if (st.nlink > 1) throw notAllowed(`${label}: local path is a file with several names (a hard link); it is refused`);
     const name = await kernelName(file);
     if (name === undefined || !beneath(realRoot, name)) throw outsideRoots(label);
     const opened = file;
@@ -165,6 +169,11 @@ function openFailure(err: unknown, label: string): ApplicationFailure {
     case 'EACCES':
     case 'EPERM':
       return invalid(`${label}: the worker may not read this file`);
+    // A path no file can have (a NUL byte, a name over the filesystem's limit): asking again cannot help.
+    case 'ERR_INVALID_ARG_VALUE':
+    case 'ERR_INVALID_ARG_TYPE':
+    case 'ENAMETOOLONG':
+      return invalid(`${label}: local path is not a valid file name`);
     default:
       return unavailable(`${label}: cannot open the file (${code ?? 'error'})`);
   }

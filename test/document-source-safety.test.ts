@@ -3,7 +3,7 @@
 // trickles is cut off at its deadline. Issue 38.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -144,11 +144,12 @@ describe('a path source swapped for a symbolic link while it is read', () => {
 
   it('never uploads or hashes the outside file when the final component is swapped', async () => {
     const doc = join(root, 'raced.pdf');
-    await link(join(root, 'inside.pdf'), doc);
+    // Copies, not hard links: a file with several names is refused on its own.
+    await copyFile(join(root, 'inside.pdf'), doc);
     const [lnk, fresh] = [join(root, '.raced-link'), join(root, '.raced-file')];
     await startSwapper(
       `fs.symlinkSync(${JSON.stringify(join(outside, 'doc.pdf'))}, ${JSON.stringify(lnk)}); fs.renameSync(${JSON.stringify(lnk)}, ${JSON.stringify(doc)});` +
-        ` fs.linkSync(${JSON.stringify(join(root, 'inside.pdf'))}, ${JSON.stringify(fresh)}); fs.renameSync(${JSON.stringify(fresh)}, ${JSON.stringify(doc)});`,
+        ` fs.copyFileSync(${JSON.stringify(join(root, 'inside.pdf'))}, ${JSON.stringify(fresh)}); fs.renameSync(${JSON.stringify(fresh)}, ${JSON.stringify(doc)});`,
     );
     const { uploaded, refusals } = await uploadRepeatedly(doc);
     // Both sides of the race happened: some reads found the file, some the link (refused, never followed).
@@ -159,7 +160,7 @@ describe('a path source swapped for a symbolic link while it is read', () => {
   it('never uploads or hashes the outside file when a directory on the path is swapped', async () => {
     const dir = join(root, 'raced-dir');
     await mkdir(dir);
-    await link(join(root, 'inside.pdf'), join(dir, 'doc.pdf'));
+    await copyFile(join(root, 'inside.pdf'), join(dir, 'doc.pdf'));
     const [parked, lnk] = [join(root, '.raced-dir-parked'), join(root, '.raced-dir-link')];
     await symlink(outside, lnk);
     const q = JSON.stringify;
@@ -205,6 +206,18 @@ describe('path sources under the document roots', () => {
       const result = await upload({ documents: [{ title: 'x', source: { path } }] }, { documentRoots: [viaLink] });
       expect(result.sha256![result.storagePaths[0]!]).toBe(sha(insidePdf));
       expect(sha(await stored(result.storagePaths[0]!))).toBe(sha(insidePdf));
+    }
+  });
+
+  it('refuses a hard link under a root (it may name a file outside), and a path no file can have, for good', async () => {
+    // /tmp is one filesystem here, so the outside file can be linked in.
+    await link(join(outside, 'doc.pdf'), join(root, 'hard.pdf'));
+    const hard = await failure(upload({ documents: [{ title: 'x', source: { path: join(root, 'hard.pdf') } }] }));
+    expect(hard).toMatchObject({ nonRetryable: true });
+    expect(hard.message).toMatch(/^documents\[0\]: local path is a file with several names/);
+    for (const path of [join(root, 'nul\u0000.pdf'), join(root, `${'n'.repeat(300)}.pdf`)]) {
+      const bad = await failure(upload({ documents: [{ title: 'x', source: { path } }] }));
+      expect(bad, JSON.stringify(path.slice(-20))).toMatchObject({ nonRetryable: true });
     }
   });
 

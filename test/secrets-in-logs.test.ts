@@ -1,6 +1,6 @@
 // A full run with the worker and the bridge in their own processes, verbose
 // logging, and failures on the way (rejected webhooks, provider 429s and 5xx):
-// no secret may appear in anything they print.
+// no secret and nothing personal may appear in anything they print.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { writeFile } from 'node:fs/promises';
@@ -107,7 +107,7 @@ it('prints no bearer token, webhook secret, codec key or signer password in any 
       referenceId: `secrets-${Date.now()}`,
       documents: [
         {
-          title: 'Confidential',
+          title: 'Offer letter - Pat Secretary (pat@example.com)',
           source: { path: pdf! },
           tags: [{ type: 'SIGNATURETEMPLATE', x: 72, y: 120, width: 200, height: 30, page: 0, signerIndex: 0 }],
         },
@@ -138,5 +138,9 @@ it('prints no bearer token, webhook secret, codec key or signer password in any 
   expect(everything).toMatch(/ProviderUnavailable|HTTP 429|HTTP 5\d\d|rejected/); // the failures were logged…
   for (const secret of [sandbox.token, webhookSecret, webhookSecret.slice(6), codecKey, signerPassword]) {
     expect(everything.includes(secret), 'a secret appeared in the logs').toBe(false); // …without a secret
+  }
+  // …and without personal data: the signer's address and name, a title that names them.
+  for (const personal of ['pat@example.com', 'Secretary', 'Offer letter']) {
+    expect(everything.includes(personal), `"${personal}" appeared in the logs`).toBe(false);
   }
 }, 120_000);

@@ -25,7 +25,10 @@ import { templateColumns, type BulkTemplates } from '../bulk/template-rows.js';
 import type { ObjectStore } from '../storage/object-store.js';
 
 export interface BulkSendRequest {
-  /** A name people recognise (`Q3 NDAs`); with the template and the file, it makes the batch's id. */
+  /**
+   * A name people recognise (`Q3 NDAs`); with the template and the file, it makes the batch's id, which the server
+   * keeps in clear (workflow ids, a search attribute): no personal data, as for a referenceId.
+   */
   name: string;
   /** `NDA@3`, or `NDA` for its latest version (resolved now: the batch keeps that version). */
   template: string;
@@ -57,6 +60,9 @@ export async function sendBulk(
   stores: { objects: ObjectStore; templates: BulkTemplates },
   request: BulkSendRequest,
 ): Promise<SubmittedBatch> {
+  // The name is part of the batch's id, its rows' ids and a search attribute, all in clear on the server.
+  if (request.name.includes('@'))
+    throw new RangeError('the batch name becomes part of its id, in clear: it may not hold an e-mail address or other personal data');
   if (request.maxInFlight !== undefined && !(Number.isInteger(request.maxInFlight) && request.maxInFlight >= 1))
     throw new RangeError(`maxInFlight must be a whole number of at least 1 (got ${request.maxInFlight})`);
   if (request.rowsPerSecond !== undefined && !(request.rowsPerSecond >= MIN_ROWS_PER_SECOND))
