@@ -66,8 +66,11 @@ const TRANSACTION_PATHS = [
 /** Paths the state machine opened: a refused archive retried by an operator, a replace before a cancel. */
 const STATE_MACHINE_PATHS = ['archive-refused-then-retried.json', 'replace-then-cancel.json'];
 
-/** A bulk send with a bad row, signed to its end; one cancelled while it sends (from 0.2.0). */
-const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json'];
+/**
+ * A bulk send with a bad row, signed to its end; one cancelled while it sends; one cancelled while it writes its
+ * result and must then hand over, whose withdrawals go first (test/bulk-cancel-hang.test.ts records it) (from 0.2.0).
+ */
+const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json', 'bulk-cancel-in-hand-over-1.json', 'bulk-cancel-in-hand-over-2.json'];
 /** A completion of an earlier transaction of a reused referenceId, handed to the late path by the next run (from 0.2.0). */
 const STRAY_PATHS = ['stray-completion.json'];
 /**

@@ -82,19 +82,10 @@ export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarr
   batch.moveTo('following');
   let wait = ROOM_WAIT_MS;
   for (;;) {
-    if (batch.cancelPending) {
-      batch.moveTo('cancelling');
-      await step(BULK_FILES, 'Withdraw the batch’s unsigned transactions').cancelBatchTransactions({
-        batchId,
-        pages: batch.nextPage,
-        reason: 'the bulk send was cancelled',
-      });
-      batch.cancelsSent = true;
-      batch.moveTo('following');
-    }
+    if (batch.cancelPending) await sendCancels();
     const moved = await counts();
     wait = moved ? ROOM_WAIT_MS : Math.min(MAX_FOLLOW_WAIT_MS, Math.round(wait * 1.5));
-    // A cancel taken during the count is served first: its update waits for it, and so do the end and a hand-over.
+    // A cancel taken during the count is served first: its update waits for it (workflows/README.md, rule 1).
     if (batch.cancelPending) continue;
     if (batch.noneRunning) {
       // ------------------------------------------------ 4. report, one line per row
@@ -111,15 +102,35 @@ export async function esignBulkSend(input: BulkSendInput, carried?: BulkSendCarr
         await condition(allHandlersFinished);
         return { ...batch.progress(), resultUrl: written.url };
       }
-      // Still running after all (or a cancel came): follow on, after the wait.
+      // Still running after all, or a cancel came: follow on, after the wait (which a pending cancel ends at once;
+      // a hand-over sends its withdrawals first).
       batch.moveTo('following');
     }
     if (batch.historyFull()) return handOver();
     await condition(() => batch.cancelPending, wait);
   }
 
+  /** The withdrawals a cancel asked for: what its update waits for, sent by the loop only. */
+  async function sendCancels(): Promise<void> {
+    batch.moveTo('cancelling');
+    await step(BULK_FILES, 'Withdraw the batch’s unsigned transactions').cancelBatchTransactions({
+      batchId,
+      pages: batch.nextPage,
+      reason: 'the bulk send was cancelled',
+    });
+    batch.cancelsSent = true;
+    batch.moveTo('following');
+  }
+
   async function handOver(): Promise<never> {
-    await condition(allHandlersFinished);
+    // A cancel taken meanwhile (one accepted while the result was written, which sent the batch back to following)
+    // is served here, never waited on: its update waits for the withdrawals, so a hand-over waiting for its update
+    // would wait for ever. Once they are sent its update is answered, and the next run carries the cancel as sent.
+    for (;;) {
+      if (batch.cancelPending) await sendCancels();
+      await condition(() => batch.cancelPending || allHandlersFinished());
+      if (!batch.cancelPending) break;
+    }
     // Pinned like a transaction: a new run starts on the deployment's current version when that changed.
     if (workflowInfo().targetWorkerDeploymentVersionChanged)
       return makeContinueAsNewFunc<typeof esignBulkSend>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(input, batch.carry());

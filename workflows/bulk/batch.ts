@@ -97,7 +97,10 @@ export class Batch {
     return this.counts.inFlight + this.counts.waiting === 0;
   }
 
-  /** The cancel update: answered once the batch's transactions were asked to withdraw. */
+  /**
+   * The cancel update: answered once the batch's transactions were asked to withdraw. Only the loop asks them, and
+   * it does so before it waits, before it hands over and before it ends (workflows/README.md, rules 1 and 2).
+   */
   async cancel(): Promise<BatchProgress> {
     this.cancelRequested = true;
     this.#show();
