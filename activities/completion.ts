@@ -55,7 +55,7 @@ export function createCompletionActivities(deps: CompletionDeps) {
       });
       status = res.statusCode;
       // The status is the answer; what follows it is read only until the deadline.
-      await res.body.dump({ signal }).catch(() => undefined);
+      await res.body.dump({ limit: 128 * 1024, signal }).catch(() => undefined);
     } catch (err) {
       const refused = policyRefusal(err);
       if (refused) throw ApplicationFailure.nonRetryable(`callback refused: ${refused.message}`, FailureType.UrlNotAllowed);
@@ -90,7 +90,7 @@ export function createCompletionActivities(deps: CompletionDeps) {
         signal: callbackDeadline(15_000),
       });
       // The status is the answer; what follows it is read only for a moment.
-      await res.body.dump({ signal: callbackDeadline(5_000) }).catch(() => undefined);
+      await res.body.dump({ limit: 128 * 1024, signal: callbackDeadline(5_000) }).catch(() => undefined);
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return { at, ms: Date.now() - started, status: res.statusCode, retry: !ok && isRetryableStatus(res.statusCode) };
     } catch (err) {

@@ -43,7 +43,7 @@ function attempt(env: MockActivityEnvironment) {
     callbackSigner: new CallbackSigner([`whsec_${Buffer.from('a-callback-secret-of-24-bytes!!').toString('base64')}`]),
   });
   const run = (input: Attempt) => activities.attemptLoggedEvent(input);
-  return env.run(run, { callbackUrl: url, event } as unknown as Attempt);
+  return env.run<[Attempt], Awaited<ReturnType<typeof run>>, typeof run>(run, { callbackUrl: url, event } as unknown as Attempt);
 }
 
 it('gives up on a trickling endpoint when the activity is cancelled, and lets go of the connection', async () => {

@@ -71,6 +71,11 @@ const STATE_MACHINE_PATHS = ['archive-refused-then-retried.json', 'replace-then-
  * result and must then hand over, whose withdrawals go first (test/bulk-cancel-hang.test.ts records it) (from 0.2.0).
  */
 const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json', 'bulk-cancel-in-hand-over-1.json', 'bulk-cancel-in-hand-over-2.json'];
+/**
+ * A late completion whose ZIP was refused, refused again, then archived; and one of the code before that patch, which
+ * failed on the refused ZIP (test/late-completion-refused.test.ts) (from 0.2.0).
+ */
+const LATE_REFUSED_PATHS = ['late-completion-refused-then-retried.json', 'late-completion-refused-before-patch.json'];
 /** A completion of an earlier transaction of a reused referenceId, handed to the late path by the next run (from 0.2.0). */
 const STRAY_PATHS = ['stray-completion.json'];
 /**
@@ -106,7 +111,7 @@ const EXPECTED: Record<string, string[]> = {
     'cancel-in-hand-over-1.json',
     'cancel-in-hand-over-2.json',
   ],
-  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS, ...EVENT_LOG_PATHS, ...STRAY_PATHS],
+  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS, ...EVENT_LOG_PATHS, ...STRAY_PATHS, ...LATE_REFUSED_PATHS],
 };
 /** Workflow types whose open runs move to the current version (each declares AUTO_UPGRADE beside its definition). */
 const FOLLOW_CURRENT = ['esignInbox', 'esignLateCompletion', 'evidenceUpkeep', 'esignEventLog'];

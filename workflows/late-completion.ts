@@ -6,44 +6,134 @@
  * that archived is never started again (activities/inbox.ts), one that did
  * not (the provider said not completed, or it failed) may be. Operators find
  * these with `EsignStatus = "completed_late"`.
+ *
+ * A refusal is not an end, as for a transaction (transaction/endings.ts): a ZIP refused by verification, or a 4xx on
+ * the read or the download, leaves the run in `archive_invalid` with the reason (query `status`), told to the
+ * integrator, until an operator fixes the cause and asks `retryArchive` (`esign retry-archive`): the provider had
+ * its 200 and will not send the completion again.
  */
-import { log, patched, setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
-import type { EsignTransactionResult } from '../src/definitions/transaction.js';
-import type { LateCompletionInput, LateCompletionResult } from '../src/definitions/late-completion.js';
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  log,
+  metricMeter,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  setWorkflowOptions,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { EsignActivities } from '../activities/index.js';
+import type { ArchiveResult, EsignTransactionResult } from '../src/definitions/transaction.js';
+import {
+  lateCompletionStatusQuery,
+  lateRetryArchiveUpdate,
+  type LateCompletionInput,
+  type LateCompletionPhase,
+  type LateCompletionResult,
+  type LateCompletionStatus,
+} from '../src/definitions/late-completion.js';
+import { FailureType } from '../src/failures.js';
 import { ARCHIVE, PROVIDER, REPORT, step } from './activity-options.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { Clock } from './clock.js';
-import { LATE_EVENT_LOG_PATCH } from './patches.js';
+import { LATE_ARCHIVE_HELD_PATCH, LATE_EVENT_LOG_PATCH } from './patches.js';
 import { versioningBehavior } from './versioning.js';
+
+type Described = Awaited<ReturnType<EsignActivities['describeTransaction']>>;
+
+/** What the run knows of its transaction, which its query reads and its retries wait on. */
+class LateArchive {
+  phase: LateCompletionPhase = 'late_archiving';
+  /** The provider's record, once read. */
+  described: Described | undefined;
+  /** Why the last attempt was refused (the failure type and reason), and that type. */
+  problem: string | undefined;
+  problemType: string = FailureType.ArchiveInvalid;
+  refusals = 0;
+  /** `retryArchive` requests the loop has not taken up yet. */
+  retriesAsked = 0;
+  result: LateCompletionResult | null = null;
+
+  constructor(readonly transactionId: string) {}
+
+  get referenceId(): string | null {
+    return this.described ? (this.described.referenceId ?? this.transactionId) : null;
+  }
+
+  view(): LateCompletionStatus {
+    return {
+      phase: this.phase,
+      transactionId: this.transactionId,
+      referenceId: this.referenceId,
+      esignId: this.described?.esignId || null,
+      ...(this.phase === 'archive_invalid' && this.problem !== undefined ? { archiveProblem: this.problem } : {}),
+      refusals: this.refusals,
+      result: this.result,
+    };
+  }
+
+  /** The validator of `retryArchive`: refuses it, with the reason, unless the run waits in `archive_invalid`. */
+  refuseRetry(): void {
+    if (this.phase !== 'archive_invalid') throw new Error(`late completion is ${this.phase}: only a refused archive can be retried`);
+  }
+
+  /** An operator's retry: the loop takes it up (it waits for nothing else in `archive_invalid`); answered with how it went. */
+  async retry(): Promise<EsignTransactionResult> {
+    const refusals = this.refusals;
+    this.retriesAsked++;
+    await condition(() => this.result !== null || this.refusals > refusals);
+    if (this.result?.report) return this.result.report;
+    if (this.result) {
+      const why = `the provider says the transaction is ${this.result.providerStatus}: nothing to archive`;
+      throw ApplicationFailure.nonRetryable(why, FailureType.TransactionFinished);
+    }
+    throw ApplicationFailure.nonRetryable(`refused again: ${this.problem ?? ''}`, this.problemType);
+  }
+}
+
+/** A failure no retry of the activity changes (a refused ZIP, a 4xx): an operator's to fix. */
+function refusal(err: unknown): ApplicationFailure | undefined {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable ? err.cause : undefined;
+}
 
 export async function esignLateCompletion(input: LateCompletionInput): Promise<LateCompletionResult> {
   const clock = new Clock();
+  const late = new LateArchive(input.transactionId);
+  setHandler(lateCompletionStatusQuery, () => late.view());
+  setHandler(lateRetryArchiveUpdate, () => late.retry(), { validator: () => late.refuseRetry() });
   upsertSearchAttributes([
     { key: EsignTransactionId, value: input.transactionId },
     { key: EsignStatus, value: 'late_archiving' },
   ]);
-  const described = await step(PROVIDER, 'Read the transaction that completed late').describeTransaction(input.transactionId);
-  if (described.status !== 'completed') {
+  let archive: ArchiveResult | undefined;
+  for (;;) {
+    try {
+      archive = await archiveOnce(input, late);
+      break;
+    } catch (err) {
+      const refused = refusal(err);
+      // Runs recorded before the patch failed here.
+      if (!refused || !patched(LATE_ARCHIVE_HELD_PATCH)) throw err;
+      await hold(input, late, refused, clock);
+      await condition(() => late.retriesAsked > 0);
+      late.retriesAsked = 0;
+      late.phase = 'late_archiving';
+      upsertSearchAttributes([{ key: EsignStatus, value: 'late_archiving' }]);
+      setCurrentDetails('');
+    }
+  }
+  const described = late.described!;
+  if (!archive) {
+    late.phase = 'late_not_completed';
     upsertSearchAttributes([{ key: EsignStatus, value: 'late_not_completed' }]);
     log.warn('a completion was reported, but the provider says otherwise; nothing to archive', { providerStatus: described.status });
-    return { status: 'not_completed', transactionId: input.transactionId, providerStatus: described.status, report: null };
+    return end(late, { status: 'not_completed', transactionId: input.transactionId, providerStatus: described.status, report: null });
   }
-  const referenceId = described.referenceId ?? input.transactionId;
-  upsertSearchAttributes([
-    { key: EsignReferenceId, value: referenceId },
-    { key: EsignId, value: described.esignId },
-  ]);
-  const archive = await step(ARCHIVE, 'Download, verify and archive the late-signed ZIP').archiveCompletedDocuments({
-    referenceId,
-    transactionId: input.transactionId,
-    esignId: described.esignId,
-    // With the hashes of what the ended workflow uploaded, the archive checks the provider signed exactly that.
-    documents: described.documents.map((d) => {
-      const sha256 = input.originals?.[d.StoragePath];
-      return { ...d, ...(sha256 ? { sha256 } : {}) };
-    }),
-    ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
-  });
+  const referenceId = late.referenceId!;
+  late.phase = 'completed_late';
   upsertSearchAttributes([{ key: EsignStatus, value: 'completed_late' }]);
   const report: EsignTransactionResult = {
     status: 'completed',
@@ -84,7 +174,73 @@ export async function esignLateCompletion(input: LateCompletionInput): Promise<L
   } catch (err) {
     log.error('late completion could not be reported to the callback', { error: (err as Error).message });
   }
-  return { status: 'archived', transactionId: input.transactionId, providerStatus: described.status, report };
+  return end(late, { status: 'archived', transactionId: input.transactionId, providerStatus: described.status, report });
+}
+
+/**
+ * Reads the provider's record (once: a retry after a refused archive does not read it again), then downloads,
+ * verifies and archives the ZIP. Undefined when the provider says the transaction is not completed.
+ */
+async function archiveOnce(input: LateCompletionInput, late: LateArchive): Promise<ArchiveResult | undefined> {
+  if (!late.described) {
+    late.described = await step(PROVIDER, 'Read the transaction that completed late').describeTransaction(input.transactionId);
+    if (late.described.status === 'completed') {
+      upsertSearchAttributes([
+        { key: EsignReferenceId, value: late.referenceId! },
+        { key: EsignId, value: late.described.esignId },
+      ]);
+    }
+  }
+  if (late.described.status !== 'completed') return undefined;
+  return step(ARCHIVE, 'Download, verify and archive the late-signed ZIP').archiveCompletedDocuments({
+    referenceId: late.referenceId!,
+    transactionId: input.transactionId,
+    esignId: late.described.esignId,
+    // With the hashes of what the ended workflow uploaded, the archive checks the provider signed exactly that.
+    documents: late.described.documents.map((d) => {
+      const sha256 = input.originals?.[d.StoragePath];
+      return { ...d, ...(sha256 ? { sha256 } : {}) };
+    }),
+    ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+  });
+}
+
+/** Nothing archived, for a reason an operator can fix: waits in `archive_invalid`, says why, tells the integrator. */
+async function hold(input: LateCompletionInput, late: LateArchive, refused: ApplicationFailure, clock: Clock): Promise<void> {
+  late.problemType = refused.type ?? FailureType.ArchiveInvalid;
+  late.problem = `${late.problemType}: ${refused.message}`;
+  late.refusals++;
+  late.phase = 'archive_invalid';
+  upsertSearchAttributes([{ key: EsignStatus, value: 'archive_invalid' }]);
+  setCurrentDetails(`Archive refused, waiting for an operator: ${late.problem}`);
+  metricMeter.createCounter('esign_archive_refused', 'archives', 'Completed ZIPs refused by verification').add(1);
+  log.error('the late completion could not be archived: nothing archived; fix the cause, then retryArchive', { problem: late.problem });
+  const referenceId = late.referenceId;
+  if (!input.callbackUrl) return;
+  // The transaction's event log is found by its referenceId, which only the provider's record gives.
+  if (!referenceId) return log.warn('the integrator is not told of the refusal: the provider’s record was not read');
+  try {
+    await step(REPORT, 'Tell the integrator the late archive was refused').appendToEventLog({
+      referenceId,
+      callbackUrl: input.callbackUrl,
+      event: {
+        type: 'transaction.archive_invalid',
+        // Its own keys: the owner's log may hold the transaction workflow's own refusals.
+        key: `${input.transactionId}:transaction.archive_invalid:late:${late.refusals}`,
+        occurredAt: clock.iso(),
+        data: { referenceId, transactionId: input.transactionId, problem: late.problem },
+      },
+    });
+  } catch (err) {
+    log.error('the refused late archive could not be told to the integrator', { error: (err as Error).message });
+  }
+}
+
+/** The result, once every retry waiting on it has its answer. */
+async function end(late: LateArchive, result: LateCompletionResult): Promise<LateCompletionResult> {
+  late.result = result;
+  await condition(allHandlersFinished);
+  return result;
 }
 
 // Auto-upgrade: under Worker Versioning a run moves to the deployment's current version at its next task, so a

@@ -29,3 +29,8 @@ export const LATE_RETRY_PATCH = 'inbox-retries-late-completion';
  * histories before it sent it straight to the callback, unnumbered.
  */
 export const LATE_EVENT_LOG_PATCH = 'late-completion-through-event-log';
+/**
+ * A refused late archive (a ZIP refused by verification, a 4xx on the read or the download) waits in `archive_invalid`
+ * for an operator's `retryArchive`, and tells the integrator; histories before it failed the run there.
+ */
+export const LATE_ARCHIVE_HELD_PATCH = 'late-completion-holds-refused-archive';

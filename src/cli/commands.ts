@@ -6,16 +6,18 @@ import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { s3Client } from '../archive/s3-store.js';
 import {
+  AmbiguousArchiveRetry,
   cancelEsignTransaction,
   getEsignStatus,
   getEsignTransaction,
   InvalidTransactionInput,
   issueSigningUrl,
+  retryEsignArchive,
   startEsignTransaction,
 } from '../client/transactions.js';
 import { describeIssues } from '../util/zod-issues.js';
 import { hashFile, writeHashed } from '../util/streams.js';
-import { retryArchiveUpdate, WORKFLOW_TYPE, type EsignTransactionResult, type EsignTransactionStatus } from '../definitions/transaction.js';
+import { WORKFLOW_TYPE, type EsignTransactionResult, type EsignTransactionStatus } from '../definitions/transaction.js';
 import { EsignTransactionInput, type DocumentInput, type ParticipantInput } from '../transaction/input.js';
 import { CliError, Exit, type CliContext } from './context.js';
 
@@ -185,9 +187,17 @@ export async function cancel(ctx: CliContext, referenceId: string, reason?: stri
   return found(referenceId, () => cancelEsignTransaction(ctx.client, referenceId, reason));
 }
 
-/** Archives again a completed transaction whose ZIP was refused (phase archive_invalid), once its cause is fixed. */
-export async function retryArchive(ctx: CliContext, referenceId: string) {
-  return found(referenceId, () => getEsignTransaction(ctx.client, referenceId).executeUpdate(retryArchiveUpdate));
+/**
+ * Archives again a completed transaction whose ZIP was refused (phase archive_invalid), once its cause is fixed: the
+ * transaction by its referenceId, or a late completion (archive_invalid too) by its transactionId or referenceId.
+ */
+export async function retryArchive(ctx: CliContext, id: string) {
+  try {
+    return await found(id, () => retryEsignArchive(ctx.client, id));
+  } catch (err) {
+    if (err instanceof AmbiguousArchiveRetry) throw new CliError(err.message, Exit.usage);
+    throw err;
+  }
 }
 
 /** Copies the archived ZIP of a completed transaction into `dir`, checking its SHA-256 against the manifest. */

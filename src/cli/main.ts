@@ -106,9 +106,9 @@ program
   });
 
 program
-  .command('retry-archive <referenceId>')
+  .command('retry-archive <referenceIdOrTransactionId>')
   .description(
-    'archive again a completed transaction whose ZIP was refused (status archive_invalid), after fixing the cause (e.g. ESIGN_TRUST_ANCHORS) and restarting the workers',
+    'archive again a completed transaction whose ZIP was refused (status archive_invalid), or a late completion waiting so, after fixing the cause (e.g. ESIGN_TRUST_ANCHORS) and restarting the workers',
   )
   .action(async (referenceId: string) => {
     const result = await withContext((ctx) => commands.retryArchive(ctx, referenceId));

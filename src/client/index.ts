@@ -5,13 +5,14 @@
  * server library (fastify, SQLite, PDF, PKI, the AWS SDK): test/client-package.test.ts checks the packed tarball.
  */
 
-// Transactions: start (idempotent per referenceId), follow, signing URLs, cancel.
+// Transactions: start (idempotent per referenceId), follow, signing URLs, cancel, an archive retried.
 export {
   cancelEsignTransaction,
   getEsignStatus,
   getEsignTransaction,
   InvalidTransactionInput,
   issueSigningUrl,
+  retryEsignArchive,
   startEsignTransaction,
 } from './transactions.js';
 export type { StartedTransaction, StartOptions } from './transactions.js';

@@ -1,10 +1,11 @@
-import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { Priority } from '@temporalio/common';
 import { describeIssues } from '../util/zod-issues.js';
 import {
   cancelUpdate,
   DEFAULT_TASK_QUEUE,
   issueSigningUrlUpdate,
+  retryArchiveUpdate,
   statusQuery,
   WORKFLOW_TYPE,
   type EsignTransactionResult,
@@ -14,11 +15,22 @@ import {
   type IssuedSigningUrl,
   type IssueSigningUrlRequest,
 } from '../definitions/transaction.js';
+import {
+  LATE_COMPLETION_WORKFLOW_TYPE,
+  lateCompletionIdFor,
+  lateRetryArchiveUpdate,
+  type EsignLateCompletionWorkflow,
+} from '../definitions/late-completion.js';
 import { EsignTransactionInput } from '../transaction/input.js';
 import { EsignBatchId, EsignReferenceId, EsignStatus } from '../definitions/search-attributes.js';
 
 export class InvalidTransactionInput extends Error {
   override readonly name = 'InvalidTransactionInput';
+}
+
+/** More than one late completion of a referenceId waits for a retry of its archive: name one by its transactionId. */
+export class AmbiguousArchiveRetry extends Error {
+  override readonly name = 'AmbiguousArchiveRetry';
 }
 
 export interface StartOptions {
@@ -138,4 +150,57 @@ export async function issueSigningUrl(client: Client, referenceId: string, reque
  */
 export async function cancelEsignTransaction(client: Client, referenceId: string, reason?: string): Promise<EsignTransactionResult> {
   return getEsignTransaction(client, referenceId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] });
+}
+
+/**
+ * Archives again a completed transaction whose ZIP was refused (`archive_invalid`), once its cause is fixed. `id` is
+ * the transaction's referenceId, or the provider's transactionId of a late completion (a completion after its
+ * workflow ended, docs/webhooks.md point 5) waiting in `archive_invalid`; by the referenceId, such a late completion
+ * is found (in visibility) when the transaction workflow of that referenceId is not itself the one waiting. Returns
+ * the archived result; fails with the reason when refused again or when nothing of that id waits (the transaction
+ * workflow's validator says why, or `WorkflowNotFoundError`), and with `AmbiguousArchiveRetry` when several late
+ * completions of the referenceId wait.
+ */
+export async function retryEsignArchive(client: Client, id: string): Promise<EsignTransactionResult> {
+  const late = await lateCompletionWaitingFor(client, id);
+  if (late) return late.executeUpdate(lateRetryArchiveUpdate);
+  return getEsignTransaction(client, id).executeUpdate(retryArchiveUpdate);
+}
+
+async function lateCompletionWaitingFor(client: Client, id: string): Promise<WorkflowHandle<EsignLateCompletionWorkflow> | undefined> {
+  const running = async (workflowId: string) => {
+    const described = await client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return undefined;
+        throw err;
+      });
+    return described?.status.name === 'RUNNING' ? described : undefined;
+  };
+  // A transactionId names its late completion.
+  const byTransaction = await running(lateCompletionIdFor(id));
+  if (byTransaction?.type === LATE_COMPLETION_WORKFLOW_TYPE) return client.workflow.getHandle(byTransaction.workflowId);
+  // A referenceId: its transaction workflow when that is the one waiting; else a late completion of it that waits.
+  const transaction = await running(workflowIdFor(id));
+  if (transaction?.typedSearchAttributes.get(EsignStatus) === 'archive_invalid') return undefined;
+  // The id goes into the query as a string literal: one that could close the literal is not looked up.
+  if (/['"\\]/.test(id)) return undefined;
+  const query =
+    `WorkflowType = '${LATE_COMPLETION_WORKFLOW_TYPE}' AND ${EsignReferenceId.name} = '${id}' AND ` +
+    `${EsignStatus.name} = 'archive_invalid' AND ExecutionStatus = 'Running'`;
+  const waiting: string[] = [];
+  try {
+    for await (const wf of client.workflow.list({ query })) waiting.push(wf.workflowId);
+  } catch {
+    // A server whose visibility cannot be searched so: the referenceId names the transaction workflow only.
+    return undefined;
+  }
+  if (waiting.length > 1) {
+    const ids = waiting.map((w) => w.slice(lateCompletionIdFor('').length)).join(', ');
+    throw new AmbiguousArchiveRetry(
+      `${waiting.length} late completions of referenceId "${id}" wait in archive_invalid: retry each by its transactionId (${ids})`,
+    );
+  }
+  return waiting[0] === undefined ? undefined : client.workflow.getHandle(waiting[0]);
 }

@@ -1,8 +1,9 @@
 /**
- * The late-completion workflow's public names: its type, id, input and
- * result. Started by the inbox (activities/inbox.ts) and, in a rare race, by
- * the transaction workflow itself.
+ * The late-completion workflow's public names: its type, id, input, result
+ * and messages. Started by the inbox (activities/inbox.ts) and, in a rare
+ * race, by the transaction workflow itself.
  */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { EsignOutcome, EsignTransactionResult } from './transaction.js';
 
 /**
@@ -41,6 +42,38 @@ export interface LateCompletionResult {
   providerStatus: string;
   report: EsignTransactionResult | null;
 }
+
+/**
+ * Where a late completion is, also its `EsignStatus` search attribute. `archive_invalid`, as for a transaction: the
+ * provider's record could not be read or its ZIP was refused (`archiveProblem` says why); nothing is archived, and
+ * the workflow waits for an operator's `retryArchive` once the cause is fixed.
+ */
+export type LateCompletionPhase = 'late_archiving' | 'archive_invalid' | 'completed_late' | 'late_not_completed';
+
+export interface LateCompletionStatus {
+  phase: LateCompletionPhase;
+  transactionId: string;
+  /** From the provider's record: null until it is read. */
+  referenceId: string | null;
+  esignId: string | null;
+  /** Why nothing could be archived (the failure type and reason), while the phase is `archive_invalid`. */
+  archiveProblem?: string;
+  /** Attempts refused so far (each told to the integrator as `transaction.archive_invalid`). */
+  refusals: number;
+  result: LateCompletionResult | null;
+}
+
+export const lateCompletionStatusQuery = defineQuery<LateCompletionStatus>('status');
+
+/**
+ * In phase `archive_invalid`, reads the provider's record (if it was not read yet) and downloads, verifies and
+ * archives the ZIP again, once an operator has fixed the cause (a trust anchor, the provider's credentials). Returns
+ * the late archive's report (`status: 'completed'`) when it is archived; fails with the reason (`ArchiveInvalid`,
+ * `ProviderRejected`, …) when it is refused again (the workflow keeps waiting), and with `TransactionFinished` when
+ * the provider's record says there is nothing to archive (the workflow ends `not_completed`). `esign retry-archive`
+ * finds a late completion by its transactionId or referenceId (`retryEsignArchive`).
+ */
+export const lateRetryArchiveUpdate = defineUpdate<EsignTransactionResult, []>('retryArchive');
 
 /** The workflow's signature, for clients that start it by its type name. */
 export type EsignLateCompletionWorkflow = (input: LateCompletionInput) => Promise<LateCompletionResult>;
