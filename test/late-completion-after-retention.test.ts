@@ -45,7 +45,7 @@ afterAll(async () => {
 it('archives a completion that arrives after its owner ended at once, not after days', async () => {
   const worker = await timeSkippingWorker(env, sandbox, pdf, QUEUE, { callbackSecrets: [secret], allowedUrls: [receiver.server.url] });
   await worker.runUntil(async () => {
-    const referenceId = 'late-after-retention-1';
+    const referenceId = 'after-retention-1';
     const { handle } = await startEsignTransaction(
       env.client,
       leaseInput(pdf, {

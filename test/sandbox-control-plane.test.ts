@@ -67,7 +67,7 @@ it('DNS rebinding: on loopback without a token, answers only to the names it is 
   const { port } = new URL(sb.running.url);
   const json = { 'content-type': 'application/json' };
   // An attacker's name pointed at 127.0.0.1: the browser sends its own name as Host.
-  for (const host of ['rebind.attacker.example', `rebind.attacker.example:${port}`, `127.0.0.1:${Number(port) + 1}`, '127.0.0.1']) {
+  for (const host of ['rebind.attacker.example', `rebind.attacker.example:${port}`, `127.0.0.1:${Number(port) + 1}`]) {
     const minted = await send(`${sb.running.url}/_sandbox/tokens`, 'POST', { ...json, host }, JSON.stringify({ ttlSeconds: 315360000 }));
     expect(minted.status, host).toBe(403);
     expect(minted.type).toContain('application/problem+json');

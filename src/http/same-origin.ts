@@ -50,6 +50,10 @@ export function reachOf(server: Server, options: { https: boolean; urls?: () => 
     for (const name of [...LOOPBACK_NAMES, bound]) {
       const host = hostOf(scheme, `${name}:${address.port}`);
       if (host) hosts.add(host);
+      // OpenSSL's HTTP client (`openssl ocsp -url`) sends the name without its port. A loopback name is never a
+      // rebound one, whatever the port says, so it is accepted bare too.
+      const bare = hostOf(scheme, name);
+      if (bare) hosts.add(bare);
     }
     for (const u of configured) hosts.add(u.host);
     return { scheme, hosts, origins };
