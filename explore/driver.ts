@@ -35,6 +35,7 @@ import {
 import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { eventLogIdFor } from '../src/definitions/event-log.js';
 import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
+import { lateCompletionIdFor, lateCompletionStatusQuery, lateRetryArchiveUpdate } from '../src/definitions/late-completion.js';
 import { createExplorerActivities } from './activities.js';
 import { Aftermath, errorText } from './aftermath.js';
 import { retryArchiveUpdate, type WorkflowFeatures } from './features.js';
@@ -430,8 +431,27 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     for (const until of [last + 3 * DAY + HOUR, last + 8 * DAY]) {
       await advanceTo(until);
       if ((await after.openAfterEnd()).length === 0) return;
+      await repairRefusedLateArchives();
     }
     stillOpen.push(...(await after.openAfterEnd()));
+  }
+
+  /**
+   * A late completion whose ZIP was refused waits in archive_invalid for an operator, as the transaction does: the
+   * operator repairs the ZIP and retries it (`esign retry-archive`), as the schedule's fixZip does for the transaction.
+   */
+  async function repairRefusedLateArchives(): Promise<void> {
+    for (const t of model.byReference(referenceId)) {
+      const late = client.workflow.getHandle(lateCompletionIdFor(t.id));
+      const phase = await late.query(lateCompletionStatusQuery).then(
+        (s) => s.phase,
+        () => undefined,
+      );
+      if (phase !== 'archive_invalid') continue;
+      options.log?.(`operator repairs the late completion of ${t.id}`);
+      model.fixZips();
+      await late.startUpdate(lateRetryArchiveUpdate, { args: [], waitForStage: WorkflowUpdateStage.ACCEPTED }).catch(() => undefined);
+    }
   }
 }
 
