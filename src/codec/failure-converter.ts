@@ -1,4 +1,5 @@
-import { DefaultFailureConverter } from '@temporalio/common';
+import { DefaultFailureConverter, type PayloadConverter, type ProtoFailure } from '@temporalio/common';
+import { PLAINTEXT_REFUSED_MESSAGE } from './plaintext.js';
 
 /**
  * Failures with their message and stack trace moved into a payload, so the
@@ -8,7 +9,28 @@ import { DefaultFailureConverter } from '@temporalio/common';
  * event. Readers with the codec (clients, the Web UI through the codec
  * endpoint, other SDKs) decode them; without it they read "Encoded failure".
  *
+ * One message stays in clear: the refusal of a payload that arrived
+ * unencrypted. Its reader is, by definition, a client without the codec, which
+ * could not read it encrypted; and it is a fixed text with nothing of the
+ * caller's in it.
+ *
  * Loaded by path (`failureConverterPath`) into the workflow bundle and by the
  * worker and clients, so it imports only what workflow code may.
  */
-export const failureConverter = new DefaultFailureConverter({ encodeCommonAttributes: true });
+class EncryptedFailureConverter extends DefaultFailureConverter {
+  constructor() {
+    super({ encodeCommonAttributes: true });
+  }
+
+  override errorToFailure(
+    err: unknown,
+    payloadConverter: PayloadConverter,
+    context?: Parameters<DefaultFailureConverter['errorToFailure']>[2],
+  ): ProtoFailure {
+    if (err instanceof Error && err.message.endsWith(PLAINTEXT_REFUSED_MESSAGE))
+      return this.errorToFailureInner(err, payloadConverter, context);
+    return super.errorToFailure(err, payloadConverter, context);
+  }
+}
+
+export const failureConverter = new EncryptedFailureConverter();

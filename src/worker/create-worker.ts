@@ -41,6 +41,18 @@ export interface EsignWorkerOptions {
   >;
 }
 
+/**
+ * The workflow code a worker runs: the bundle it is given; else the prebuilt one the process names in
+ * ESIGN_WORKFLOW_BUNDLE (a test run builds one for all the workers it starts, rather than one per worker; a
+ * plugin may add workflow interceptors, which only a bundle of its own can hold); else the source, bundled now.
+ */
+function workflowCode(options: EsignWorkerOptions): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
+  const prebuilt = process.env.ESIGN_WORKFLOW_BUNDLE;
+  if (prebuilt && !options.plugins?.length) return { workflowBundle: { codePath: prebuilt } };
+  return { workflowsPath };
+}
+
 /** The worker of the transaction workflow, with its activities bound to their dependencies. */
 export async function createEsignWorker(options: EsignWorkerOptions): Promise<Worker> {
   // A batch's transactions start on the worker's own task queue unless the batch names one.
@@ -49,7 +61,7 @@ export async function createEsignWorker(options: EsignWorkerOptions): Promise<Wo
     connection: options.connection,
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    ...workflowCode(options),
     activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...(options.plugins ? { plugins: options.plugins } : {}),

@@ -1,6 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import type { TestProject } from 'vitest/node';
 import { ensureTemporalBinaries } from '../../src/temporal/binaries.js';
+import { prebuiltBundle } from '../../src/tools/bundle.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,13 +22,20 @@ declare module 'vitest' {
  * `inject('temporalAddress')` (see test/support/temporal.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The workflows bundled once for every worker the suite starts, in its processes and the ones they launch
+  // (createEsignWorker and the worker's config read ESIGN_WORKFLOW_BUNDLE): bundling takes seconds of CPU, and
+  // about forty files start workers. Set before the test processes are forked, which inherit it.
+  const bundleDir = await mkdtemp(join(tmpdir(), 'esign-test-bundle-'));
+  const bundling = prebuiltBundle(bundleDir);
   const binaries = await ensureTemporalBinaries('all');
   const env = await startDevServer({ cliPath: binaries.cli });
+  process.env.ESIGN_WORKFLOW_BUNDLE = await bundling;
   project.provide('temporalAddress', env.address);
   project.provide('temporalNamespace', env.namespace ?? 'default');
   project.provide('temporalTestServerPath', binaries.testServer);
   project.provide('temporalCliPath', binaries.cli);
   return async () => {
     await env.teardown();
+    await rm(bundleDir, { recursive: true, force: true });
   };
 }
