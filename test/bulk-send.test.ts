@@ -6,7 +6,7 @@ import { expect, inject, it } from 'vitest';
 import { launch, type Launched } from '../src/tools/launch.js';
 import { batchProgress, cancelBatch, sendBulk } from '../src/client/bulk.js';
 import { BatchFileError } from '../src/bulk/rows.js';
-import { batchKeys, BULK_WORKFLOW_TYPE, type BatchResult } from '../src/definitions/bulk.js';
+import { batchKeys, BULK_PAGE_ROWS, BULK_WORKFLOW_TYPE, type BatchResult } from '../src/definitions/bulk.js';
 import { startFromTemplate } from '../src/client/templates.js';
 import { bulkBed, ndaCsv, resultRows, type BulkBed } from './support/bulk.js';
 import { eventually } from './support/eventually.js';
@@ -36,28 +36,31 @@ async function finish(
   return { result, rows: resultRows(csv!) };
 }
 
-it('sends a 100-row batch (four pages) to completion: one transaction per row, each archived, and a resubmission starts nothing', async () => {
-  const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-100');
+/** Two full pages and one row over: every page boundary a batch has, at half the cost of four pages. */
+const ROWS = 2 * BULK_PAGE_ROWS + 1;
+
+it(`sends a ${ROWS}-row batch (three pages, the last of one row) to completion: one transaction per row, each archived, and a resubmission starts nothing`, async () => {
+  const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-pages');
   try {
     await bed.startWorker();
     const request = {
-      name: 'A hundred NDAs',
+      name: 'Fifty-one NDAs',
       template: 'NDA-bulk',
-      csv: ndaCsv(100),
+      csv: ndaCsv(ROWS),
       maxInFlight: 50,
       rowsPerSecond: 100,
       taskQueue: bed.taskQueue,
     };
     const first = await sendBulk(env.ctx.client, bed, request);
-    expect(first).toMatchObject({ existing: false, rows: 100, template: bed.template.ref });
+    expect(first).toMatchObject({ existing: false, rows: ROWS, template: bed.template.ref });
     expect(await sendBulk(env.ctx.client, bed, request)).toMatchObject({ batchId: first.batchId, existing: true });
 
     const { result, rows } = await finish(bed, first.batchId);
-    expect(result).toMatchObject({ phase: 'done', rows: 100, started: 100, invalid: 0, completed: 100, failed: 0, endedOtherwise: 0 });
-    expect(rows).toHaveLength(100);
-    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: 100 }, (_, i) => String(i + 2)));
+    expect(result).toMatchObject({ phase: 'done', rows: ROWS, started: ROWS, invalid: 0, completed: ROWS, failed: 0, endedOtherwise: 0 });
+    expect(rows).toHaveLength(ROWS);
+    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: ROWS }, (_, i) => String(i + 2)));
     expect(rows.every((r) => r.outcome === 'completed' && r.archive!.startsWith('file:') && r.transactionId !== '')).toBe(true);
-    expect(new Set(rows.map((r) => r.archive)).size).toBe(100);
+    expect(new Set(rows.map((r) => r.archive)).size).toBe(ROWS);
     expect((await providerTransactions(first.batchId)).sort()).toEqual(rows.map((r) => r.referenceId).sort());
 
     // Ended: submitting it again finds it, and no second batch workflow exists.

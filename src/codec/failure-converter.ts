@@ -1,5 +1,11 @@
 import { DefaultFailureConverter, type PayloadConverter, type ProtoFailure } from '@temporalio/common';
-import { PLAINTEXT_REFUSED_MESSAGE } from './plaintext.js';
+
+/**
+ * The worker's refusal of a payload that arrived unencrypted (src/codec/plaintext.ts). Defined here: this module is
+ * loaded by path, by Node's own loader, which cannot follow an import of our TypeScript sources.
+ */
+export const PLAINTEXT_REFUSED_MESSAGE =
+  'this payload arrived unencrypted, and the worker refuses plaintext: start, signal and update these workflows with the payload codec (docs/codec.md), or set ESIGN_CODEC_PLAINTEXT=allow on the worker during a migration';
 
 /**
  * Failures with their message and stack trace moved into a payload, so the

@@ -5,8 +5,8 @@
  */
 export const REFUSED_PLAINTEXT = { esignRefused: 'plaintext-payload' } as const;
 
-export const PLAINTEXT_REFUSED_MESSAGE =
-  'this payload arrived unencrypted, and the worker refuses plaintext: start, signal and update these workflows with the payload codec (docs/codec.md), or set ESIGN_CODEC_PLAINTEXT=allow on the worker during a migration';
+// Defined beside the failure converter, which keeps it in clear and may import nothing of ours (it is loaded by path).
+export { PLAINTEXT_REFUSED_MESSAGE } from './failure-converter.js';
 
 export function isRefusedPlaintext(value: unknown): boolean {
   return (

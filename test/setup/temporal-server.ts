@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import type { TestProject } from 'vitest/node';
 import { ensureTemporalBinaries } from '../../src/temporal/binaries.js';
-import { prebuiltBundle } from '../../src/tools/bundle.js';
+import { writeWorkflowBundle } from '../../src/tools/bundle.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,7 +26,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // (createEsignWorker and the worker's config read ESIGN_WORKFLOW_BUNDLE): bundling takes seconds of CPU, and
   // about forty files start workers. Set before the test processes are forked, which inherit it.
   const bundleDir = await mkdtemp(join(tmpdir(), 'esign-test-bundle-'));
-  const bundling = prebuiltBundle(bundleDir);
+  const bundling = writeWorkflowBundle(bundleDir);
   const binaries = await ensureTemporalBinaries('all');
   const env = await startDevServer({ cliPath: binaries.cli });
   process.env.ESIGN_WORKFLOW_BUNDLE = await bundling;
