@@ -1,5 +1,6 @@
 import { Context, log } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { describeIfExists } from '../src/client/describe.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { WORKFLOW_TYPE, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import {
@@ -59,13 +60,7 @@ export function createInboxActivities(deps: InboxDeps) {
       // The referenceId may have been used again since: the run that ended naming this transaction is its owner.
       const closed = await endedRunNaming(client, workflowId, input.transactionId);
       if (closed) return endedOwner(client, workflowId, closed.runId, closed.status, input.transactionId);
-      const described = await client.workflow
-        .getHandle(workflowId)
-        .describe()
-        .catch((err: unknown) => {
-          if (err instanceof WorkflowNotFoundError) return undefined;
-          throw err;
-        });
+      const described = await describeIfExists(client, workflowId);
       if (!described || described.type !== WORKFLOW_TYPE) return none;
       // A run that names another transaction is not its owner.
       const its = described.typedSearchAttributes.get(EsignTransactionId);
@@ -88,13 +83,7 @@ export function createInboxActivities(deps: InboxDeps) {
       const { client, info } = Context.current();
       const workflowId = lateCompletionIdFor(input.transactionId);
       for (let look = 1; ; look++) {
-        const previous = await client.workflow
-          .getHandle(workflowId)
-          .describe()
-          .catch((err: unknown) => {
-            if (err instanceof WorkflowNotFoundError) return undefined;
-            throw err;
-          });
+        const previous = await describeIfExists(client, workflowId);
         // A run that ended otherwise than completed (failed, terminated, timed out) may be followed by a new one.
         let reuse: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'ALLOW_DUPLICATE' = 'ALLOW_DUPLICATE_FAILED_ONLY';
         if (previous?.status.name === 'COMPLETED') {

@@ -5,6 +5,7 @@
  * again from that view, so what an integrator missed can be sent again for as long as Temporal keeps the result.
  */
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { describeIfExists } from './describe.js';
 import {
   EVENT_LOG_WORKFLOW_TYPE,
   eventLogIdFor,
@@ -48,10 +49,7 @@ export async function eventLogState(
   referenceId: string,
 ): Promise<{ running: boolean; taskQueue?: string; restart?: EventLogInput }> {
   const handle = client.workflow.getHandle(eventLogIdFor(referenceId));
-  const described = await handle.describe().catch((err: unknown) => {
-    if (err instanceof WorkflowNotFoundError) return undefined;
-    throw err;
-  });
+  const described = await describeIfExists(client, handle.workflowId);
   if (!described) return { running: false };
   if (described.status.name === 'RUNNING') return { running: true, taskQueue: described.taskQueue };
   const last = (await handle.result().catch(() => undefined)) as EventLogResult | undefined;

@@ -1,4 +1,5 @@
-import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import { describeIfExists } from './describe.js';
 import type { Priority } from '@temporalio/common';
 import { describeIssues } from '../util/zod-issues.js';
 import {
@@ -169,13 +170,7 @@ export async function retryEsignArchive(client: Client, id: string): Promise<Esi
 
 async function lateCompletionWaitingFor(client: Client, id: string): Promise<WorkflowHandle<EsignLateCompletionWorkflow> | undefined> {
   const running = async (workflowId: string) => {
-    const described = await client.workflow
-      .getHandle(workflowId)
-      .describe()
-      .catch((err: unknown) => {
-        if (err instanceof WorkflowNotFoundError) return undefined;
-        throw err;
-      });
+    const described = await describeIfExists(client, workflowId);
     return described?.status.name === 'RUNNING' ? described : undefined;
   };
   // A transactionId names its late completion.
