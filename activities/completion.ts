@@ -130,9 +130,12 @@ export function createCompletionActivities(deps: CompletionDeps) {
       deps.urlPolicy.check(input.callbackUrl, 'callbackUrl');
       const { client, info } = Context.current();
       const workflowId = eventLogIdFor(input.referenceId);
-      // A running log just takes the signal; a closed one starts again from its last view; else a new one.
+      // A running log just takes the signal; a closed one starts again from its last view, delivering to the
+      // endpoint of the transaction that now speaks (a referenceId used again may name another); else a new one.
       const { restart } = await eventLogState(client, input.referenceId);
-      const start: EventLogInput = restart ?? { referenceId: input.referenceId, callbackUrl: input.callbackUrl, events: [] };
+      const start: EventLogInput = restart
+        ? { ...restart, callbackUrl: input.callbackUrl }
+        : { referenceId: input.referenceId, callbackUrl: input.callbackUrl, events: [] };
       await client.workflow.signalWithStart(EVENT_LOG_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: info.taskQueue,

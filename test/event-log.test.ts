@@ -108,6 +108,47 @@ describe('an endpoint that is down for a while', () => {
     expect(new Set(mine.map((e) => e.data.transactionId)).size).toBe(2);
   }, 120_000);
 
+  it("a referenceId used again after its log closed numbers on from the closed log's events, which stay redeliverable", async () => {
+    const input = env.input({ reconcileInterval: '1 second', callbackUrl: receiver.url });
+    const { referenceId } = input;
+    // The log of an earlier transaction with this referenceId, delivered and closed after its retention.
+    const earlier = {
+      type: 'transaction.cancelled' as const,
+      key: `earlier-${referenceId}:transaction.cancelled`,
+      occurredAt: new Date().toISOString(),
+      data: { referenceId, transactionId: `earlier-${referenceId}` },
+    };
+    const closed = await env.temporal.client.workflow.start(EVENT_LOG_WORKFLOW_TYPE, {
+      workflowId: eventLogIdFor(referenceId),
+      taskQueue: env.taskQueue,
+      args: [{ referenceId, callbackUrl: receiver.url, events: [{ ...earlier, sequence: 1 }], ended: true, retention: '1 second' }],
+    });
+    expect(((await closed.result()) as EventLogResult).events).toMatchObject([{ sequence: 1, state: 'delivered' }]);
+
+    const { handle } = await env.start(input);
+    await signAll(env, handle);
+    expect((await handle.result()).status).toBe('completed');
+    await expect
+      .poll(async () => (await listEsignEvents(env.temporal.client, referenceId)).events.map((e) => `${e.sequence} ${e.type} ${e.state}`), {
+        timeout: 30_000,
+      })
+      .toEqual([
+        '1 transaction.cancelled delivered',
+        '2 participant.signed delivered',
+        '3 participant.signed delivered',
+        '4 transaction.completed delivered',
+      ]);
+    const mine = receiver.events.filter((e) => e.data.referenceId === referenceId);
+    expect(mine.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+    // The earlier transaction's event is still the log's: an operator can send it again.
+    expect(await redeliverEsignEvents(env.temporal.client, referenceId, { after: 0 })).toMatchObject({ queued: 4 });
+    await expect
+      .poll(async () => (await listEsignEvents(env.temporal.client, referenceId)).events.map((e) => `${e.sequence} ${e.attemptCount}`), {
+        timeout: 30_000,
+      })
+      .toEqual(['1 2', '2 2', '3 2', '4 2']);
+  }, 120_000);
+
   it('a transaction without a callbackUrl has no log, and says so', async () => {
     await expect(listEsignEvents(env.temporal.client, `no-such-${Date.now()}`)).rejects.toBeInstanceOf(NoEventLog);
   });

@@ -29,12 +29,13 @@ import { Progress } from './progress.js';
 import { buildCreateRequest, validInput } from './requests.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { Clock } from './clock.js';
-import { Endings } from './transaction/endings.js';
+import { Endings, GONE, type Gone } from './transaction/endings.js';
+import type { TransactionState } from '../activities/transactions.js';
 import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
 import type { ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
-import { Steps } from './transaction/steps.js';
+import { providerRefusal, Steps } from './transaction/steps.js';
 import { handOnStrays } from './transaction/strays.js';
 import { versioningBehavior } from './versioning.js';
 
@@ -107,7 +108,24 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     // The bridge signals the workflow id, not a run: webhooks reach this run as they reached the last.
   }
   const { transactionId } = tx.created!;
-  const read = (summary: string) => steps.provider(summary, (a) => a.getTransactionStatus(transactionId));
+  /**
+   * The provider's state; undefined when it refused to say (a 4xx, not retried): the loop reads it again at its next
+   * poll, never failing the run. A transaction the provider no longer has (404) has ended, deleted.
+   */
+  const read = async (summary: string): Promise<Gone | TransactionState | undefined> => {
+    try {
+      return await steps.provider(summary, (a) => a.getTransactionStatus(transactionId));
+    } catch (err) {
+      const refusal = providerRefusal(err);
+      if (!refusal) throw err;
+      if (refusal.status === 404) return GONE;
+      log.warn('the provider refused to say how the transaction stands; it is read again at the next poll', {
+        status: refusal.status,
+        error: refusal.message,
+      });
+      return undefined;
+    }
+  };
 
   // ------------------------------------- 3. follow the transaction to its end
   let quietSince = tx.activity;
@@ -155,6 +173,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       // Cleared before the read: a completion announced while it runs is confirmed next, not forgotten.
       tx.notified = undefined;
       const confirmed = await read(`Confirm with the provider (${announced})`);
+      // Refused: the next poll reads it again (a completion is then confirmed as any other).
+      if (!confirmed) continue;
       const end = await endings.follow(confirmed, true);
       if (end) return end;
       if (tx.open)
@@ -168,13 +188,18 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (tx.progressStale) {
       // A participant event: the record says who did what (webhooks only hint, and may come out of order).
       tx.progressStale = false;
-      const end = await endings.follow(await read("Read the participants' progress"));
+      const state = await read("Read the participants' progress");
+      const end = state && (await endings.follow(state));
       if (end) return end;
       continue;
     }
 
     if (integrator.reminderDue()) {
       const fresh = await read('Check who still has to sign');
+      if (!fresh) {
+        integrator.postponeReminder('the provider refused to say who still has to sign');
+        continue;
+      }
       const end = await endings.follow(fresh);
       if (end) return end;
       // Not when the read found it completed, or a replace made it a draft meanwhile.
@@ -224,12 +249,15 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (integrator.reminderDue()) continue;
 
     // ------------------------------- reconciliation: a webhook may be lost
-    let polled;
+    let polled: Gone | TransactionState;
     try {
       polled = await steps.poll('Check the provider (a webhook may be lost)', (a) => a.getTransactionStatus(transactionId));
     } catch (err) {
-      log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
-      continue;
+      if (providerRefusal(err)?.status === 404) polled = GONE;
+      else {
+        log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
+        continue;
+      }
     }
     tx.lastReconciledAt = clock.iso();
     const end = await endings.follow(polled);

@@ -14,6 +14,7 @@ import type { ActivityDeps } from '../../activities/index.js';
 import { LocalArchiveStore } from '../../src/archive/store.js';
 import { startEsignTransaction, type StartOptions } from '../../src/client/transactions.js';
 import type { EsignCompletedWebhook } from '../../src/esign/schemas.js';
+import type { EsignClient } from '../../src/esign/client.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { samplePdfFiles, sandboxEvidencePolicy, startTestSandbox, type TestSandbox } from './sandbox.js';
@@ -46,6 +47,8 @@ export async function startEsignTestEnv(
     plugins?: OpenTelemetryPlugin[];
     /** A webhook bridge the sandbox delivers to, as in the dev stack (`env.bridge`). */
     bridge?: boolean;
+    /** The worker's provider client, given the sandbox (e.g. through a proxy that makes one endpoint fail). */
+    providerClient?: (sandbox: TestSandbox) => Promise<EsignClient>;
   } = {},
 ): Promise<EsignTestEnv> {
   const temporal = await connectToTestServer();
@@ -60,7 +63,7 @@ export async function startEsignTestEnv(
     deps: {
       // Tests poll in seconds; production workers keep the 1-minute floor.
       minReconcileInterval: '1 second',
-      client: sandbox.client,
+      client: options.providerClient ? await options.providerClient(sandbox) : sandbox.client,
       archive: new LocalArchiveStore(archiveDir),
       documentRoots: [dirname(pdfs[0]!)],
       evidence: sandboxEvidencePolicy(sandbox),

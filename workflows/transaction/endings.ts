@@ -13,10 +13,17 @@ import type { EsignOutcome, EsignTransactionResult } from '../../src/definitions
 import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
-import type { Steps } from './steps.js';
+import { providerRefusal, type Steps } from './steps.js';
 import { handOnAfterEnd, tellInbox } from './strays.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
+type State = Pick<TransactionState, 'status' | 'participants'>;
+/**
+ * The provider answered 404 for a transaction it created: it no longer has it, so it can no longer complete. It
+ * ends `deleted` (docs/spec-gaps.md); a completion that came after all would still be archived by the late path.
+ */
+export const GONE = { status: 'deleted', gone: true } as const;
+export type Gone = typeof GONE;
 /** A cancel's answer when the provider completed the transaction meanwhile. */
 const COMPLETING = {
   type: FailureType.TransactionFinished,
@@ -35,8 +42,8 @@ export class Endings {
    * the confirmation is archived; one read elsewhere is confirmed first (the
    * loop's next step). Returns the result when the transaction ended.
    */
-  async follow(state: Pick<TransactionState, 'status' | 'participants'>, confirmed = false): Ending {
-    this.integrator.applyProgress(state.participants);
+  async follow(state: State | Gone, confirmed = false): Ending {
+    if (!('gone' in state)) this.integrator.applyProgress(state.participants);
     const seen = this.tx.observe(state);
     if (seen.kind === 'open') return undefined;
     if (seen.kind === 'completed' && !confirmed) {
@@ -47,7 +54,7 @@ export class Endings {
   }
 
   /** Ends as the provider's state says, when it has ended; archives a completion first. */
-  async #settle(state: Pick<TransactionState, 'status' | 'participants'>): Ending {
+  async #settle(state: State | Gone): Ending {
     switch (state.status) {
       case 'completed':
         if (this.tx.cancel && !this.tx.cancel.refused) {
@@ -68,7 +75,11 @@ export class Endings {
       case 'expired':
         return this.ended('expired', 'the provider reports the transaction expired', 'provider');
       case 'deleted':
-        return this.ended('deleted', 'the provider reports the transaction deleted', 'provider');
+        return this.ended(
+          'deleted',
+          'gone' in state ? 'the provider no longer has the transaction (HTTP 404)' : 'the provider reports the transaction deleted',
+          'provider',
+        );
       default:
         return undefined;
     }
@@ -151,7 +162,19 @@ export class Endings {
 
   async #withdrawThenDecide(why: 'cancel' | 'deadline', attempt: CancelAttempt | undefined): Ending {
     const { tx } = this;
-    const w = await this.#withdraw(why);
+    let w: WithdrawOutcome;
+    try {
+      w = await this.#withdraw(why);
+    } catch (err) {
+      const refusal = providerRefusal(err);
+      if (!refusal) throw err;
+      if (refusal.status === 404) {
+        if (why === 'cancel') tx.cancel = undefined;
+        return this.follow(GONE);
+      }
+      // Refused for another reason (its credentials, its rules): nothing was withdrawn, so it is followed as is.
+      return this.#refused(why, attempt, `the provider refused the withdraw: ${refusal.message}`, FailureType.ProviderRejected);
+    }
     tx.providerStatus = w.status;
     if (w.withdrawn) return this.#withdrawn(why, attempt);
     if (why === 'cancel') tx.cancel = undefined;
@@ -162,15 +185,23 @@ export class Endings {
       return undefined;
     }
     const signed = w.participants ? `${w.participants.filter((p) => p.status === 'signed').length} of ${tx.participants.length}` : 'some';
+    return this.#refused(
+      why,
+      attempt,
+      `the provider refused to withdraw the transaction: ${signed} participant(s) have signed, so it can still complete`,
+      FailureType.WithdrawRefused,
+    );
+  }
+
+  /** Not withdrawn: the cancel is answered with why, a passed deadline leaves it `overdue`; either way it is followed. */
+  #refused(why: 'cancel' | 'deadline', attempt: CancelAttempt | undefined, reason: string, type: FailureType): undefined {
+    if (why === 'cancel') this.tx.cancel = undefined;
     if (attempt) {
-      attempt.refused = {
-        type: FailureType.WithdrawRefused,
-        message: `the provider refused to withdraw the transaction: ${signed} participant(s) have signed, so it can still complete; the workflow keeps following it`,
-      };
-      log.warn('cancel refused: the provider keeps the transaction open', { providerStatus: w.status });
+      attempt.refused = { type, message: `${reason}; the workflow keeps following it` };
+      log.warn('cancel refused: the provider keeps the transaction open', { providerStatus: this.tx.providerStatus, reason });
     } else {
-      tx.moveTo('overdue');
-      log.warn('deadline passed but the provider refused to withdraw: following the transaction to its end', { signed });
+      this.tx.moveTo('overdue');
+      log.warn('deadline passed but the provider refused to withdraw: following the transaction to its end', { reason });
     }
     return undefined;
   }

@@ -6,7 +6,7 @@
  * (every wait here also ends when the transaction is finishing or has a
  * result), and none holds up a continue-as-new except while it finishes on its own.
  */
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, isCancellation, setHandler } from '@temporalio/workflow';
 import { isRefusedPlaintext, PLAINTEXT_REFUSED_MESSAGE } from '../../src/codec/plaintext.js';
 import { FailureType } from '../../src/failures.js';
 import {
@@ -26,7 +26,7 @@ import { readCompletedNotification, readNotification } from '../notification.js'
 import { buildUpdateRequest } from '../requests.js';
 import type { SigningTransaction } from './machine.js';
 import { statusOf } from './view.js';
-import type { Steps } from './steps.js';
+import { providerRefusal, type Steps } from './steps.js';
 
 const finished = (what: string) => ApplicationFailure.nonRetryable(what, FailureType.TransactionFinished);
 
@@ -91,11 +91,22 @@ export class Requests {
       throw ApplicationFailure.nonRetryable(`unknown participant(s): ${unknown.join(', ')}`, FailureType.UnknownParticipant);
     const iframeStyle = style ?? tx.input!.iframeStyle;
     const { esignId, transactionId } = tx.created;
-    const { url } = await this.steps.provider(`Issue a signing URL for ${participantIds.length} participant(s)`, (a) =>
-      a.createSigningUrl({ esignId, participantIds, ...(iframeStyle ? { style: iframeStyle } : {}) }),
-    );
-    // With the provider's id, a caller that started with this update needs no query to learn it.
-    return { url, transactionId };
+    try {
+      // A few attempts, then the caller hears why: the caller may ask again; the loop is never held meanwhile.
+      const { url } = await this.steps.attempt(`Issue a signing URL for ${participantIds.length} participant(s)`, (a) =>
+        a.createSigningUrl({ esignId, participantIds, ...(iframeStyle ? { style: iframeStyle } : {}) }),
+      );
+      // With the provider's id, a caller that started with this update needs no query to learn it.
+      return { url, transactionId };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const refusal = providerRefusal(err);
+      const why = refusal?.message ?? ((err as { cause?: Error }).cause ?? (err as Error)).message;
+      throw ApplicationFailure.nonRetryable(
+        `the provider did not issue a signing URL: ${why}${refusal ? '' : '; ask again later'}`,
+        refusal ? FailureType.ProviderRejected : FailureType.ProviderUnavailable,
+      );
+    }
   }
 
   async replace(change: ReplaceTransactionRequest): Promise<{ status: string }> {

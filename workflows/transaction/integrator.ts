@@ -7,8 +7,18 @@
  * waits on the integrator's endpoint. `settled` says when every event so far
  * was handed over.
  */
-import { condition, getExternalWorkflowHandle, log, ParentClosePolicy, setCurrentDetails, startChild } from '@temporalio/workflow';
+import {
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  ParentClosePolicy,
+  setCurrentDetails,
+  startChild,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError as WorkflowExecutionAlreadyStarted } from '@temporalio/common';
+import { REPORT, step } from '../activity-options.js';
 import { EVENT_LOG_WORKFLOW_TYPE, eventLogAppendSignal, eventLogIdFor, type EventLogInput } from '../../src/definitions/event-log.js';
 import type { ParticipantState } from '../../activities/transactions.js';
 import { durationToMs } from '../../src/util/duration.js';
@@ -16,12 +26,14 @@ import type { IntegratorEvent } from '../../src/definitions/transaction.js';
 import { EsignSignedCount, EsignWaitingFor } from '../../src/definitions/search-attributes.js';
 import type { Clock } from '../clock.js';
 import type { SigningTransaction } from './machine.js';
-import type { Steps } from './steps.js';
+import { providerRefusal, type Steps } from './steps.js';
 
 type EventDraft = Omit<IntegratorEvent, 'occurredAt'> & { occurredAt?: string };
 
 export class Integrator {
   #pending = 0;
+  /** The reminder round under way: who has had theirs (a round cut short goes on where it stopped). */
+  #round: { n: number; done: Set<string> } | undefined;
   /** Hand-overs to the log, one after the other: the log receives the events in their order. */
   #chain: Promise<void> = Promise.resolve();
 
@@ -53,30 +65,31 @@ export class Integrator {
   async #handOver(callbackUrl: string, event: IntegratorEvent & { sequence: number }): Promise<void> {
     const referenceId = this.tx.input!.referenceId;
     const workflowId = eventLogIdFor(referenceId);
-    const start = async () => {
-      const input: EventLogInput = { referenceId, callbackUrl, events: [event] };
-      await startChild(EVENT_LOG_WORKFLOW_TYPE, {
-        workflowId,
-        args: [input],
-        // The log outlives this run: it delivers what is pending after the transaction ended.
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        staticSummary: `Events to the integrator for ${referenceId}`,
-      });
-    };
     if (event.sequence === 1) {
       try {
-        return await start();
+        const input: EventLogInput = { referenceId, callbackUrl, events: [event] };
+        await startChild(EVENT_LOG_WORKFLOW_TYPE, {
+          workflowId,
+          args: [input],
+          // Never a fresh log over a closed one: a referenceId used again continues its numbering (below).
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          // The log outlives this run: it delivers what is pending after the transaction ended.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          staticSummary: `Events to the integrator for ${referenceId}`,
+        });
+        return;
       } catch (err) {
-        // A log of an earlier transaction with this referenceId still runs: it takes (and numbers) ours too.
+        // A log of an earlier transaction with this referenceId runs (it takes and numbers ours too), or closed.
         if (!(err instanceof WorkflowExecutionAlreadyStarted)) throw err;
       }
     }
     try {
       await getExternalWorkflowHandle(workflowId).signal(eventLogAppendSignal, event);
-    } catch (err) {
-      // The log closed (its retention after an earlier transaction with this referenceId ran out): a new one.
-      log.warn('the event log was not running; starting it again', { sequence: event.sequence, error: (err as Error).message });
-      await start();
+    } catch {
+      // The log closed (its retention after an earlier transaction with this referenceId ran out): it starts
+      // again from its last view, which only an activity can read, so the numbering goes on after its events.
+      log.info('the event log was closed; starting it again from its last view', { sequence: event.sequence });
+      await step(REPORT, 'Start the event log again from its last view').appendToEventLog({ referenceId, callbackUrl, event });
     }
   }
 
@@ -134,16 +147,43 @@ export class Integrator {
     );
   }
 
-  /** Reminds each participant still to sign, with a fresh signing URL, through the integrator (embedded signing). */
+  /**
+   * Reminds each participant still to sign, with a fresh signing URL, through the integrator (embedded signing).
+   * Never holds the loop: each URL gets a few attempts; while the provider's endpoint fails, the rest of the round
+   * waits for a later try (the loop does its other work meanwhile), and a participant the provider refuses a URL
+   * for (a 4xx) is skipped this round. Work that arrives (a completion, a cancel) is done before the next URL.
+   */
   async remind(): Promise<void> {
     const plan = this.tx.input!.reminders!;
     const { esignId, transactionId } = this.tx.created!;
     const n = this.tx.reminders.sent + 1;
+    if (this.#round?.n !== n) this.#round = { n, done: new Set() };
+    const round = this.#round;
     for (const p of this.tx.progress!.waiting) {
+      if (round.done.has(p.id)) continue;
+      if (this.tx.hasWork()) return;
       const style = this.tx.input!.iframeStyle;
-      const { url } = await this.steps.provider(`Issue a signing URL for reminder ${n}`, (a) =>
-        a.createSigningUrl({ esignId, participantIds: [p.id], ...(style ? { style } : {}) }),
-      );
+      let url: string;
+      try {
+        ({ url } = await this.steps.attempt(`Issue a signing URL for reminder ${n}`, (a) =>
+          a.createSigningUrl({ esignId, participantIds: [p.id], ...(style ? { style } : {}) }),
+        ));
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const refusal = providerRefusal(err);
+        if (!refusal) {
+          this.postponeReminder('the provider did not issue a signing URL', err);
+          return;
+        }
+        round.done.add(p.id);
+        log.warn('the provider refused a signing URL for a reminder: this participant is not reminded this time', {
+          reminder: n,
+          status: refusal.status,
+          error: refusal.message,
+        });
+        continue;
+      }
+      round.done.add(p.id);
       this.notify({
         type: 'reminder.due',
         key: `${transactionId}:reminder.due:${n}:${p.id}`,
@@ -161,5 +201,16 @@ export class Integrator {
     const base = Math.max(this.tx.reminders.nextAt!, this.clock.now());
     const next = base + durationToMs(plan.every);
     this.tx.reminders = { sent: n, nextAt: n >= plan.maxCount || next >= this.tx.deadlineAt ? null : next };
+  }
+
+  /**
+   * Tries the due reminder again after a poll interval (never past the deadline): the provider could not serve it
+   * now. Its round remembers who was reminded already.
+   */
+  postponeReminder(why: string, err?: unknown): void {
+    const cause = err === undefined ? undefined : ((err as { cause?: Error }).cause ?? (err as Error)).message;
+    log.warn(`${why}; the reminder is tried again later`, { reminder: this.tx.reminders.sent + 1, ...(cause ? { error: cause } : {}) });
+    const at = this.clock.now() + this.tx.pollMs;
+    this.tx.reminders = { ...this.tx.reminders, nextAt: at >= this.tx.deadlineAt ? null : at };
   }
 }

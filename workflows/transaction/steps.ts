@@ -6,6 +6,8 @@
  * replace, a withdraw) run one at a time too, so a withdraw never races a
  * replace that would make the transaction signable again.
  */
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { FailureType } from '../../src/failures.js';
 import { LOCAL_POLL, LOCAL_PROVIDER, localStep, PROVIDER, REPORT, step } from '../activity-options.js';
 import type { Clock } from '../clock.js';
 import { Mutex } from './mutex.js';
@@ -33,6 +35,14 @@ export class Steps {
     return this.#local(LOCAL_POLL, summary, call);
   }
 
+  /**
+   * A provider call that gives up after a few attempts, as a poll does: a signing URL for a caller or a reminder.
+   * While the provider's endpoint fails, it must not hold the local-activity lock (and so the loop) for ever.
+   */
+  attempt<T>(summary: string, call: Call<T>): Promise<T> {
+    return this.#local(LOCAL_POLL, summary, call);
+  }
+
   /** The final report. */
   report<T>(summary: string, call: Call<T>): Promise<T> {
     return this.#local(REPORT, summary, call);
@@ -55,4 +65,14 @@ export class Steps {
       return call(localStep(options, summary));
     });
   }
+}
+
+/** The provider's final answer to a call (a 4xx, not retried), with its HTTP status; undefined for any other failure. */
+export function providerRefusal(err: unknown): { status: number | null; message: string } | undefined {
+  // An activity's failure wraps the provider's; a local activity's is the provider's itself.
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure)) return undefined;
+  if (!cause.nonRetryable || cause.type !== FailureType.ProviderRejected) return undefined;
+  const status = (cause.details?.[0] as { status?: number | null } | undefined)?.status ?? null;
+  return { status, message: cause.message };
 }

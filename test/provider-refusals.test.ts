@@ -1,0 +1,132 @@
+// A provider that fails or refuses one endpoint while the rest of its API works (test/support/provider-proxy.ts, in
+// front of the sandbox): a signing-URL endpoint that keeps failing or answers 4xx never holds the transaction's loop
+// nor fails its run; a transaction the provider no longer has (404 after a deletion) ends `deleted`, whether the
+// deletion's webhook, a cancel or a poll meets the 404 (issue 39, defect 4 and the first suspect).
+import { randomBytes } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cancelEsignTransaction, issueSigningUrl } from '../src/client/transactions.js';
+import type { EsignTransactionResult } from '../src/definitions/transaction.js';
+import { EventReceiver } from './support/event-receiver.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
+import { ProviderProxy } from './support/provider-proxy.js';
+
+const secret = `whsec_${randomBytes(24).toString('base64')}`;
+
+/** The result, or a failure saying the run is still waiting (the defect this file guards is a loop held for ever). */
+async function resultWithin(handle: { result(): Promise<EsignTransactionResult> }, ms: number): Promise<EsignTransactionResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no result within ${ms} ms: the transaction's loop is held`)), ms);
+  });
+  try {
+    return await Promise.race([handle.result(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('a signing-URL endpoint that fails', () => {
+  let env: EsignTestEnv;
+  let receiver: EventReceiver;
+  let proxy: ProviderProxy;
+  beforeAll(async () => {
+    receiver = await EventReceiver.start(secret);
+    env = await startEsignTestEnv({
+      deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] },
+      providerClient: async (sandbox) => (proxy = await ProviderProxy.start(sandbox.running.url, sandbox.token)).client,
+    });
+  });
+  afterAll(async () => {
+    await env?.close();
+    await proxy?.close();
+    await receiver?.close();
+  });
+
+  const withReminders = () =>
+    env.input({
+      reconcileInterval: '1 second',
+      callbackUrl: receiver.url,
+      reminders: { firstAfter: '1 second', every: '1 second', maxCount: 5 },
+    });
+
+  it('keeps failing (503): the signatures are confirmed and archived, a caller asking for a URL hears why', async () => {
+    proxy.answer = (method, path) => (method === 'POST' && path.endsWith('/iframe-request') ? { status: 503, detail: 'down' } : undefined);
+    const input = withReminders();
+    const { handle } = await env.start(input);
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    // A reminder is due and its URL fails.
+    await expect.poll(() => proxy.answered.filter((r) => r.endsWith('/iframe-request')).length, { timeout: 20_000 }).toBeGreaterThan(0);
+    // The caller's URL is refused after a few attempts, saying why, instead of waiting for ever.
+    const asked = issueSigningUrl(env.temporal.client, input.referenceId, { participantIds: [status.participants[0]!.id] });
+    await expect(asked).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+    await expect(asked.catch((e: Error) => (e.cause as Error).message)).resolves.toMatch(/did not issue a signing URL.*ask again later/);
+
+    for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
+    const result = await resultWithin(handle, 30_000);
+    expect(result).toMatchObject({ status: 'completed', archive: { uri: expect.any(String) as string } });
+    expect(receiver.of('reminder.due')).toEqual([]);
+  }, 90_000);
+
+  it('refuses (403): each reminder skips that participant and the run goes on to its end', async () => {
+    proxy.answer = (method, path) =>
+      method === 'POST' && path.endsWith('/iframe-request') ? { status: 403, detail: 'iframe signing is not enabled' } : undefined;
+    const input = withReminders();
+    const { handle } = await env.start(input);
+    const status = await waitForPhase(handle, 'awaiting_signatures');
+    const before = proxy.answered.length;
+    // Reminder rounds come and go, each refused, and the run is still waiting for signatures, not failed.
+    await expect.poll(() => proxy.answered.length - before, { timeout: 20_000 }).toBeGreaterThanOrEqual(4);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    for (const p of status.participants) await env.sandbox.control.signAs(status.transactionId!, p.id);
+    expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'completed' });
+  }, 90_000);
+});
+
+describe('a provider that no longer has a deleted transaction (404)', () => {
+  let env: EsignTestEnv;
+  let proxy: ProviderProxy;
+  /** Transactions the provider "forgot": every call naming them answers 404. */
+  const forgotten = new Set<string>();
+  beforeAll(async () => {
+    env = await startEsignTestEnv({
+      bridge: true,
+      providerClient: async (sandbox) => (proxy = await ProviderProxy.start(sandbox.running.url, sandbox.token)).client,
+    });
+    proxy.answer = (_method, path) =>
+      [...forgotten].some((id) => path.includes(`/transactions/${id}`)) ? { status: 404, detail: 'no such transaction' } : undefined;
+  });
+  afterAll(async () => {
+    await env?.close();
+    await proxy?.close();
+  });
+
+  it('its deletion webhook, confirmed by a 404, ends the run `deleted`, not failed', async () => {
+    const { handle } = await env.start(env.input());
+    const { transactionId } = await waitForPhase(handle, 'awaiting_signatures');
+    forgotten.add(transactionId!);
+    await env.sandbox.control.forceEnd(transactionId!, 'deleted');
+    expect(await resultWithin(handle, 30_000)).toMatchObject({
+      status: 'deleted',
+      endedBy: 'provider',
+      reason: expect.stringContaining('404') as string,
+    });
+  }, 60_000);
+
+  it('a cancel whose withdraw meets the 404 answers with the `deleted` end', async () => {
+    const input = env.input();
+    const { handle } = await env.start(input);
+    const { transactionId } = await waitForPhase(handle, 'awaiting_signatures');
+    forgotten.add(transactionId!);
+    const answer = await cancelEsignTransaction(env.temporal.client, input.referenceId, 'no longer needed');
+    expect(answer).toMatchObject({ status: 'deleted', endedBy: 'provider' });
+    expect(await resultWithin(handle, 10_000)).toMatchObject({ status: 'deleted' });
+  }, 60_000);
+
+  it('a lost deletion webhook: the reconciliation poll meets the 404 and ends the run `deleted`', async () => {
+    const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
+    const { transactionId } = await waitForPhase(handle, 'awaiting_signatures');
+    forgotten.add(transactionId!);
+    expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'deleted', reason: expect.stringContaining('404') as string });
+  }, 60_000);
+});
