@@ -9,7 +9,7 @@ import { callProvider, callProviderThroughRateLimits, whileHeartbeating } from '
 
 export interface TransactionDeps {
   client: EsignClient;
-  /** How many list pages (newest first) a retried create searches for its earlier attempt. */
+  /** How many list pages (newest first) a retried create searches for its earlier attempt when records carry no `createdAt`. */
   createLookupPages?: number;
 }
 
@@ -70,6 +70,12 @@ function toState(transactionId: string, record: TransactionRecord): TransactionS
 const samePaths = (record: TransactionRecord, paths: readonly string[]) =>
   record.documents.length === paths.length && record.documents.every((d, i) => d.StoragePath === paths[i]);
 
+const LOOKUP_PAGE = 100;
+/** The provider's clock against ours: a record created by the first attempt is never taken for older than it. */
+const CREATE_CLOCK_SKEW_MS = 10 * 60_000;
+/** A bound on the walk whatever the dates say (20,000 records); past it the attempt fails and is retried. */
+const MAX_LOOKUP_PAGES = 200;
+
 export function createTransactionActivities(deps: TransactionDeps) {
   const lookupPages = deps.createLookupPages ?? 10;
 
@@ -77,20 +83,34 @@ export function createTransactionActivities(deps: TransactionDeps) {
    * Finds the transaction an earlier attempt created: StoragePaths are unique
    * per upload, so a record with our referenceId and exactly our StoragePaths
    * can only be ours. A record without ids (the short create form) is also
-   * looked up this way.
+   * looked up this way. The list is newest first (docs/spec-gaps.md, row 6): the
+   * walk goes on while its records are newer than the first attempt (less a
+   * clock-skew margin), however many others were created since (a bulk send's);
+   * records without `createdAt` bound it by `createLookupPages` pages.
    */
-  async function findExisting(request: CreateTransactionRequest, signal: AbortSignal): Promise<TransactionRecord | undefined> {
+  async function findExisting(
+    request: CreateTransactionRequest,
+    signal: AbortSignal,
+    since: number,
+  ): Promise<TransactionRecord | undefined> {
     const paths = request.documents.map((d) => d.StoragePath);
-    for (let page = 0; page < lookupPages; page++) {
+    const cutoff = since - CREATE_CLOCK_SKEW_MS;
+    for (let page = 0; page < MAX_LOOKUP_PAGES; page++) {
       const list = await callProviderThroughRateLimits(
-        () => deps.client.listTransactions({ limit: 100, offset: page * 100 }, { signal }),
+        () => deps.client.listTransactions({ limit: LOOKUP_PAGE, offset: page * LOOKUP_PAGE }, { signal }),
         signal,
       );
       const found = list.data.find((t) => t.referenceId === request.referenceId && samePaths(t, paths));
       if (found) return found;
-      if ((page + 1) * 100 >= list.total) return undefined;
+      if ((page + 1) * LOOKUP_PAGE >= list.total || list.data.length === 0) return undefined;
+      const oldest = Date.parse(list.data.at(-1)!.createdAt ?? '');
+      const newerThanFirstAttempt = Number.isFinite(oldest) && oldest >= cutoff;
+      if (!newerThanFirstAttempt && page + 1 >= lookupPages) return undefined;
     }
-    return undefined;
+    throw ApplicationFailure.retryable(
+      `more than ${MAX_LOOKUP_PAGES * LOOKUP_PAGE} transactions were created since this create was first tried; looked again later`,
+      FailureType.ProviderUnavailable,
+    );
   }
 
   return {
@@ -98,7 +118,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
     async createTransaction(request: CreateTransactionRequest): Promise<TransactionRef> {
       const ctx = Context.current();
       if (ctx.info.attempt > 1) {
-        const existing = await findExisting(request, ctx.cancellationSignal);
+        const existing = await findExisting(request, ctx.cancellationSignal, ctx.info.scheduledTimestampMs);
         if (existing) {
           log.info('create retried: found the transaction an earlier attempt created', { transactionId: existing.id });
           return toRef(existing, 'createTransaction');
@@ -107,7 +127,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
       const record = await callProvider(() => deps.client.createTransaction(request, { signal: ctx.cancellationSignal }));
       if (record.id && record.esignId) return toRef(record, 'createTransaction');
       // Short response form: the ids come from the list.
-      const listed = await findExisting(request, ctx.cancellationSignal);
+      const listed = await findExisting(request, ctx.cancellationSignal, ctx.info.currentAttemptScheduledTimestampMs);
       if (!listed)
         throw ApplicationFailure.retryable('created transaction not yet visible in the provider list', FailureType.ProviderUnavailable);
       return toRef(listed, 'createTransaction');
