@@ -3,7 +3,12 @@
 // nor fails its run; a transaction the provider no longer has (404 after a deletion) ends `deleted`, whether the
 // deletion's webhook, a cancel or a poll meets the 404 (issue 39, defect 4 and the first suspect).
 import { randomBytes } from 'node:crypto';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { format } from 'prettier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelEsignTransaction, issueSigningUrl } from '../src/client/transactions.js';
 import type { EsignTransactionResult } from '../src/definitions/transaction.js';
@@ -12,6 +17,17 @@ import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/es
 import { ProviderProxy } from './support/provider-proxy.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
+
+/**
+ * These paths' histories (test/replay/histories/0.2.0/, replayed by test/replay.test.ts): written when
+ * RECORD_REFUSAL_HISTORIES=1, from the run that just ended.
+ */
+async function record(handle: WorkflowHandle, file: string): Promise<void> {
+  if (process.env.RECORD_REFUSAL_HISTORIES !== '1') return;
+  const path = fileURLToPath(new URL(`./replay/histories/0.2.0/${file}`, import.meta.url));
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, await format(historyToJSON(await handle.fetchHistory()), { filepath: path }));
+}
 
 /** The result, or a failure saying the run is still waiting (the defect this file guards is a loop held for ever). */
 async function resultWithin(handle: { result(): Promise<EsignTransactionResult> }, ms: number): Promise<EsignTransactionResult> {
@@ -66,6 +82,7 @@ describe('a signing-URL endpoint that fails', () => {
     const result = await resultWithin(handle, 30_000);
     expect(result).toMatchObject({ status: 'completed', archive: { uri: expect.any(String) as string } });
     expect(receiver.of('reminder.due')).toEqual([]);
+    await record(handle, 'reminder-url-failing-then-completed.json');
   }, 90_000);
 
   it('refuses (403): each reminder skips that participant and the run goes on to its end', async () => {
@@ -111,6 +128,7 @@ describe('a provider that no longer has a deleted transaction (404)', () => {
       endedBy: 'provider',
       reason: expect.stringContaining('404') as string,
     });
+    await record(handle, 'deleted-confirmed-by-404.json');
   }, 60_000);
 
   it('a cancel whose withdraw meets the 404 answers with the `deleted` end', async () => {
@@ -121,6 +139,7 @@ describe('a provider that no longer has a deleted transaction (404)', () => {
     const answer = await cancelEsignTransaction(env.temporal.client, input.referenceId, 'no longer needed');
     expect(answer).toMatchObject({ status: 'deleted', endedBy: 'provider' });
     expect(await resultWithin(handle, 10_000)).toMatchObject({ status: 'deleted' });
+    await record(handle, 'cancel-meets-404.json');
   }, 60_000);
 
   it('a lost deletion webhook: the reconciliation poll meets the 404 and ends the run `deleted`', async () => {

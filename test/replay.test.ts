@@ -83,6 +83,11 @@ const STRAY_PATHS = ['stray-completion.json'];
  * referenceId used again, whose later transaction opens the ended log again.
  */
 const EVENT_LOG_PATHS = ['event-log-failed-then-redelivered.json', 'event-log-reopened.json'];
+/**
+ * A provider that fails or refuses (test/provider-refusals.test.ts) (from 0.2.0): reminders whose signing URL keeps
+ * failing, then signed; a deletion confirmed by a 404; a cancel whose withdraw meets a 404.
+ */
+const REFUSAL_PATHS = ['reminder-url-failing-then-completed.json', 'deleted-confirmed-by-404.json', 'cancel-meets-404.json'];
 /** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
 const RECORDED = [
   ...STATE_MACHINE_PATHS,
@@ -111,7 +116,7 @@ const EXPECTED: Record<string, string[]> = {
     'cancel-in-hand-over-1.json',
     'cancel-in-hand-over-2.json',
   ],
-  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS, ...EVENT_LOG_PATHS, ...STRAY_PATHS, ...LATE_REFUSED_PATHS],
+  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS, ...EVENT_LOG_PATHS, ...STRAY_PATHS, ...LATE_REFUSED_PATHS, ...REFUSAL_PATHS],
 };
 /** Workflow types whose open runs move to the current version (each declares AUTO_UPGRADE beside its definition). */
 const FOLLOW_CURRENT = ['esignInbox', 'esignLateCompletion', 'evidenceUpkeep', 'esignEventLog'];
