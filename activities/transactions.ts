@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
 import { EsignApiError } from '../src/esign/errors.js';
@@ -47,6 +48,10 @@ export type WithdrawOutcome =
   | { withdrawn: true; status: string }
   /** Refused, or ignored: the provider's status afterwards, and who has signed. */
   | { withdrawn: false; status: string; participants?: ParticipantState[] };
+
+const rethrowProvider = (err: unknown): never => {
+  throw providerFailure(err);
+};
 
 function toState(transactionId: string, record: TransactionRecord): TransactionState {
   const reported = record.participants.some((p) => p.status !== undefined);
@@ -146,22 +151,39 @@ export function createTransactionActivities(deps: TransactionDeps) {
      * provider that refuses (409: someone has signed, or it has ended) is not
      * an error: the outcome says what the provider holds instead.
      */
-    async withdrawTransaction(input: { transactionId: string; request: UpdateTransactionRequest }): Promise<WithdrawOutcome> {
+    async withdrawTransaction(input: {
+      transactionId: string;
+      request: UpdateTransactionRequest;
+      /** Until when a replace given up on may still land (its `landsUntil`). */
+      landsUntil?: number;
+    }): Promise<WithdrawOutcome> {
       const signal = Context.current().cancellationSignal;
-      return whileHeartbeating(async () => {
+      const withdrawOnce = async (): Promise<TransactionState> => {
         try {
           await deps.client.updateTransaction(input.transactionId, { ...input.request, status: 'draft' }, { signal });
         } catch (err) {
           if (!(err instanceof EsignApiError && err.kind === 'http' && err.status === 409)) throw providerFailure(err);
           log.info('the provider refused to withdraw the transaction', { transactionId: input.transactionId, reason: err.message });
         }
-        let record: TransactionRecord;
         try {
-          record = await deps.client.getTransaction(input.transactionId, { signal });
+          return toState(input.transactionId, await deps.client.getTransaction(input.transactionId, { signal }));
         } catch (err) {
           throw providerFailure(err);
         }
-        const state = toState(input.transactionId, record);
+      };
+      return whileHeartbeating(async () => {
+        let state = await withdrawOnce();
+        // A replace given up on may still land (updateTransaction's landsUntil): withdrawn only if it held past then.
+        while (state.status === 'draft' && input.landsUntil !== undefined && Date.now() < input.landsUntil) {
+          await setTimeout(input.landsUntil - Date.now(), undefined, { signal });
+          state = toState(input.transactionId, await deps.client.getTransaction(input.transactionId, { signal }).catch(rethrowProvider));
+          if (state.status === 'esign_pending') {
+            log.warn('a replace given up on reached the provider after the withdraw: withdrawn again', {
+              transactionId: input.transactionId,
+            });
+            state = await withdrawOnce();
+          }
+        }
         if (state.status === 'draft') return { withdrawn: true, status: state.status };
         return { withdrawn: false, status: state.status, ...(state.participants ? { participants: state.participants } : {}) };
       });
@@ -189,11 +211,20 @@ export function createTransactionActivities(deps: TransactionDeps) {
       };
     },
 
-    async updateTransaction(input: { transactionId: string; request: UpdateTransactionRequest }): Promise<TransactionRef> {
+    /**
+     * Replaces the transaction. After a retry, an earlier attempt given up on may still reach the provider: the answer
+     * says until when (`landsUntil`), so a withdraw that follows makes sure it held past then.
+     */
+    async updateTransaction(input: {
+      transactionId: string;
+      request: UpdateTransactionRequest;
+    }): Promise<TransactionRef & { landsUntil?: number }> {
+      const { info, cancellationSignal } = Context.current();
       const record = await callProvider(() =>
-        deps.client.updateTransaction(input.transactionId, input.request, { signal: Context.current().cancellationSignal }),
+        deps.client.updateTransaction(input.transactionId, input.request, { signal: cancellationSignal }),
       );
-      return { transactionId: input.transactionId, esignId: record.esignId ?? '', status: record.status };
+      const ref = { transactionId: input.transactionId, esignId: record.esignId ?? '', status: record.status };
+      return info.attempt > 1 ? { ...ref, landsUntil: Date.now() + deps.client.abandonsAfterMs } : ref;
     },
 
     async createSigningUrl(input: { esignId: string; participantIds: string[]; style?: IframeStyle }): Promise<{ url: string }> {

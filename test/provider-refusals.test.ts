@@ -1,7 +1,8 @@
 // A provider that fails or refuses one endpoint while the rest of its API works (test/support/provider-proxy.ts, in
 // front of the sandbox): a signing-URL endpoint that keeps failing or answers 4xx never holds the transaction's loop
 // nor fails its run; a transaction the provider no longer has (404 after a deletion) ends `deleted`, whether the
-// deletion's webhook, a cancel or a poll meets the 404 (issue 39, defect 4 and the first suspect).
+// deletion's webhook, a cancel or a poll meets the 404; a replace given up on that reaches the provider after the
+// withdraw does not leave a cancelled transaction signable (issue 39, defect 4 and two suspects).
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -10,7 +11,9 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { format } from 'prettier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelEsignTransaction, issueSigningUrl } from '../src/client/transactions.js';
+import { cancelEsignTransaction, getEsignTransaction, issueSigningUrl } from '../src/client/transactions.js';
+import { replaceTransactionUpdate } from '../src/definitions/transaction.js';
+import { EsignClient } from '../src/esign/client.js';
 import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
@@ -148,4 +151,51 @@ describe('a provider that no longer has a deleted transaction (404)', () => {
     forgotten.add(transactionId!);
     expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'deleted', reason: expect.stringContaining('404') as string });
   }, 60_000);
+});
+
+describe('a replace whose first attempt timed out and lands after the withdraw', () => {
+  let env: EsignTestEnv;
+  let proxy: ProviderProxy;
+  /** The first replace PUT is held, unanswered, and sent on once released: it lands late. */
+  let held: { path: string; release: () => void } | undefined;
+  beforeAll(async () => {
+    env = await startEsignTestEnv({
+      providerClient: async (sandbox) => {
+        proxy = await ProviderProxy.start(sandbox.running.url, sandbox.token);
+        // The worker gives up on an unanswered request after ~1.5 s, as it would after its 40 s in production.
+        return new EsignClient({ baseUrl: proxy.server.url, token: sandbox.token, connectTimeoutMs: 500, headersTimeoutMs: 1_000 });
+      },
+    });
+  });
+  afterAll(async () => {
+    held?.release();
+    await env?.close();
+    await proxy?.close();
+  });
+
+  it('the transaction reported cancelled is not signable at the provider afterwards', async () => {
+    const input = env.input();
+    const { handle } = await env.start(input);
+    const { transactionId } = await waitForPhase(handle, 'awaiting_signatures');
+    let releaseHeld!: () => void;
+    const release = new Promise<void>((r) => (releaseHeld = r));
+    proxy.hold = (method, path) => {
+      if (method !== 'PUT' || !path.includes(transactionId!) || held) return undefined;
+      held = { path, release: releaseHeld };
+      return release;
+    };
+    await getEsignTransaction(env.temporal.client, input.referenceId).executeUpdate(replaceTransactionUpdate, {
+      args: [{ status: 'esign_pending', emailSubject: 'Please sign, corrected' }],
+    });
+    expect(held).toBeDefined();
+    // The first attempt's PUT (esign_pending) reaches the provider half a second from now, after the withdraw,
+    // within the time the worker's client gives a request (1.5 s).
+    setTimeout(() => held!.release(), 500);
+    const cancelled = await cancelEsignTransaction(env.temporal.client, input.referenceId, 'changed our mind');
+    expect(cancelled.status).toBe('cancelled');
+    await expect.poll(() => proxy.landed.length, { timeout: 10_000 }).toBe(1);
+    const atProvider = await env.sandbox.client.getTransaction(transactionId!);
+    expect(atProvider.status, 'reported cancelled, yet signable at the provider').not.toBe('esign_pending');
+    await record(handle, 'replace-lands-after-withdraw.json');
+  }, 90_000);
 });

@@ -77,6 +77,12 @@ export class EsignClient {
   readonly #token: EsignClientOptions['token'];
   readonly #userAgent: string;
 
+  /**
+   * How long a request goes unanswered before this client gives up on it (connect, then the response's headers): a
+   * request given up on may still reach the provider, as late as this after it was given up (activities/transactions.ts).
+   */
+  readonly abandonsAfterMs: number;
+
   constructor(options: EsignClientOptions) {
     const url = new URL(options.baseUrl);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -85,6 +91,7 @@ export class EsignClient {
     this.#prefix = url.pathname.replace(/\/+$/, '');
     this.#token = options.token;
     this.#userAgent = options.userAgent ?? 'esign-orchestrator';
+    this.abandonsAfterMs = (options.connectTimeoutMs ?? 10_000) + (options.headersTimeoutMs ?? 30_000);
     this.#pool = new Pool(url.origin, {
       connections: options.connections ?? 16,
       connectTimeout: options.connectTimeoutMs ?? 10_000,

@@ -16,6 +16,13 @@ export class ProviderProxy {
   /** Requests answered by the proxy itself, as `METHOD path`. */
   readonly answered: string[] = [];
   answer: (method: string, path: string) => ProxyAnswer | undefined = () => undefined;
+  /**
+   * A request to hold: it is sent on to the provider only when the promise settles, whether or not its client is
+   * still waiting (a request that lands late, after its client gave up on it).
+   */
+  hold: (method: string, path: string) => Promise<void> | undefined = () => undefined;
+  /** Held requests the provider has answered since, as `METHOD path status`. */
+  readonly landed: string[] = [];
 
   private constructor(
     readonly server: StubHttpServer,
@@ -36,12 +43,16 @@ export class ProviderProxy {
         res.writeHead(own.status, { 'content-type': 'application/problem+json' });
         return void res.end(JSON.stringify({ title: 'Refused by the test', status: own.status, detail: own.detail ?? 'refused' }));
       }
+      const holding = proxy.hold(req.method ?? 'GET', path);
+      if (holding) await holding;
       const headers = Object.fromEntries(
         Object.entries(req.headers).filter(([k, v]) => typeof v === 'string' && !['host', 'connection', 'content-length'].includes(k)),
       ) as Record<string, string>;
       const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
       const upstream = await fetch(new URL(path, targetUrl.origin), { method: req.method ?? 'GET', headers, ...(body ? { body } : {}) });
       const bytes = Buffer.from(await upstream.arrayBuffer());
+      if (holding) proxy.landed.push(`${req.method} ${path} ${upstream.status}`);
+      if (res.destroyed) return;
       const kept = [...upstream.headers].filter(
         ([k]) => !['content-encoding', 'transfer-encoding', 'connection', 'content-length'].includes(k),
       );

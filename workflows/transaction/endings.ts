@@ -134,6 +134,7 @@ export class Endings {
       a.withdrawTransaction({
         transactionId: tx.created!.transactionId,
         request: buildUpdateRequest(tx.request!, tx.input!.referenceId, { status: 'draft' }),
+        ...(tx.replaceLandsUntil > 0 ? { landsUntil: tx.replaceLandsUntil } : {}),
       }),
     );
   }

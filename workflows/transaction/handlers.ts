@@ -122,6 +122,7 @@ export class Requests {
       const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next });
       tx.request = { ...tx.request!, ...next };
       tx.providerStatus = ref.status;
+      if (ref.landsUntil !== undefined) tx.replaceLandsUntil = Math.max(tx.replaceLandsUntil, ref.landsUntil);
       if (!tx.isFinishing()) tx.moveTo(change.status === 'draft' ? 'draft' : 'awaiting_signatures');
       return { status: ref.status };
     });

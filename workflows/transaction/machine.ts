@@ -50,6 +50,8 @@ export class SigningTransaction {
   cancel: CancelAttempt | undefined;
   /** A withdraw (cancel or deadline) is under way: no replace may start. */
   withdrawing = false;
+  /** Until when a replace given up on may still reach the provider (the last replace's `landsUntil`): a withdraw checks past it. */
+  replaceLandsUntil = 0;
   lastReconciledAt: string | null;
   accepted: number;
   rejected: number;
