@@ -1,4 +1,4 @@
-import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { describeIfExists } from '../src/client/describe.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
@@ -18,6 +18,14 @@ import {
   type EsignInboxWorkflow,
 } from '../src/definitions/inbox.js';
 import { EsignTransactionId } from '../src/definitions/search-attributes.js';
+import { FailureType } from '../src/failures.js';
+
+/**
+ * How long the owner lookup gives visibility to show an ended run, from its first attempt: well past the lag of
+ * Temporal's visibility stores (about a second for Elasticsearch's refresh), and within what its callers' retry
+ * policies allow (the inbox's five attempts span 15 s).
+ */
+const VISIBILITY_LAG_MS = 10_000;
 
 export interface InboxDeps {
   /** Passed to the inbox when this registration starts it. */
@@ -53,7 +61,7 @@ export function createInboxActivities(deps: InboxDeps) {
      * result), its archive prefix and callback (its input).
      */
     async findTransactionOwner(input: { transactionId: string; referenceId: string | null }): Promise<TransactionOwner> {
-      const { client } = Context.current();
+      const { client, info } = Context.current();
       const none: TransactionOwner = { owner: 'ended', ownerWorkflowId: null, outcome: null };
       if (!input.referenceId) return none;
       const workflowId = workflowIdFor(input.referenceId);
@@ -65,7 +73,19 @@ export function createInboxActivities(deps: InboxDeps) {
       // A run that names another transaction is not its owner.
       const its = described.typedSearchAttributes.get(EsignTransactionId);
       if (its !== undefined && its !== input.transactionId) {
-        log.info('the workflow of this referenceId owns another transaction', { workflowId, its, transactionId: input.transactionId });
+        // The provider says this transaction is this referenceId's, and the workflow of the referenceId now owns another:
+        // an earlier run owned it, one visibility may not show yet (it lags). Asked again a few times before giving up,
+        // so a late completion is not archived without what its owner left (nor again, when its owner archived it).
+        if (Date.now() - info.scheduledTimestampMs < VISIBILITY_LAG_MS)
+          throw ApplicationFailure.retryable(
+            'the ended run that owned this transaction is not in visibility yet; looked for again',
+            FailureType.ProviderUnavailable,
+          );
+        log.warn('no ended run of this referenceId names the transaction: archived without what its owner left', {
+          workflowId,
+          its,
+          transactionId: input.transactionId,
+        });
         return none;
       }
       if (described.status.name === 'RUNNING') return { owner: 'running', ownerWorkflowId: workflowId };
