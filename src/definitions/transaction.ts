@@ -167,7 +167,7 @@ export interface IntegratorEventBody {
   type: IntegratorEventType;
   /**
    * The event's number in its transaction's log, from 1 with no gap: a receiver can order events and see one it
-   * missed. Absent only on `transaction.completed_late`, which the late archiver sends outside the log.
+   * missed. Absent only on events of transactions from before the event log (0.1.0), sent outside any log.
    */
   sequence?: number;
   /** When it happened (ISO 8601). */
