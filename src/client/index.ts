@@ -30,6 +30,7 @@ export type {
   ArchiveResult,
   EsignOutcome,
   EsignPhase,
+  EsignRunFailure,
   EsignTransactionResult,
   EsignTransactionStatus,
   EsignTransactionWorkflow,

@@ -1,4 +1,5 @@
-import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { failureTypeOf } from './failures.js';
 import { describeIfExists } from './describe.js';
 import type { Priority } from '@temporalio/common';
 import { describeIssues } from '../util/zod-issues.js';
@@ -9,6 +10,7 @@ import {
   retryArchiveUpdate,
   statusQuery,
   WORKFLOW_TYPE,
+  type EsignRunFailure,
   type EsignTransactionResult,
   type EsignTransactionStatus,
   type EsignTransactionWorkflow,
@@ -107,27 +109,61 @@ export async function startEsignTransaction(
 export async function getEsignStatus(client: Client, referenceId: string, endedQueryMs = 5_000): Promise<EsignTransactionStatus> {
   const handle = getEsignTransaction(client, referenceId);
   const { status } = await handle.describe();
-  if (status.name === 'RUNNING') return handle.query(statusQuery);
-  try {
-    return await client.withDeadline(Date.now() + endedQueryMs, () => handle.query(statusQuery));
-  } catch {
-    const result = await handle.result().catch(() => null);
-    const phase = result?.status ?? (status.name.toLowerCase() as EsignTransactionStatus['phase']);
+  if (status.name === 'RUNNING') return { ...(await handle.query(statusQuery)), referenceId };
+  const queried = await client.withDeadline(Date.now() + endedQueryMs, () => handle.query(statusQuery)).catch(() => undefined);
+  if (status.name !== 'COMPLETED') {
+    // Ended without a result: what the run's state said is not where it stands (it will not move again).
+    const failure = await runFailure(handle, status.name);
     return {
-      phase,
-      summary: `Ended ${phase}${result?.reason ? `: ${result.reason}` : ''} (read from the result: no worker answered)`,
+      ...(queried ?? unknownStatus(referenceId)),
       referenceId,
-      transactionId: result?.transactionId ?? null,
-      esignId: result?.esignId ?? null,
-      participants: [],
-      providerStatus: null,
-      deadline: null,
-      lastReconciledAt: null,
-      notificationsAccepted: 0,
-      notificationsRejected: 0,
-      result,
-      fromResult: true,
+      phase: 'failed',
+      summary: `Ended without a result (${failure.closedAs}${failure.type ? `, ${failure.type}` : ''}): ${failure.message}`,
+      result: null,
+      failure,
     };
+  }
+  if (queried) return { ...queried, referenceId };
+  const result = await handle.result();
+  return {
+    ...unknownStatus(referenceId),
+    phase: result.status,
+    summary: `Ended ${result.status}${result.reason ? `: ${result.reason}` : ''} (read from the result: no worker answered)`,
+    transactionId: result.transactionId,
+    esignId: result.esignId,
+    result,
+    fromResult: true,
+  };
+}
+
+/** What is known of a transaction whose run no worker describes: its reference only. */
+function unknownStatus(referenceId: string): EsignTransactionStatus {
+  return {
+    phase: 'failed',
+    summary: '',
+    referenceId,
+    transactionId: null,
+    esignId: null,
+    participants: [],
+    providerStatus: null,
+    deadline: null,
+    lastReconciledAt: null,
+    notificationsAccepted: 0,
+    notificationsRejected: 0,
+    result: null,
+    fromResult: true,
+  };
+}
+
+/** How a closed run without a result ended: its failure's type (catalogued, when it has one) and message. */
+async function runFailure(handle: WorkflowHandle, closed: string): Promise<EsignRunFailure> {
+  const closedAs = ({ TERMINATED: 'terminated', TIMED_OUT: 'timed_out', CANCELLED: 'cancelled' } as const)[closed] ?? 'failed';
+  try {
+    await handle.result();
+    return { closedAs, type: null, message: `the workflow is ${closed.toLowerCase()}` };
+  } catch (err) {
+    const cause = err instanceof WorkflowFailedError && err.cause ? err.cause : (err as Error);
+    return { closedAs, type: failureTypeOf(err) ?? null, message: cause.message };
   }
 }
 

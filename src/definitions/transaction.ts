@@ -68,8 +68,17 @@ export interface EsignTransactionResult {
  */
 export type EsignTransactionWorkflow = (input: EsignTransactionInput) => Promise<EsignTransactionResult>;
 
+/** How a transaction's workflow ended without a result: failed, terminated by an operator, timed out or cancelled. */
+export interface EsignRunFailure {
+  closedAs: 'failed' | 'terminated' | 'timed_out' | 'cancelled';
+  /** The catalogued failure type (`src/failures.ts`, e.g. `UrlNotAllowed`) when there is one. */
+  type: string | null;
+  message: string;
+}
+
 export interface EsignTransactionStatus {
-  phase: EsignPhase;
+  /** `failed` when the workflow ended without a result (`failure` says how): it will not move again. */
+  phase: EsignPhase | 'failed';
   /** One line for people, as the Web UI shows it: "1 of 2 signed; waiting for Alan Turing". */
   summary: string;
   referenceId: string;
@@ -84,6 +93,8 @@ export interface EsignTransactionStatus {
   notificationsAccepted: number;
   notificationsRejected: number;
   result: EsignTransactionResult | null;
+  /** Why and how the workflow ended without a result, when the phase is `failed`. */
+  failure?: EsignRunFailure;
   /** Why the completed ZIP was refused, while the phase is `archive_invalid`. */
   archiveProblem?: string;
   /**
