@@ -1,4 +1,12 @@
-import { WithStartWorkflowOperation, WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { failureTypeOf } from './failures.js';
 import { describeIfExists } from './describe.js';
 import type { Priority } from '@temporalio/common';
@@ -91,10 +99,9 @@ export async function startEsignTransaction(
   };
   if (options.signingUrlFor) {
     const operation = new WithStartWorkflowOperation<EsignTransactionWorkflow>(WORKFLOW_TYPE, startOptions);
-    const { url, transactionId } = await client.workflow.executeUpdateWithStart(issueSigningUrlUpdate, {
-      args: [options.signingUrlFor],
-      startWorkflowOperation: operation,
-    });
+    const { url, transactionId } = await orWorkflowFailure(client, workflowId, () =>
+      client.workflow.executeUpdateWithStart(issueSigningUrlUpdate, { args: [options.signingUrlFor!], startWorkflowOperation: operation }),
+    );
     return { handle: await operation.workflowHandle(), workflowId, signingUrl: url, ...(transactionId ? { transactionId } : {}) };
   }
   const handle = await client.workflow.start<EsignTransactionWorkflow>(WORKFLOW_TYPE, startOptions);
@@ -177,7 +184,8 @@ export function getEsignTransaction(client: Client, referenceId: string): Workfl
  * `TransactionFinished` (`failureTypeOf`).
  */
 export async function issueSigningUrl(client: Client, referenceId: string, request: IssueSigningUrlRequest): Promise<IssuedSigningUrl> {
-  return getEsignTransaction(client, referenceId).executeUpdate(issueSigningUrlUpdate, { args: [request] });
+  const handle = getEsignTransaction(client, referenceId);
+  return orWorkflowFailure(client, handle.workflowId, () => handle.executeUpdate(issueSigningUrlUpdate, { args: [request] }));
 }
 
 /**
@@ -186,7 +194,36 @@ export async function issueSigningUrl(client: Client, referenceId: string, reque
  * when it has ended meanwhile (`failureTypeOf`).
  */
 export async function cancelEsignTransaction(client: Client, referenceId: string, reason?: string): Promise<EsignTransactionResult> {
-  return getEsignTransaction(client, referenceId).executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] });
+  const handle = getEsignTransaction(client, referenceId);
+  return orWorkflowFailure(client, handle.workflowId, () => handle.executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }));
+}
+
+/**
+ * Sends an update; when its workflow closed under it (or before it) because the workflow failed, fails with the
+ * workflow's own failure instead, whose type says why (`failureTypeOf`: `UrlNotAllowed`, `InvalidInput`, …), where
+ * the update's error says only that the workflow closed.
+ */
+async function orWorkflowFailure<T>(client: Client, workflowId: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    const closedUnder =
+      err instanceof WorkflowNotFoundError ||
+      (err instanceof WorkflowUpdateFailedError &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === 'AcceptedUpdateCompletedWorkflow');
+    if (!closedUnder) throw err;
+    const described = await describeIfExists(client, workflowId).catch(() => undefined);
+    if (!described || described.status.name === 'RUNNING' || described.status.name === 'COMPLETED') throw err;
+    const failure = await client.workflow
+      .getHandle(workflowId, described.runId)
+      .result()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    throw failure instanceof WorkflowFailedError ? failure : err;
+  }
 }
 
 /**
@@ -201,7 +238,8 @@ export async function cancelEsignTransaction(client: Client, referenceId: string
 export async function retryEsignArchive(client: Client, id: string): Promise<EsignTransactionResult> {
   const late = await lateCompletionWaitingFor(client, id);
   if (late) return late.executeUpdate(lateRetryArchiveUpdate);
-  return getEsignTransaction(client, id).executeUpdate(retryArchiveUpdate);
+  const handle = getEsignTransaction(client, id);
+  return orWorkflowFailure(client, handle.workflowId, () => handle.executeUpdate(retryArchiveUpdate));
 }
 
 async function lateCompletionWaitingFor(client: Client, id: string): Promise<WorkflowHandle<EsignLateCompletionWorkflow> | undefined> {
