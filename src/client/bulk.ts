@@ -3,6 +3,7 @@
  * to the store, never through workflow input; the batch's id comes from its name, template and file, so a
  * second submission of the same batch starts nothing (it returns the first).
  */
+import { assertWorkersDecrypt } from './codec-check.js';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import {
   BATCH_ID,
@@ -102,6 +103,7 @@ export async function sendBulk(
     )
   )
     return { ...submitted, handle, existing: true };
+  await assertWorkersDecrypt(client, taskQueue);
   try {
     await client.workflow.start<BulkSendWorkflow>(BULK_WORKFLOW_TYPE, {
       workflowId: batchId,

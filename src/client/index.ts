@@ -95,6 +95,7 @@ export type { BatchCounts, BatchPhase, BatchProgress, BatchResult, BulkSendWorkf
 export { AesGcmCodec, ENCRYPTED_ENCODING, newCodecKeys, parseCodecKeys } from '../codec/aes-gcm-codec.js';
 export type { CodecKey } from '../codec/aes-gcm-codec.js';
 export { codecKeysFromEnv, dataConverterFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
+export { CodecKeyUnknown } from './codec-check.js';
 
 // Typed failures.
 export { FailureType } from '../failures.js';

@@ -7,6 +7,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { assertWorkersDecrypt } from './codec-check.js';
 import { failureTypeOf } from './failures.js';
 import { describeIfExists } from './describe.js';
 import type { Priority } from '@temporalio/common';
@@ -80,8 +81,10 @@ export async function startEsignTransaction(
   const parsed = EsignTransactionInput.safeParse(input);
   if (!parsed.success) throw new InvalidTransactionInput(`invalid transaction input: ${describeIssues(parsed.error)}`);
   const workflowId = workflowIdFor(parsed.data.referenceId);
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  await assertWorkersDecrypt(client, taskQueue);
   const startOptions = {
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue,
     workflowId,
     args: [input] as [EsignTransactionInput],
     workflowIdConflictPolicy: 'USE_EXISTING' as const,

@@ -6,6 +6,8 @@ import { REFUSED_PLAINTEXT } from './plaintext.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
+/** Where a worker's identity names the key ids it decrypts (src/worker/create-worker.ts; read by src/client/codec-check.ts). */
+export const CODEC_KEYS_IDENTITY_TAG = 'esign-codec-keys=';
 
 // A refused plaintext payload decodes to REFUSED_PLAINTEXT, which validation recognises, so the caller
 // gets a clear, non-retryable failure instead of a workflow task that fails forever.
@@ -37,6 +39,16 @@ export class AesGcmCodec implements PayloadCodec {
     for (const k of keys) if (k.key.length !== 32) throw new Error(`codec key "${k.id}" must be 32 bytes`);
     this.#active = keys[0]!;
     this.#keys = new Map(keys.map((k) => [k.id, k.key]));
+  }
+
+  /** The key id this codec encrypts with (key ids are not secret: every payload carries its own). */
+  get activeKeyId(): string {
+    return this.#active.id;
+  }
+
+  /** Every key id this codec decrypts. */
+  get keyIds(): string[] {
+    return [...this.#keys.keys()];
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {

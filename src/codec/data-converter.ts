@@ -35,15 +35,18 @@ export function codecKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string |
 
 /**
  * The data converter every process uses (worker, client helpers, bridge, CLI):
- * encrypting when keys are configured, plain otherwise. `devFallback` also
- * looks for the dev stack's key file, so local tools work with no setup.
+ * encrypting when keys are configured, plain otherwise (undefined). `devFallback` also
+ * looks for the dev stack's key file, so local tools work with no setup; `required`
+ * throws, naming the variable, instead of answering plain (a backend that must encrypt).
  */
 export function dataConverterFromEnv(
   env: NodeJS.ProcessEnv = process.env,
-  options: { devFallback?: boolean; plaintext?: 'allow' | 'refuse' } = {},
+  options: { devFallback?: boolean; plaintext?: 'allow' | 'refuse'; required?: boolean } = {},
 ): DataConverter | undefined {
   let keys = codecKeysFromEnv(env);
   if (!keys && options.devFallback && existsSync(devCodecKeysFile(env))) keys = readFileSync(devCodecKeysFile(env), 'utf8').trim();
+  if (!keys && options.required)
+    throw new Error('no codec keys: set ESIGN_CODEC_KEYS (or ESIGN_CODEC_KEYS_FILE) to the keys your workers hold (docs/codec.md)');
   if (!keys) return undefined;
   return encryptingDataConverter(new AesGcmCodec(parseCodecKeys(keys), options.plaintext ? { plaintext: options.plaintext } : {}));
 }

@@ -1,6 +1,8 @@
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import { AesGcmCodec, CODEC_KEYS_IDENTITY_TAG } from '../codec/aes-gcm-codec.js';
 import { failureConverterPath } from '../codec/data-converter.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 
@@ -60,6 +62,7 @@ export async function createEsignWorker(options: EsignWorkerOptions): Promise<Wo
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',
+    identity: workerIdentity(options.dataConverter),
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...workflowCode(options),
     activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
@@ -77,4 +80,14 @@ export async function createEsignWorker(options: EsignWorkerOptions): Promise<Wo
       : {}),
     ...options.tuning,
   });
+}
+
+/**
+ * The worker's identity, as Temporal shows it (pollers, history): the default `pid@host`, and the codec key ids it
+ * decrypts (`esign-codec-keys=`, empty for a worker without the codec). Key ids are not secret; a client reads them
+ * from the task queue's pollers to refuse a start no worker could decrypt (src/client/codec-check.ts).
+ */
+function workerIdentity(dataConverter: WorkerOptions['dataConverter']): string {
+  const codec = dataConverter?.payloadCodecs?.find((c): c is AesGcmCodec => c instanceof AesGcmCodec);
+  return `${process.pid}@${hostname()} ${CODEC_KEYS_IDENTITY_TAG}${codec?.keyIds.join(',') ?? ''}`;
 }
