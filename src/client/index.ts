@@ -97,6 +97,10 @@ export type { CodecKey } from '../codec/aes-gcm-codec.js';
 export { codecKeysFromEnv, dataConverterFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
 export { CodecKeyUnknown } from './codec-check.js';
 
+// A backend's integration tests: sign or decline in the provider sandbox, by referenceId, without a browser.
+export { actInSandbox, NotTheSandbox, SandboxActRefused } from './sandbox.js';
+export type { SandboxActOptions } from './sandbox.js';
+
 // Typed failures.
 export { FailureType } from '../failures.js';
 export { failureTypeOf } from './failures.js';
