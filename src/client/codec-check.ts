@@ -7,7 +7,7 @@
  * start goes ahead. A positive answer is kept for a minute, so a busy backend asks once a minute per queue.
  */
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { AesGcmCodec, CODEC_KEYS_IDENTITY_TAG } from '../codec/aes-gcm-codec.js';
 
 /** The client's codec key is one no worker on the task queue decrypts: fix ESIGN_CODEC_KEYS (docs/codec.md). */
@@ -34,8 +34,9 @@ export async function assertWorkersDecrypt(client: Client, taskQueue: string): P
   if ((known.get(cacheKey) ?? 0) > Date.now()) return;
   const { pollers } = await client.workflowService.describeTaskQueue({
     namespace: client.options.namespace,
-    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    // A default import: the package is CommonJS, which plain Node (the CLI, a backend) cannot import by name.
+    taskQueue: { name: taskQueue, kind: proto.temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
   });
   const said = (pollers ?? []).map((p) => keysOf(p.identity)).filter((k): k is string[] => k !== undefined);
   if (said.length > 0 && !said.some((keys) => keys.includes(mine))) {
