@@ -3,6 +3,7 @@
 // (issue 40, defect 4). Workers name the key ids they decrypt in their identity; the client reads them from the task
 // queue's pollers (src/client/codec-check.ts). Real server, real workers.
 import { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { dataConverterFromEnv, encryptingDataConverter } from '../src/codec/data-converter.js';
@@ -10,6 +11,7 @@ import { describeIfExists } from '../src/client/describe.js';
 import { CodecKeyUnknown } from '../src/client/codec-check.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { workflowIdFor } from '../src/definitions/transaction.js';
+import { eventually } from './support/eventually.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 
 const workersKey = newCodecKeys('k-2026');
@@ -19,6 +21,20 @@ const converter = (keys: string) => encryptingDataConverter(new AesGcmCodec(pars
 let env: EsignTestEnv;
 beforeAll(async () => {
   env = await startEsignTestEnv({ dataConverter: converter(workersKey) });
+  // The worker polls its queue before a start is checked against it (with nobody polling, nothing can be told).
+  await eventually(
+    'the worker polls its queue',
+    async () => {
+      const { pollers } = await env.temporal.client.workflowService.describeTaskQueue({
+        namespace: env.temporal.namespace,
+        taskQueue: { name: env.taskQueue },
+        taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      return (pollers ?? []).some((p) => p.identity?.includes('esign-codec-keys=k-2026'));
+    },
+    20_000,
+    200,
+  );
 });
 afterAll(async () => {
   await env?.close();

@@ -4,7 +4,7 @@
  * without end while the run stays Running. Workers name the key ids they decrypt in their identity
  * (src/worker/create-worker.ts), which the server reports for the task queue's recent pollers; key ids are not
  * secret. With no such worker polling (all down, or older ones that do not say), nothing can be told and the
- * start goes ahead. A positive answer is kept for a minute, so a busy backend asks once a minute per queue.
+ * start goes ahead. A worker's yes is kept for a minute, so a busy backend asks once a minute per queue.
  */
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
@@ -47,5 +47,6 @@ export async function assertWorkersDecrypt(client: Client, taskQueue: string): P
         'give the workers this key first, or make the client encrypt with one of theirs (ESIGN_CODEC_KEYS, docs/codec.md)',
     );
   }
-  known.set(cacheKey, Date.now() + KEEP_MS);
+  // Kept only when a worker said it holds the key: "nobody says" (workers starting) is asked again next time.
+  if (said.length > 0) known.set(cacheKey, Date.now() + KEEP_MS);
 }
