@@ -13,6 +13,8 @@ import { callProvider, whileHeartbeating } from './support/heartbeat.js';
 import type { UrlPolicy } from './support/url-policy.js';
 import { TemplateDocumentNotFound } from '../src/templates/errors.js';
 import type { TemplateStore } from '../src/templates/store.js';
+import type { ObjectStore } from '../src/storage/object-store.js';
+import { documentObjectKey } from '../src/storage/documents.js';
 
 export interface DocumentDeps {
   client: EsignClient;
@@ -25,6 +27,11 @@ export interface DocumentDeps {
   maxDocumentBytes: number;
   /** Where template documents (`{template: {sha256}}` sources) are read from (ESIGN_TEMPLATE_STORE). */
   templates?: Pick<TemplateStore, 'readDocument' | 'location'>;
+  /**
+   * Where `{object: {sha256}}` sources are read from: the object store of ESIGN_TEMPLATE_STORE, at
+   * `uploads/<sha256>.pdf` (docs/decisions/document-object-store.md).
+   */
+  objects?: Pick<ObjectStore, 'get' | 'location'>;
   /**
    * The longest a URL source's download may take, headers and body (default 5 minutes). A source that trickles
    * (a byte every few seconds never trips a between-chunks timeout) is cut off here and refused as retryable,
@@ -238,6 +245,14 @@ export function createDocumentActivities(deps: DocumentDeps) {
           FailureType.StoreNotConfigured,
         );
       }
+      const fromStore = pending.find(({ d }) => 'object' in d.source);
+      if (fromStore && !deps.objects) {
+        throw ApplicationFailure.nonRetryable(
+          `documents[${fromStore.i}] is in an object store, but this worker has none: ` +
+            'set ESIGN_TEMPLATE_STORE to the store the document was uploaded to (uploadDocument)',
+          FailureType.StoreNotConfigured,
+        );
+      }
 
       // Heartbeats cover reading, fetching and uploading: a killed worker is noticed in seconds.
       return whileHeartbeating(async () => {
@@ -262,8 +277,12 @@ export function createDocumentActivities(deps: DocumentDeps) {
               const handle = await createScratch(scratch, i);
               handles.push(handle);
               await handle.writeFile(await templateDocument(deps.templates!, d.source.template, label));
-              const fileName = `${d.title.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || `document-${i + 1}`}.pdf`;
-              docs.push(await inspect(handle, fileName, label, deps.maxDocumentBytes));
+              docs.push(await inspect(handle, titleFileName(d.title, i), label, deps.maxDocumentBytes));
+            } else if ('object' in d.source) {
+              const handle = await createScratch(scratch, i);
+              handles.push(handle);
+              await handle.writeFile(await storedDocument(deps.objects!, d.source.object.sha256, label, deps.maxDocumentBytes));
+              docs.push(await inspect(handle, titleFileName(d.title, i), label, deps.maxDocumentBytes));
             }
           }
 
@@ -294,6 +313,9 @@ export function createDocumentActivities(deps: DocumentDeps) {
             // A template's document must be the bytes its SHA-256 names: what the archive holds the provider's original to.
             if ('template' in d.source && hashes[k] !== d.source.template.sha256) {
               throw unavailable(`documents[${i}]: the uploaded copy of the template's document does not match its SHA-256`);
+            }
+            if ('object' in d.source && hashes[k] !== d.source.object.sha256) {
+              throw unavailable(`documents[${i}]: the uploaded copy of the stored document does not match its SHA-256`);
             }
             storagePaths[i] = uploaded[k]!.StoragePath;
             sha256[uploaded[k]!.StoragePath] = hashes[k]!;
@@ -350,6 +372,46 @@ async function templateDocument(
   // Checked here too: the archive relies on this hash, whatever store implementation answered.
   if (createHash('sha256').update(bytes).digest('hex') !== source.sha256) {
     throw invalid(`${label}: the template store's copy of ${source.sha256} does not match its SHA-256`);
+  }
+  return bytes;
+}
+
+/** The name a document is uploaded under when its source has none: its title, made safe. */
+function titleFileName(title: string, i: number): string {
+  return `${title.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || `document-${i + 1}`}.pdf`;
+}
+
+/**
+ * A stored document's bytes (`{object: {sha256}}`), exactly those its SHA-256 names. An object that is missing,
+ * over the size limit or not those bytes fails the upload for good (InvalidDocument); a store that cannot be read
+ * is worth another attempt.
+ */
+async function storedDocument(
+  objects: NonNullable<DocumentDeps['objects']>,
+  sha256: string,
+  label: string,
+  maxBytes: number,
+): Promise<Buffer> {
+  const key = documentObjectKey(sha256);
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await objects.get(key);
+  } catch (err) {
+    throw ApplicationFailure.retryable(
+      `${label}: cannot read ${key} from ${objects.location}: ${(err as Error).message}`,
+      FailureType.DocumentSourceUnavailable,
+    );
+  }
+  if (bytes === undefined) {
+    throw invalid(
+      `${label}: no document ${key} in ${objects.location}; was it uploaded (uploadDocument) to the store this worker's ESIGN_TEMPLATE_STORE names?`,
+    );
+  }
+  if (bytes.length > maxBytes) throw invalid(`${label} is ${bytes.length} bytes, over the ${maxBytes}-byte limit`);
+  // The archive relies on this hash: the bytes uploaded must be the ones the input names, whoever wrote the object.
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (actual !== sha256) {
+    throw invalid(`${label}: the stored ${key} does not match its SHA-256 (its bytes hash to ${actual}); it was altered or replaced`);
   }
   return bytes;
 }

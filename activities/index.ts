@@ -40,7 +40,10 @@ export interface ActivityDeps {
   templates?: TemplateStore;
   /** Where renewals of archived evidence take their time-stamps and revocation data, and when they are due. */
   upkeep?: EvidenceUpkeepDeps['upkeep'];
-  /** Bulk send's files (a batch's CSV, pages and result), kept where the templates are (ESIGN_TEMPLATE_STORE). */
+  /**
+   * Bulk send's files (a batch's CSV, pages and result) and documents uploaded by backends (`{object: {sha256}}`
+   * sources), kept where the templates are (ESIGN_TEMPLATE_STORE); without it, such a source fails with StoreNotConfigured.
+   */
   objects?: ObjectStore;
   /** The worker's task queue: a batch's transactions run there unless the batch names another. */
   taskQueue?: string;
@@ -63,6 +66,7 @@ export function createActivities(deps: ActivityDeps) {
       urlPolicy,
       maxDocumentBytes: deps.maxDocumentBytes ?? 25 * 1024 * 1024,
       ...(deps.templates ? { templates: deps.templates } : {}),
+      ...(deps.objects ? { objects: deps.objects } : {}),
     }),
     ...createTransactionActivities({ client: deps.client }),
     ...createArchiveActivities({

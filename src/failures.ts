@@ -25,7 +25,7 @@ export const FailureType = {
   CallbackRejected: 'CallbackRejected',
   // Bulk send: a batch whose CSV or template cannot be used (refused before any row starts).
   BatchInvalid: 'BatchInvalid',
-  /** A template document or a bulk send on a worker without a template store (ESIGN_TEMPLATE_STORE): never retried. */
+  /** A template document, a stored document (`{object}`) or a bulk send on a worker without a store (ESIGN_TEMPLATE_STORE): never retried. */
   StoreNotConfigured: 'StoreNotConfigured',
   // The completed ZIP.
   ArchiveInvalid: 'ArchiveInvalid',

@@ -1,4 +1,5 @@
-import { mkdtemp } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +48,9 @@ describe('esign CLI', () => {
     const downloaded = await esign('--json', 'download', referenceId, join(dataDir, 'out'));
     expect(downloaded.code).toBe(0);
     const got = JSON.parse(downloaded.stdout) as {
+      file: string;
+      manifest: string;
+      sha256: string;
       files: string[];
       evidence: {
         documents: {
@@ -60,6 +64,17 @@ describe('esign CLI', () => {
       };
     };
     expect(got.files).toEqual(['Service agreement.pdf', 'Data processing annex.pdf', 'certificate-of-completion.pdf', 'audit-trail.json']);
+    // The ZIP and, beside it, its manifest (docs/evidence.md's auditor recipe starts from both), which names that ZIP.
+    expect([got.file, got.manifest]).toEqual([
+      join(dataDir, 'out', `${referenceId}.zip`),
+      join(dataDir, 'out', `${referenceId}.manifest.json`),
+    ]);
+    expect(
+      createHash('sha256')
+        .update(await readFile(got.file))
+        .digest('hex'),
+    ).toBe(got.sha256);
+    expect(JSON.parse(await readFile(got.manifest, 'utf8'))).toMatchObject({ referenceId, zip: { sha256: got.sha256 } });
     expect(got.evidence.documents.map((d) => d.signature.result)).toEqual(['valid', 'valid']);
     // The validation report, per document: the level, ETSI EN 319 102-1's indication, and the time vouched for.
     for (const d of got.evidence.documents) {

@@ -2,51 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ArchiveEvidence } from './evidence.js';
+import type { ArchiveManifest, EvidenceRenewal } from './manifest.js';
 
-/** What is kept next to each archived ZIP. */
-export interface ArchiveManifest {
-  referenceId: string;
-  transactionId: string;
-  esignId: string;
-  zip: { name: string; bytes: number; sha256: string };
-  documents: { title: string; StoragePath: string; sha256?: string }[];
-  /** Every entry of the ZIP, evidence included. */
-  files: { name: string; bytes: number; sha256: string }[];
-  /** What verification found: each document's seal and hashes, the certificate of completion (docs/evidence.md). */
-  evidence?: ArchiveEvidence;
-  downloadedAt: string;
-  archivedAt: string;
-  /** Each renewal of the long-term evidence (a document time-stamp and fresh validation data), oldest first. */
-  renewals?: EvidenceRenewal[];
-}
-
-/**
- * One renewal of an archive's long-term evidence (docs/evidence.md, "Upkeep"): for each sealed PDF, a copy of
- * its newest version with fresh validation data and a document time-stamp appended as an incremental update,
- * stored beside the untouched `completed.zip` as `renewals/<id>/<entry>`.
- */
-export interface EvidenceRenewal {
-  /** 1, 2, …: the renewal's place in `renewals`, and its directory. */
-  id: number;
-  /** The time the renewal was judged at (the upkeep workflow's clock), ISO 8601. */
-  asOf: string;
-  /** Why it was due: the newest time-stamp's certificate expires within the horizon, or an operator asked. */
-  reason: 'expiring' | 'requested';
-  documents: {
-    /** The ZIP entry the PDF came from. */
-    entry: string;
-    /** Where the renewed copy is kept, relative to the archive: `renewals/<id>/<entry>`. */
-    file: string;
-    bytes: number;
-    sha256: string;
-    /** SHA-256 of the version it extends (the ZIP entry's, or the previous renewal's): the renewed copy starts with those bytes. */
-    extends: string;
-    /** The new document time-stamp's time, and until when its certificate chain can be verified. */
-    timestampedAt: string;
-    evidenceExpiresAt: string;
-  }[];
-}
+export type { ArchiveManifest, EvidenceRenewal } from './manifest.js';
 
 export interface StoredArchive {
   uri: string;

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { s3Client } from '../archive/s3-store.js';
+import { ArchiveDownloadRefused, downloadArchive } from '../client/archive.js';
+import type { S3ObjectReader } from '../storage/s3-http.js';
 import {
   AmbiguousArchiveRetry,
   cancelEsignTransaction,
@@ -16,7 +17,7 @@ import {
   startEsignTransaction,
 } from '../client/transactions.js';
 import { describeIssues } from '../util/zod-issues.js';
-import { hashFile, writeHashed } from '../util/streams.js';
+import { hashFile } from '../util/streams.js';
 import { WORKFLOW_TYPE, type EsignTransactionResult, type EsignTransactionStatus } from '../definitions/transaction.js';
 import { EsignTransactionInput, type DocumentInput, type ParticipantInput } from '../transaction/input.js';
 import { CliError, Exit, type CliContext } from './context.js';
@@ -200,7 +201,10 @@ export async function retryArchive(ctx: CliContext, id: string) {
   }
 }
 
-/** Copies the archived ZIP of a completed transaction into `dir`, checking its SHA-256 against the manifest. */
+/**
+ * Copies the archived ZIP of a completed transaction and its manifest into `dir` (`<referenceId>.zip`,
+ * `<referenceId>.manifest.json`), checking the ZIP's SHA-256 against the result and the manifest.
+ */
 export async function download(ctx: CliContext, referenceId: string, dir: string) {
   const handle = getEsignTransaction(ctx.client, referenceId);
   const described = await found(referenceId, () => handle.describe());
@@ -208,28 +212,45 @@ export async function download(ctx: CliContext, referenceId: string, dir: string
     throw new CliError(`transaction "${referenceId}" is ${described.status.name.toLowerCase()}, not completed`, Exit.notCompleted);
   const result: EsignTransactionResult = await handle.result();
   if (!result.archive) throw new CliError(`transaction "${referenceId}" ended ${result.status}: nothing archived`, Exit.notCompleted);
-  await mkdir(dir, { recursive: true });
-  const target = join(dir, `${referenceId}.zip`);
-  const uri = new URL(result.archive.uri);
-  let written: { sha256: string; bytes: number };
-  if (uri.protocol === 'file:') {
-    // One streamed pass: the copy is hashed as it is written.
-    written = await writeHashed(createReadStream(fileURLToPath(uri)), target);
-  } else if (uri.protocol === 's3:') {
-    const { GetObjectCommand } = await import('@aws-sdk/client-s3');
-    const s3 = s3Client({ region: process.env.ESIGN_ARCHIVE_S3_REGION ?? 'us-east-1', endpoint: process.env.ESIGN_ARCHIVE_S3_ENDPOINT });
-    const object = await s3.send(new GetObjectCommand({ Bucket: uri.hostname, Key: uri.pathname.slice(1) }));
-    written = await writeHashed(object.Body as NodeJS.ReadableStream, target);
-    s3.destroy();
-  } else {
-    throw new CliError(`cannot download from ${uri.protocol} archives`);
+  // S3 through the AWS SDK and its default credential chain, as the workers reach it.
+  const s3 = result.archive.uri.startsWith('s3:')
+    ? s3Client({ region: process.env.ESIGN_ARCHIVE_S3_REGION ?? 'us-east-1', endpoint: process.env.ESIGN_ARCHIVE_S3_ENDPOINT })
+    : undefined;
+  let downloaded;
+  try {
+    downloaded = await downloadArchive(result, dir, {
+      name: referenceId,
+      ...(s3 ? { s3: sdkReader(s3) } : {}),
+    });
+  } catch (err) {
+    if (err instanceof ArchiveDownloadRefused) {
+      throw new CliError(err.reason === 'zip_mismatch' ? `SHA-256 mismatch: ${err.message}` : err.message, Exit.failed);
+    }
+    throw err;
+  } finally {
+    s3?.destroy();
   }
-  if (written.sha256 !== result.archive.sha256) throw new CliError(`SHA-256 mismatch for ${target}: archive is corrupt`, Exit.failed);
   return {
-    file: target,
-    bytes: written.bytes,
-    sha256: written.sha256,
+    file: downloaded.zip,
+    manifest: downloaded.manifest,
+    bytes: downloaded.bytes,
+    sha256: downloaded.sha256,
     files: result.archive.files.map((f) => f.name),
     evidence: result.archive.evidence,
+  };
+}
+
+/** `downloadArchive`'s S3 reader over the AWS SDK: a missing object is undefined. */
+function sdkReader(s3: ReturnType<typeof s3Client>): S3ObjectReader {
+  return {
+    async getObject(bucket, key) {
+      try {
+        const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        return object.Body as AsyncIterable<Uint8Array>;
+      } catch (err) {
+        if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
+        throw err;
+      }
+    },
   };
 }

@@ -117,7 +117,9 @@ program
 
 program
   .command('download <referenceId> <dir>')
-  .description('copy the archived ZIP of a completed transaction into a directory, checking its SHA-256')
+  .description(
+    'copy the archived ZIP of a completed transaction and its manifest into a directory (<referenceId>.zip, <referenceId>.manifest.json), checking its SHA-256',
+  )
   .action(async (referenceId: string, dir: string) => {
     const downloaded = await withContext((ctx) => commands.download(ctx, referenceId, dir));
     print(downloaded, () => {

@@ -104,3 +104,13 @@ export type { SandboxActOptions } from './sandbox.js';
 // Typed failures.
 export { FailureType } from '../failures.js';
 export { failureTypeOf } from './failures.js';
+
+// A backend's whole path (issue 40): documents through the workers' object store, the archive fetched and checked.
+export { DocumentRefused, objectStoreFromEnv, uploadDocument } from './documents.js';
+export type { UploadDocumentOptions, UploadedDocument } from './documents.js';
+export { DEFAULT_MAX_DOCUMENT_BYTES, documentObjectKey } from '../storage/documents.js';
+export { S3HttpClient, S3HttpObjectStore, S3RequestFailed } from '../storage/s3-http.js';
+export type { S3Credentials, S3HttpClientOptions, S3ObjectReader } from '../storage/s3-http.js';
+export { ArchiveDownloadRefused, downloadArchive } from './archive.js';
+export type { DownloadArchiveOptions, DownloadedArchive } from './archive.js';
+export type { ArchiveManifest, EvidenceRenewal } from '../archive/manifest.js';

@@ -41,6 +41,16 @@ export const DocumentSource = z.union([
         .strict(),
     })
     .strict(),
+  /**
+   * A PDF the caller stored in the worker's object store (`ESIGN_TEMPLATE_STORE`) with the client's `uploadDocument`,
+   * at `uploads/<sha256>.pdf` (docs/decisions/document-object-store.md): the worker reads it, checks it is the bytes
+   * this SHA-256 names, and uploads it; the archive then holds the provider to that hash.
+   */
+  z
+    .object({
+      object: z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be the lowercase hex SHA-256 of the stored PDF') }).strict(),
+    })
+    .strict(),
 ]);
 export type DocumentSource = z.infer<typeof DocumentSource>;
 
