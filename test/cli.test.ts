@@ -138,22 +138,18 @@ describe('esign CLI', () => {
     );
     expect(second.code).toBe(0);
     const ada = (JSON.parse(second.stdout) as { participants: { id: string }[] }).participants[0]!.id;
-    let transactionId: string | null = null;
+    // Declined through the CLI, as a backend's test or a demo does without a browser (once the provider has it).
     await expect
-      .poll(
-        async () =>
-          (transactionId = (JSON.parse((await esign('--json', 'status', declinedRef)).stdout) as { transactionId: string | null })
-            .transactionId),
-        {
-          timeout: 30_000,
-        },
-      )
-      .not.toBeNull();
-    await expect
-      .poll(async () => (await env.sandbox.control.declineAs(transactionId!, ada, 'wrong name on page 2').catch(() => null)) !== null, {
-        timeout: 10_000,
-      })
-      .toBe(true);
+      .poll(async () => (await esign('decline', declinedRef, ada, '--reason', 'wrong name on page 2')).code, { timeout: 30_000 })
+      .toBe(0);
+    // Never against anything but the sandbox: a provider URL that is not the sandbox's is refused as a usage error.
+    const elsewhere = await esignCli(() => ({
+      ESIGN_TASK_QUEUE: env.taskQueue,
+      ESIGN_PROVIDER_URL: 'http://127.0.0.1:9',
+      ESIGN_DATA_DIR: dataDir,
+    }))('sign', declinedRef, ada);
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toMatch(/only against the provider sandbox/);
     await expect
       .poll(async () => (JSON.parse((await esign('--json', 'status', declinedRef)).stdout) as { phase: string }).phase, { timeout: 30_000 })
       .toBe('declined');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { actInSandbox, NotTheSandbox, SandboxActRefused } from '../client/sandbox.js';
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
@@ -182,6 +183,28 @@ function row(wf: WorkflowExecutionInfo): Record<string, unknown> {
 
 export async function url(ctx: CliContext, referenceId: string, participantId: string) {
   return found(referenceId, () => issueSigningUrl(ctx.client, referenceId, { participantIds: [participantId] }));
+}
+
+/**
+ * Signs or declines as a participant in the provider sandbox (ESIGN_PROVIDER_URL), for tests and demos without a
+ * browser; refused with a usage error against anything that is not the sandbox (nothing is sent to it).
+ */
+export async function actAs(ctx: CliContext, referenceId: string, participantId: string, decline?: { reason?: string }) {
+  const sandboxUrl = process.env.ESIGN_PROVIDER_URL ?? 'http://127.0.0.1:4010';
+  try {
+    return await found(referenceId, () =>
+      actInSandbox(ctx.client, referenceId, participantId, {
+        sandboxUrl,
+        ...(process.env.SANDBOX_ADMIN_TOKEN ? { adminToken: process.env.SANDBOX_ADMIN_TOKEN } : {}),
+        ...(decline ? { decline } : {}),
+      }),
+    );
+  } catch (err) {
+    if (err instanceof NotTheSandbox)
+      throw new CliError(`${err.message} (esign sign and decline work only against the provider sandbox)`, Exit.usage);
+    if (err instanceof SandboxActRefused) throw new CliError(err.message, Exit.failed);
+    throw err;
+  }
 }
 
 export async function cancel(ctx: CliContext, referenceId: string, reason?: string) {

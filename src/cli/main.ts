@@ -97,6 +97,25 @@ program
   });
 
 program
+  .command('sign <referenceId> <participantId>')
+  .description('sign as a participant in the provider sandbox (tests and demos without a browser; refused against a real provider)')
+  .action(async (referenceId: string, participantId: string) => {
+    const done = await withContext((ctx) => commands.actAs(ctx, referenceId, participantId));
+    print(done, () => `signed as ${participantId}${done.completed ? ': the transaction is complete' : ''}`);
+  });
+
+program
+  .command('decline <referenceId> <participantId>')
+  .description('decline as a participant in the provider sandbox (tests without a browser; refused against a real provider)')
+  .option('--reason <text>')
+  .action(async (referenceId: string, participantId: string, options: { reason?: string }) => {
+    const done = await withContext((ctx) =>
+      commands.actAs(ctx, referenceId, participantId, { ...(options.reason ? { reason: options.reason } : {}) }),
+    );
+    print(done, () => `declined as ${participantId}`);
+  });
+
+program
   .command('cancel <referenceId>')
   .description('cancel a transaction that is not yet completed')
   .option('--reason <text>')
