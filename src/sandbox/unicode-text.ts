@@ -48,6 +48,7 @@ export class UnicodeFonts {
     doc.registerFontkit(fontkit);
     const load = async (name: FontName) => {
       const font = await doc.embedFont(await fontBytes(name), { subset: true });
+      fileOf.set(font, name);
       return { font, has: new Set(font.getCharacterSet()) };
     };
     const [regular, bold, mono] = await Promise.all([load('regular'), load('bold'), load('mono')]);
@@ -93,12 +94,18 @@ function runs(text: string, face: Face): { text: string; font: PDFFont }[] {
   return out;
 }
 
-/** Widths at size 1, per font: laying text out through fontkit is the certificate's main cost, and words repeat. */
-const widths = new WeakMap<PDFFont, Map<string, number>>();
+/**
+ * Widths at size 1, per font file: laying text out through fontkit is the certificate's main cost, and words repeat
+ * across certificates (labels, dates, names), while a document's embedded font is new for each one. A width
+ * depends only on the font file and the text, so one table per file serves every document the process draws.
+ */
+const fileOf = new WeakMap<PDFFont, FontName>();
+const widths = new Map<FontName, Map<string, number>>();
 
 function unitWidth(font: PDFFont, text: string): number {
-  let known = widths.get(font);
-  if (!known) widths.set(font, (known = new Map<string, number>()));
+  const file = fileOf.get(font)!;
+  let known = widths.get(file);
+  if (!known) widths.set(file, (known = new Map<string, number>()));
   let width = known.get(text);
   if (width === undefined) {
     width = font.widthOfTextAtSize(text, 1);
