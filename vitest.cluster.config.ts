@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/cluster/**/*.test.ts'],
+    // The workflows bundled once for every worker the files start (test/cluster/bundle-setup.ts).
+    globalSetup: ['test/cluster/bundle-setup.ts'],
     setupFiles: ['test/setup/quiet-runtime.ts'],
     testTimeout: 300_000,
     hookTimeout: 600_000,

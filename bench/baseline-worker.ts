@@ -8,7 +8,10 @@ const connection = await NativeConnection.connect({ address: process.env.TEMPORA
 const worker = await Worker.create({
   connection,
   taskQueue: process.env.ESIGN_TASK_QUEUE!,
-  workflowsPath: fileURLToPath(new URL('./baseline-workflows.ts', import.meta.url)),
+  // The run's bundle of them when given (bench/setup.ts), else bundled now.
+  ...(process.env.BENCH_BASELINE_BUNDLE
+    ? { workflowBundle: { codePath: process.env.BENCH_BASELINE_BUNDLE } }
+    : { workflowsPath: fileURLToPath(new URL('./baseline-workflows.ts', import.meta.url)) }),
   activities: noopActivities,
 });
 process.stdout.write('worker polling\n');

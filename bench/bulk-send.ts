@@ -15,6 +15,7 @@ import { NDA_DEFINITION, ndaCsv } from '../test/support/nda-template.js';
 import { fmt, markdownTable, percentile, record } from './lib.js';
 import { startBenchStack, type BenchStack } from './stack.js';
 import { startWithSigningUrl } from './transactions.js';
+import { WARMUP } from './setup.js';
 
 const ROWS = Number(process.env.BENCH_BULK_ROWS ?? 5000);
 const MAX_IN_FLIGHT = Number(process.env.BENCH_BULK_IN_FLIGHT ?? 50);
@@ -40,8 +41,8 @@ export async function bulkSend(command: string): Promise<void> {
     await writeFile(join(stack.work, 'nda.pdf'), await samplePdf('NDA'));
     await stores.templates.create(structuredClone(NDA_DEFINITION) as never, stack.work);
     {
-      // Warm-up: the worker's caches and the bundle's first tasks.
-      await interactive(stack, 1, 5, 'warm');
+      // Warm-up: the worker's caches and the bundle's first tasks (BENCH_WARMUP=0: none).
+      if (WARMUP > 0) await interactive(stack, 1, 5, 'warm');
       const alone = await interactive(stack, RATE, SECONDS, 'alone');
       const batchStart = performance.now();
       const batch = await sendBulk(stack.client, stores, {

@@ -12,6 +12,7 @@ import { startTopology } from '../src/cluster/topology.js';
 import { dataConverterFromEnv } from '../src/codec/data-converter.js';
 import { commandCpuSeconds, pool, processUsage } from '../src/tools/measure.js';
 import { describeSpread, fmt, markdownTable, measureTasks, medianOf, percentile, record, type CpuComponents } from './lib.js';
+import { WARMUP } from './setup.js';
 import { startBenchStack } from './stack.js';
 import { benchTransaction, type TransactionTarget } from './transactions.js';
 
@@ -36,7 +37,7 @@ const pidsCpu = (pids: () => (number | undefined)[]) => async () => {
 
 async function measure(target: TransactionTarget, label: string, components: CpuComponents): Promise<Measured> {
   // Warm up (bundles, JIT, connections, the cluster's task-queue partitions), then measure.
-  await pool(Math.min(10, N), CONCURRENCY, async (i) => {
+  await pool(Math.min(WARMUP, N), CONCURRENCY, async (i) => {
     await benchTransaction(target, `warm-${label}-${i}-${Date.now()}`, [], []);
   });
   const start: number[] = [];
@@ -133,7 +134,7 @@ export async function clusterVsDevServer(command: string): Promise<void> {
     };
   });
   await record('cluster vs dev server', command, markdownTable(rows), [
-    `${N} transactions at concurrency ${CONCURRENCY} per run (after 10 warm-up ones), each run alone on the machine; ${ROUNDS} rounds, each the dev server then the cluster, every topology started afresh. Latencies pool the rounds.`,
+    `${N} transactions at concurrency ${CONCURRENCY} per run (after ${Math.min(WARMUP, N)} warm-up ones), each run alone on the machine; ${ROUNDS} rounds, each the dev server then the cluster, every topology started afresh. Latencies pool the rounds.`,
     'The dev server keeps history, matching and visibility in one process on SQLite; the cluster adds gRPC hops between its services and PostgreSQL round trips (fsync on commit) for each history event.',
     'On this 2-core machine every process (PostgreSQL, four Temporal services, workers, bridges, the sandbox, this driver) shares the same cores: a second worker adds CPU contention, not CPU (`BENCH_CLUSTER_WORKERS=1,2` measures it).',
   ]);

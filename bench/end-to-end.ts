@@ -32,6 +32,7 @@ import {
 } from './lib.js';
 import { inboxIdFor } from '../src/definitions/inbox.js';
 import type { Client } from '@temporalio/client';
+import { baselineBundle, WARMUP } from './setup.js';
 import { benchSigner, startBenchStack } from './stack.js';
 import { benchTransaction } from './transactions.js';
 
@@ -77,7 +78,7 @@ export async function endToEnd(command: string): Promise<void> {
   const stack = await startBenchStack('e2e');
   const { client, provider, pdf, work, sign } = stack;
   const baselineWorker = await launch('bench/baseline-worker.ts', {
-    env: { TEMPORAL_ADDRESS: stack.temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline' },
+    env: { TEMPORAL_ADDRESS: stack.temporal.address, ESIGN_TASK_QUEUE: 'bench-baseline', BENCH_BASELINE_BUNDLE: await baselineBundle() },
     ready: /worker polling/,
   }).catch(async (err: unknown) => {
     await stack.stop();
@@ -148,10 +149,11 @@ export async function endToEnd(command: string): Promise<void> {
 
   try {
     // Warm up every path (bundles, JIT, connections), then measure.
-    await pool(Math.min(10, N), CONCURRENCY, () => ours([], []));
-    await pool(Math.min(10, N), CONCURRENCY, (i) => baseline(i));
+    const warmup = Math.min(WARMUP, N);
+    await pool(warmup, CONCURRENCY, () => ours([], []));
+    await pool(warmup, CONCURRENCY, (i) => baseline(i));
     await stack.webhooks(false);
-    await pool(Math.min(10, N), CONCURRENCY, plain);
+    await pool(warmup, CONCURRENCY, plain);
     await stack.webhooks(true);
 
     const rounds: Round[] = [];
@@ -176,7 +178,7 @@ export async function endToEnd(command: string): Promise<void> {
       const second = await stack.addWorker();
       let two;
       try {
-        await pool(Math.min(10, N), CONCURRENCY, () => ours([], [])); // warm the new worker's cache and connections
+        await pool(warmup, CONCURRENCY, () => ours([], [])); // warm the new worker's cache and connections
         two = await measure(() => ours([], []));
       } finally {
         await second.stop();
@@ -247,7 +249,7 @@ export async function endToEnd(command: string): Promise<void> {
       `Workflows per transaction on the webhook path: the transaction's own; inboxes started for the ${measured.length} measured transactions: ${inboxes} (webhooks reach the transaction directly).`,
       `Worker: ${of((x) => x.cpu.ours.worker! / 1000, 3)} CPU seconds per transaction, peak RSS ${fmt(mib(workerPeak), 0)} MiB.`,
       `CPU per transaction, all processes (median of the rounds): ours ${split('ours')}; T ${split('t')}; P ${split('p')}. The machine has ${availableParallelism()} cores: at full use, ${availableParallelism()} s of CPU per second bounds each run's rate.`,
-      `${N} transactions per throughput run at concurrency ${CONCURRENCY}, after a warm-up of 10 per path; latency runs start ${HALF_SECONDS} s of transactions at half of ours' measured rate (open loop), T's signalled 300 ms after its start, when it waits.`,
+      `${N} transactions per throughput run at concurrency ${CONCURRENCY}, after a warm-up of ${Math.min(WARMUP, N)} per path; latency runs start ${HALF_SECONDS} s of transactions at half of ours' measured rate (open loop), T's signalled 300 ms after its start, when it waits.`,
       'webhook→archived is measured from the moment the sandbox accepted the last signature (it then sends the webhook) to the workflow result.',
       'All processes (Temporal, sandbox with its PDF stamping and sealing, bridge, worker, this client) share the machine.',
     ]);

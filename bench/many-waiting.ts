@@ -44,8 +44,9 @@ export async function manyWaiting(command: string): Promise<void> {
 async function waitingWithCache(cache: number): Promise<{ row: Record<string, string | number>; cpu: number }> {
   const stack = await startBenchStack('waiting', { workerEnv: { ESIGN_MAX_CACHED_WORKFLOWS: String(cache) } });
   const { client, provider, pdf, sign } = stack;
-  const count = async (status: string) =>
-    (await client.workflow.count(`WorkflowType = '${WORKFLOW_TYPE}' AND EsignStatus = '${status}'`)).count;
+  // This scenario's own transactions: its task queue's (another scenario's may share the server, BENCH_ONE_DEV_SERVER).
+  const ours = `WorkflowType = '${WORKFLOW_TYPE}' AND TaskQueue = '${stack.taskQueue}'`;
+  const count = async (status: string) => (await client.workflow.count(`${ours} AND EsignStatus = '${status}'`)).count;
   try {
     // One upload shared by every transaction (a StoragePath may back several), so the run measures waiting, not uploading.
     const [uploaded] = await provider.uploadDocuments([{ path: pdf }]);
@@ -77,7 +78,7 @@ async function waitingWithCache(cache: number): Promise<{ row: Record<string, st
       );
     });
     // A transaction that fails (a refused input, say) never waits: stop at once rather than at the time limit.
-    const failed = async () => (await client.workflow.count(`WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Failed'`)).count;
+    const failed = async () => (await client.workflow.count(`${ours} AND ExecutionStatus = 'Failed'`)).count;
     await until(
       `${N} waiting transactions`,
       async () => {

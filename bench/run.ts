@@ -6,6 +6,7 @@ import { clusterVsDevServer } from './cluster.js';
 import { endToEnd } from './end-to-end.js';
 import { evidenceVerification } from './evidence-verification.js';
 import { manyWaiting } from './many-waiting.js';
+import { startRunTemporal } from './setup.js';
 import { webhookIngestion } from './webhook-ingestion.js';
 import { workflowMemory } from './workflow-memory.js';
 
@@ -33,12 +34,22 @@ if (unknown.length > 0) {
 }
 // "cluster" needs the Temporal server built from source (minutes, once): it runs only when named.
 const everyday = Object.keys(scenarios).filter((name) => name !== 'cluster');
-for (const name of wanted.length > 0 ? wanted : everyday) {
-  process.stdout.write(`== ${name}\n`);
-  // The sizes and settings given by environment are part of the command that reproduces a figure.
-  const settings = Object.entries(process.env)
-    .filter(([key]) => key.startsWith('BENCH_') && !['BENCH_REPORT_FILE', 'BENCH_PROFILE_DIR', 'BENCH_LOG_LEVEL'].includes(key))
-    .map(([key, value = '']) => `${key}=${/\s/.test(value) ? `'${value}'` : value} `)
-    .join('');
-  await scenarios[name]!(`${settings}npm run bench -- ${name}`);
+// BENCH_ONE_DEV_SERVER=1 (the bench smoke): one dev server for every scenario of the run, not one each (bench/setup.ts).
+const stopRunTemporal = await startRunTemporal();
+try {
+  for (const name of wanted.length > 0 ? wanted : everyday) {
+    process.stdout.write(`== ${name}\n`);
+    // The sizes and settings given by environment are part of the command that reproduces a figure.
+    const settings = Object.entries(process.env)
+      .filter(
+        ([key]) =>
+          key.startsWith('BENCH_') &&
+          !['BENCH_REPORT_FILE', 'BENCH_PROFILE_DIR', 'BENCH_LOG_LEVEL', 'BENCH_TEMPORAL_ADDRESS'].includes(key),
+      )
+      .map(([key, value = '']) => `${key}=${/\s/.test(value) ? `'${value}'` : value} `)
+      .join('');
+    await scenarios[name]!(`${settings}npm run bench -- ${name}`);
+  }
+} finally {
+  await stopRunTemporal();
 }

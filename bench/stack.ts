@@ -2,18 +2,17 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startDevServer } from '../src/temporal/dev-server.js';
 import { EsignClient } from '../src/esign/client.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { launch, type Launched } from '../src/tools/launch.js';
 import { prebuiltBundle } from '../src/tools/bundle.js';
 import { launchSandbox, sandboxBridgeEnv, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
 import { freePort } from '../src/util/net.js';
+import { benchTemporal, type BenchTemporal } from './setup.js';
 
 /** The whole system for a scenario: a dev server, and the sandbox, bridge and worker each in its own process. */
 export interface BenchStack {
-  temporal: TestWorkflowEnvironment;
+  temporal: BenchTemporal;
   client: Client;
   provider: EsignClient;
   worker: Launched;
@@ -38,7 +37,7 @@ export async function startBenchStack(
   /** Extra worker settings; a function of the stack's work dir when they name a place in it. */
   options: { workerEnv?: Record<string, string> | ((work: string) => Record<string, string>) } = {},
 ): Promise<BenchStack> {
-  const temporal = await startDevServer();
+  const temporal = await benchTemporal();
   const work = await mkdtemp(join(tmpdir(), `bench-${name}-`));
   const docs = join(work, 'docs');
   await mkdir(docs, { recursive: true });

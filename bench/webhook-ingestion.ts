@@ -8,24 +8,25 @@
 // remembered).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer } from '../src/temporal/dev-server.js';
 import autocannon from 'autocannon';
 import { Webhook } from 'standardwebhooks';
 import { esignCompletedSignal, workflowIdFor } from '../src/definitions/transaction.js';
 import { launch } from '../src/tools/launch.js';
 import { freePort } from '../src/util/net.js';
 import { fmt, markdownTable, percentile, record } from './lib.js';
+import { benchTemporal, WARMUP } from './setup.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
-const TRANSACTIONS = 200;
+/** Running transaction workflows the webhooks name (the bench smoke gives a few: starting 200 proves nothing more). */
+const TRANSACTIONS = Number(process.env.BENCH_WEBHOOK_TRANSACTIONS ?? 200);
 
 async function cannon(url: string, options: Partial<autocannon.Options>): Promise<autocannon.Result> {
   return autocannon({ url, connections: CONNECTIONS, duration: SECONDS, ...options });
 }
 
 export async function webhookIngestion(command: string): Promise<void> {
-  const temporal = await startDevServer();
+  const temporal = await benchTemporal();
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const bridgePort = await freePort();
   const barePort = await freePort();
@@ -79,8 +80,8 @@ export async function webhookIngestion(command: string): Promise<void> {
     const client = new Client({ connection });
     const ownerOf = (t: string) => workflowIdFor(`bench-${t}`);
     for (const t of transactions) await client.workflow.start('esignTransaction', { workflowId: ownerOf(t), taskQueue, args: [{}] });
-    // Warm-up, then measure.
-    await cannon(`http://127.0.0.1:${bridgePort}`, { duration: 3, requests: [{ setupRequest: () => signedRequest() }] });
+    // Warm-up (BENCH_WARMUP=0: none), then measure.
+    if (WARMUP > 0) await cannon(`http://127.0.0.1:${bridgePort}`, { duration: 3, requests: [{ setupRequest: () => signedRequest() }] });
     const bridgeRun = await cannon(`http://127.0.0.1:${bridgePort}`, { requests: [{ setupRequest: () => signedRequest() }] });
     const bareRun = await cannon(`http://127.0.0.1:${barePort}`, { requests: [{ setupRequest: () => signedRequest() }] });
 

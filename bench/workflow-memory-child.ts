@@ -1,21 +1,26 @@
 // One variant of the "memory" scenario, in a process of its own so that its
 // RSS is its own: starts a worker, puts N workflows of one kind in its cache
 // (each waiting), and prints the memory and CPU they added, per workflow.
+import { readFile } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer } from '../src/temporal/dev-server.js';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { createInputValidationActivities } from '../activities/input-validation.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
 import { UrlPolicy } from '../activities/support/url-policy.js';
+import { baselineWorkflowsPath, benchTemporal } from './setup.js';
 
 const variant = process.argv[2] as 'baseline' | 'inbox' | 'transaction';
 const N = Number(process.argv[3] ?? 500);
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-const env = await startDevServer({ log: { format: 'pretty', level: 'never' } });
-const { code } = await bundleWorkflowCode({
-  workflowsPath: variant === 'baseline' ? new URL('./baseline-workflows.ts', import.meta.url).pathname : workflowsPath,
-  logger: quiet,
-});
+const env = await benchTemporal({ log: { format: 'pretty', level: 'never' } });
+// A bundle made before (the run's baseline bundle, bench/setup.ts; the test suite's ESIGN_WORKFLOW_BUNDLE), else
+// bundled here: the same code either way, loaded before anything is measured.
+const prebuilt = variant === 'baseline' ? process.env.BENCH_BASELINE_BUNDLE : process.env.ESIGN_WORKFLOW_BUNDLE;
+const code = prebuilt
+  ? await readFile(prebuilt, 'utf8')
+  : (await bundleWorkflowCode({ workflowsPath: variant === 'baseline' ? baselineWorkflowsPath : workflowsPath, logger: quiet })).code;
+// A task queue of its own: the server may be the bench run's one (BENCH_ONE_DEV_SERVER), holding other variants' workflows.
+const taskQueue = `memory-${variant}-${process.pid}`;
 const connection = await NativeConnection.connect({ address: env.address });
 // The transaction's steps before it waits, doing nothing: the scenario weighs the workflow, not its activities.
 const activities = {
@@ -36,7 +41,7 @@ const activities = {
   },
   async registerWithInbox() {},
 };
-const worker = await Worker.create({ connection, taskQueue: 'memory', workflowBundle: { code }, activities, maxCachedWorkflows: N + 100 });
+const worker = await Worker.create({ connection, taskQueue, workflowBundle: { code }, activities, maxCachedWorkflows: N + 100 });
 const running = worker.run();
 const client = new Client({ connection: await Connection.connect({ address: env.address }) });
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
@@ -50,15 +55,15 @@ for (let i = 0; i < N; i += 50) {
   await Promise.all(
     Array.from({ length: Math.min(50, N - i) }, (_, k) => {
       const n = i + k;
-      if (variant === 'baseline') return client.workflow.start('baselineTransaction', { taskQueue: 'memory', workflowId: `baseline-${n}` });
+      if (variant === 'baseline') return client.workflow.start('baselineTransaction', { taskQueue, workflowId: `baseline-${n}` });
       if (variant === 'inbox')
         return client.workflow.start('esignInbox', {
-          taskQueue: 'memory',
+          taskQueue,
           workflowId: `inbox-${n}`,
           args: [{ transactionId: crypto.randomUUID() }],
         });
       return client.workflow.start('esignTransaction', {
-        taskQueue: 'memory',
+        taskQueue,
         workflowId: `transaction-${n}`,
         args: [
           {

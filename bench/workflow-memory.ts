@@ -5,15 +5,18 @@
 import { execFile } from 'node:child_process';
 import { projectRoot } from '../src/tools/launch.js';
 import { fmt, markdownTable, record } from './lib.js';
+import { baselineBundle } from './setup.js';
 
 const N = Number(process.env.BENCH_MEMORY_N ?? 500);
 
-function measure(variant: string): Promise<{ cached: number; rssPerWorkflowKiB: number; cpuMsPerWorkflow: number }> {
+async function measure(variant: string): Promise<{ cached: number; rssPerWorkflowKiB: number; cpuMsPerWorkflow: number }> {
+  // The baseline's code bundled once per run (bench/setup.ts), as e2e's baseline worker loads it.
+  const env = { ...process.env, BENCH_BASELINE_BUNDLE: await baselineBundle() };
   return new Promise((resolve, reject) =>
     execFile(
       process.execPath,
       ['--expose-gc', '--import', 'tsx', `${projectRoot}bench/workflow-memory-child.ts`, variant, String(N)],
-      { timeout: 300_000 },
+      { timeout: 300_000, env },
       (err, stdout) => {
         const line = stdout.split('\n').find((l) => l.startsWith('{'));
         if (err || !line) return reject(err ?? new Error(`no result from ${variant}: ${stdout}`));

@@ -21,6 +21,13 @@ it('runs every benchmark scenario at a tiny size and reports each one', async ()
       BENCH_BULK_ROWS: '10',
       BENCH_BULK_SECONDS: '2',
       BENCH_BULK_PACE: '10',
+      // What a tiny run needs no more of: warm-ups, a dev server per scenario, 200 workflows for the webhooks to name,
+      // a GiB hashed for the per-GiB hash costs, 50 timed seal checks. Every scenario still runs its whole path.
+      BENCH_WARMUP: '0',
+      BENCH_ONE_DEV_SERVER: '1',
+      BENCH_WEBHOOK_TRANSACTIONS: '20',
+      BENCH_HASH_MIB: '16',
+      BENCH_EVIDENCE_CHECKS: '1',
       // The worker's own flags, given as a benchmark comparing flags gives them: two, so quoted in the command.
       BENCH_WORKER_NODE_FLAGS: '--max-semi-space-size=16 --heap-growing-percent=50',
     },

@@ -83,13 +83,13 @@ describe('the evidence of a completed transaction', () => {
           return file;
         }),
     );
-    for (const judge of [validateWithDss, validateWithPyhanko]) {
-      const verdicts = await judge(files, caPem);
+    // DSS's verdicts are read twice (a JVM run each time would be seconds of CPU for the same answer).
+    const dss = await validateWithDss(files, caPem);
+    for (const verdicts of [dss, await validateWithPyhanko(files, caPem)]) {
       expect(
         [...verdicts.values()].map((v) => ({ file: v.file, accepted: v.accepted, indication: v.indication, reasons: v.reasons })),
       ).toEqual(files.map((f) => ({ file: basename(f), accepted: true, indication: 'TOTAL_PASSED', reasons: [] })));
     }
-    const dss = await validateWithDss(files, caPem);
     for (const v of dss.values()) expect(v.signatures.find((s) => s.kind !== 'timestamp')?.level).toBe('PAdES-BASELINE-LTA');
   });
 

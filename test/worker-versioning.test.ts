@@ -34,7 +34,7 @@ const taskFailures = async (h: { fetchHistory(): Promise<{ events?: { eventType?
 
 it('pins a transaction to the version it started on and moves it to the current version at continue-as-new', async () => {
   const { ctx, sandbox } = env;
-  const v = await versionedWorkers(ctx, sandbox, 'versioning');
+  const v = await versionedWorkers(ctx, sandbox, 'versioning', { reuseBundles: true });
   const setCurrent = (buildId: string) => makeCurrent(v, buildId);
   const { taskQueue } = v;
   try {
@@ -100,7 +100,7 @@ it('pins a transaction to the version it started on and moves it to the current 
 // version) and pins it there; from then on it moves like any other, at a continue-as-new.
 it('pins a transaction started on unversioned workers to the first version, then moves it at continue-as-new', async () => {
   const { ctx, sandbox } = env;
-  const v = await versionedWorkers(ctx, sandbox, 'unversioned');
+  const v = await versionedWorkers(ctx, sandbox, 'unversioned', { reuseBundles: true });
   try {
     await v.start(UNVERSIONED, '0.1.0');
     const { handle } = await startEsignTransaction(ctx.client, v.input(), { taskQueue: v.taskQueue });
@@ -132,7 +132,7 @@ it('pins a transaction started on unversioned workers to the first version, then
 // would keep the old workers alive: a draft wakes at the longest poll interval to look, and hands over.
 it('moves a parked draft to the new version without a message to wake it', async () => {
   const { ctx, sandbox } = env;
-  const v = await versionedWorkers(ctx, sandbox, 'parked');
+  const v = await versionedWorkers(ctx, sandbox, 'parked', { reuseBundles: true });
   try {
     await v.start('v1');
     await makeCurrent(v, 'v1');

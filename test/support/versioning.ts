@@ -35,7 +35,19 @@ export interface VersionedWorkers {
   close(): Promise<void>;
 }
 
-export async function versionedWorkers(ctx: TemporalTestContext, sandbox: TestSandbox, prefix: string): Promise<VersionedWorkers> {
+/** Each version's bundle, made once per test file for the callers that ask (`reuseBundles`). */
+const bundles = new Map<string, ReturnType<typeof bundleWorkflowCode>>();
+
+export async function versionedWorkers(
+  ctx: TemporalTestContext,
+  sandbox: TestSandbox,
+  prefix: string,
+  /**
+   * `reuseBundles`: a version's workflow code is bundled once per test file and every worker of it loads that bundle
+   * (a bundle costs seconds of CPU); by default each `start` bundles its code afresh.
+   */
+  options: { reuseBundles?: boolean } = {},
+): Promise<VersionedWorkers> {
   const [pdf] = await samplePdfFiles(['Contract']);
   const archive = new LocalArchiveStore(await mkdtemp(join(tmpdir(), 'esign-versioning-')));
   const taskQueue = uniqueTaskQueue(prefix);
@@ -52,7 +64,13 @@ export async function versionedWorkers(ctx: TemporalTestContext, sandbox: TestSa
     taskQueue,
     deployment,
     async start(buildId, code = CURRENT_VERSION) {
-      const workflowBundle = await bundleWorkflowCode({ workflowsPath: await workflowsPathOf(code), logger: quiet });
+      const bundle = async () => bundleWorkflowCode({ workflowsPath: await workflowsPathOf(code), logger: quiet });
+      let bundling = options.reuseBundles ? bundles.get(code) : undefined;
+      if (!bundling) {
+        bundling = bundle();
+        if (options.reuseBundles) bundles.set(code, bundling);
+      }
+      const workflowBundle = await bundling;
       const worker = await createEsignWorker({
         workflowBundle,
         connection: ctx.nativeConnection,
