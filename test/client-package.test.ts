@@ -200,7 +200,7 @@ it('runs a transaction from the example backend: a signing URL, encrypted payloa
         TEMPORAL_NAMESPACE: inject('temporalNamespace'),
         ESIGN_TASK_QUEUE: env.taskQueue,
         ESIGN_CODEC_KEYS: keys,
-        ESIGN_CALLBACK_SECRET: secret,
+        ESIGN_CALLBACK_SECRETS: secret,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -25,7 +25,10 @@ export class UrlPolicy {
       throw ApplicationFailure.nonRetryable(`${what} is not a URL`, FailureType.UrlNotAllowed);
     }
     if (urlRefusal(url, this.#allow)) {
-      throw ApplicationFailure.nonRetryable(`${what} ${url.origin} is not on the allow-list`, FailureType.UrlNotAllowed);
+      throw ApplicationFailure.nonRetryable(
+        `${what} ${url.origin} is not on the allow-list: add it to the workers' ESIGN_ALLOWED_URLS (under npm run dev, set it as the stack starts)`,
+        FailureType.UrlNotAllowed,
+      );
     }
     return url;
   }

@@ -96,6 +96,8 @@ export { AesGcmCodec, ENCRYPTED_ENCODING, newCodecKeys, parseCodecKeys } from '.
 export type { CodecKey } from '../codec/aes-gcm-codec.js';
 export { codecKeysFromEnv, dataConverterFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
 export { CodecKeyUnknown } from './codec-check.js';
+export { connectEsignClient, TemporalUnreachable } from './connect.js';
+export type { ConnectOptions } from './connect.js';
 
 // A backend's integration tests: sign or decline in the provider sandbox, by referenceId, without a browser.
 export { actInSandbox, NotTheSandbox, SandboxActRefused } from './sandbox.js';

@@ -8,7 +8,7 @@
  *
  * Settings: TEMPORAL_ADDRESS (127.0.0.1:7233), TEMPORAL_NAMESPACE (default), ESIGN_TASK_QUEUE
  * (esign-transactions), ESIGN_CODEC_KEYS or ESIGN_CODEC_KEYS_FILE (the workers' payload keys: they refuse
- * unencrypted input), ESIGN_CALLBACK_SECRET (the `whsec_` secret events are signed with, for --callback-port) and
+ * unencrypted input), ESIGN_CALLBACK_SECRETS (the `whsec_` secret events are signed with, for --callback-port) and
  * ESIGN_CALLBACK_HOST (127.0.0.1).
  */
 import { randomUUID } from 'node:crypto';
@@ -92,9 +92,9 @@ if (!dataConverter) {
   process.stderr.write("set ESIGN_CODEC_KEYS or ESIGN_CODEC_KEYS_FILE to the workers' codec keys: they refuse unencrypted payloads\n");
   process.exit(2);
 }
-const secret = process.env.ESIGN_CALLBACK_SECRET;
+const secret = process.env.ESIGN_CALLBACK_SECRETS;
 if (values['callback-port'] !== undefined && !secret) {
-  process.stderr.write('--callback-port needs ESIGN_CALLBACK_SECRET, the whsec_ secret the workers sign events with\n');
+  process.stderr.write('--callback-port needs ESIGN_CALLBACK_SECRETS, the whsec_ secret the workers sign events with\n');
   process.exit(2);
 }
 
