@@ -76,7 +76,8 @@ export function createInboxActivities(deps: InboxDeps) {
         // The provider says this transaction is this referenceId's, and the workflow of the referenceId now owns another:
         // an earlier run owned it, one visibility may not show yet (it lags). Asked again a few times before giving up,
         // so a late completion is not archived without what its owner left (nor again, when its owner archived it).
-        if (Date.now() - info.scheduledTimestampMs < VISIBILITY_LAG_MS)
+        // Measured on the server's clock (this attempt's schedule against the first's), as a test server skipping time keeps it.
+        if (info.currentAttemptScheduledTimestampMs - info.scheduledTimestampMs < VISIBILITY_LAG_MS)
           throw ApplicationFailure.retryable(
             'the ended run that owned this transaction is not in visibility yet; looked for again',
             FailureType.ProviderUnavailable,

@@ -68,14 +68,20 @@ it('a reused referenceId whose earlier run visibility does not show yet: the loo
   const lagging = new Client({ connection: temporal.client.connection, namespace: temporal.namespace });
   // Visibility has not indexed the earlier run's end yet.
   lagging.workflow.list = (() => ({ async *[Symbol.asyncIterator]() {} })) as unknown as typeof lagging.workflow.list;
-  const firstAttempt = new MockActivityEnvironment({ attempt: 1, scheduledTimestampMs: Date.now() }, { client: lagging });
+  const firstAttempt = new MockActivityEnvironment(
+    { attempt: 1, scheduledTimestampMs: Date.now(), currentAttemptScheduledTimestampMs: Date.now() },
+    { client: lagging },
+  );
   await expect(firstAttempt.run(findTransactionOwner, { transactionId: earlier, referenceId })).rejects.toMatchObject({
     nonRetryable: false,
     message: expect.stringContaining('not in visibility yet') as string,
   });
 
   // Tried again once visibility shows it: the earlier run, with what it left.
-  const retried = new MockActivityEnvironment({ attempt: 2, scheduledTimestampMs: Date.now() - 3_000 }, { client: temporal.client });
+  const retried = new MockActivityEnvironment(
+    { attempt: 2, scheduledTimestampMs: Date.now() - 3_000, currentAttemptScheduledTimestampMs: Date.now() },
+    { client: temporal.client },
+  );
   expect(await retried.run(findTransactionOwner, { transactionId: earlier, referenceId })).toEqual({
     owner: 'ended',
     ownerWorkflowId: workflowId,
@@ -85,7 +91,10 @@ it('a reused referenceId whose earlier run visibility does not show yet: the loo
   });
 
   // A transaction no run ever named (another system used the referenceId) is given up on once the lag is past.
-  const late = new MockActivityEnvironment({ attempt: 5, scheduledTimestampMs: Date.now() - 15_000 }, { client: temporal.client });
+  const late = new MockActivityEnvironment(
+    { attempt: 5, scheduledTimestampMs: Date.now() - 15_000, currentAttemptScheduledTimestampMs: Date.now() },
+    { client: temporal.client },
+  );
   expect(await late.run(findTransactionOwner, { transactionId: randomUUID(), referenceId })).toEqual({
     owner: 'ended',
     ownerWorkflowId: null,
