@@ -33,6 +33,7 @@ import { LocalArchiveStore } from '../src/archive/store.js';
 import { UrlPolicy } from '../activities/support/url-policy.js';
 import type { ArchiveResult, EsignTransactionResult, IntegratorEvent } from '../src/definitions/transaction.js';
 import type { ProviderModel } from './provider-model.js';
+import { createBulkExplorerActivities, type BulkActivityOptions } from './bulk.js';
 
 /** Where the explorer's transactions send their integrator events (never contacted: the stubs record them). */
 export const CALLBACK_URL = 'https://integrator.invalid/esign-events';
@@ -41,8 +42,11 @@ export interface PlannedFault {
   activity: keyof EsignActivities;
   /** 1-based: the n-th call of this activity in the run (every attempt counts). */
   call: number;
-  /** `before`: fails without effect; `after`: the effect happened and the response was lost. */
-  when: 'before' | 'after';
+  /**
+   * `before`: fails without effect; `after`: the effect happened and the response was lost (both retried);
+   * `reject`: the provider's final answer, a 422, before any effect (not retried).
+   */
+  when: 'before' | 'after' | 'reject';
 }
 
 /** The activities whose calls the explorer may fail: input validation is pure and never fails for transport reasons. */
@@ -61,23 +65,31 @@ export const FAULTABLE: readonly (keyof EsignActivities)[] = [
   'startLateCompletion',
 ];
 
+/** The explorer's worker tries an event three times, 2 s apart and doubling, before the log marks it failed. */
+export const EXPLORER_CALLBACK_DELIVERY = { ...DEFAULT_CALLBACK_DELIVERY, attempts: 3, firstDelayMs: 2_000, maxDelayMs: 60_000 };
+
 /** A client with the shape of EsignClient whose provider is the model (the transaction activities take the class). */
 export function modelClient(model: ProviderModel): EsignClient {
   const client = {
     async createTransaction(request: Parameters<EsignClient['createTransaction']>[0]) {
+      model.refuse('createTransaction');
       return model.create(request);
     },
     async getTransaction(id: string) {
+      model.refuse('getTransaction');
       return model.get(id);
     },
     async updateTransaction(id: string, request: Parameters<EsignClient['updateTransaction']>[1]) {
+      model.refuse('updateTransaction');
       // The withdraw is the replace to draft; the activities tell it apart only by the status they ask for.
       return model.replace(id, request, request.status === 'draft' ? 'withdraw or replace to draft' : 'replace to esign_pending');
     },
     async listTransactions(query: Parameters<EsignClient['listTransactions']>[0] = {}) {
+      model.refuse('listTransactions');
       return model.list(Number(query.limit ?? 50), Number(query.offset ?? 0));
     },
     async createIframeUrl(request: Parameters<EsignClient['createIframeUrl']>[0]) {
+      model.refuse('createIframeUrl');
       return model.signingUrl(request.data.esignId, request.data.participantIds);
     },
   };
@@ -90,6 +102,8 @@ export interface ExplorerActivityOptions {
   faults?: readonly PlannedFault[];
   /** Passed to the inbox the registration starts (default: the inbox's own, 7 days). */
   inboxOrphanAfter?: string;
+  /** A `bulk` schedule's store, task queue and crashes (explore/bulk.ts); without it the bulk activities refuse to run. */
+  bulk?: BulkActivityOptions;
 }
 
 /** Every activity of the workflows, over the model, with the planned faults. */
@@ -107,7 +121,7 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
     ...createInboxActivities(options.inboxOrphanAfter ? { orphanAfter: options.inboxOrphanAfter } : {}),
     // The transaction never calls them; the worker registers every activity (unconfigured, they refuse to run).
     ...createEvidenceUpkeepActivities({ archive: new LocalArchiveStore('explorer-has-no-archive') }),
-    ...createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' }),
+    ...(options.bulk ? createBulkExplorerActivities(options.bulk) : createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' })),
   };
   const lateEvents = createCompletionActivities({ urlPolicy: new UrlPolicy([new URL(CALLBACK_URL).origin]) });
   const activities: EsignActivities = {
@@ -131,8 +145,10 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
         // The real activity's download answers 409 the same way: not completed, nothing to archive.
         throw ApplicationFailure.nonRetryable((err as Error).message, FailureType.ProviderRejected);
       }
-      if (!zip.valid)
+      if (!zip.valid) {
+        model.refusals.push(input.transactionId);
         throw ApplicationFailure.nonRetryable('completed ZIP rejected: explorer: the ZIP is invalid', FailureType.ArchiveInvalid);
+      }
       model.archives.push({ key, transactionId: input.transactionId, sha256: zip.sha256 });
       return archived(zip.sha256);
     },
@@ -146,13 +162,25 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
       return lateEvents.appendToEventLog(input);
     },
 
-    /** The event log's delivery: the model's endpoint takes every event at its first attempt. */
+    /**
+     * The event log's delivery: the model's endpoint takes every event at its first attempt, unless the schedule
+     * took it down (503, retried within a small budget, so an event is marked failed within seconds).
+     */
     async attemptLoggedEvent(input: { callbackUrl: string; event: IntegratorEvent & { sequence: number } }) {
-      model.recordEvent('attemptLoggedEvent', input.event);
+      const info = Context.current().info;
+      const delivered = !model.endpointDown;
+      model.deliveries.push({
+        key: input.event.key,
+        sequence: input.event.sequence,
+        type: input.event.type,
+        delivered,
+        activity: `${info.workflowExecution?.runId ?? ''}/${info.activityId}`,
+      });
+      if (delivered) model.recordEvent('attemptLoggedEvent', input.event);
       return {
-        attempt: { at: new Date().toISOString(), ms: 0, status: 204 },
-        outcome: 'delivered' as const,
-        budget: DEFAULT_CALLBACK_DELIVERY,
+        attempt: { at: new Date().toISOString(), ms: 0, status: delivered ? 204 : 503 },
+        outcome: delivered ? ('delivered' as const) : ('retry' as const),
+        budget: EXPLORER_CALLBACK_DELIVERY,
       };
     },
 
@@ -186,6 +214,8 @@ function withFaults(activities: EsignActivities, plan: readonly PlannedFault[], 
           FailureType.ProviderUnavailable,
         );
       if (fault?.when === 'before') throw fail('failed before its effect');
+      if (fault?.when === 'reject')
+        throw ApplicationFailure.nonRetryable(`explorer fault: ${name} call ${n}: the provider answered 422`, FailureType.ProviderRejected);
       const result = await fn(...args);
       if (fault?.when === 'after') throw fail('lost its response after its effect');
       return result;

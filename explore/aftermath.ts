@@ -50,7 +50,8 @@ export class Aftermath {
     if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return undefined;
     try {
       // Closed: the result is at hand, so waiting on it skips no time.
-      return { kind: 'result', result: await this.handle().result() };
+      const closedAt = (await this.handle().describe()).closeTime?.getTime();
+      return { kind: 'result', result: await this.handle().result(), ...(closedAt !== undefined ? { closedAt } : {}) };
     } catch (err) {
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       return { kind: 'failed', type: (cause as { type?: string } | undefined)?.type, message: errorText(cause ?? err) };
@@ -73,7 +74,11 @@ export class Aftermath {
         (err: unknown) => `unknown (${errorText(err)})`,
       );
     return `phase ${phase}; pending activities ${JSON.stringify(
-      raw?.pendingActivities?.map((a) => ({ type: a.activityType?.name, attempt: a.attempt })) ?? [],
+      raw?.pendingActivities?.map((a) => ({
+        type: a.activityType?.name,
+        attempt: a.attempt,
+        ...(a.lastFailure?.message ? { lastFailure: a.lastFailure.message } : {}),
+      })) ?? [],
     )}; pending updates ${
       this.messages
         .filter((m) => m.outcome === 'pending')
@@ -99,9 +104,8 @@ export class Aftermath {
     }
   }
 
-  /** Every run of the transaction (following continue-as-new back from the last), its event log, its inbox and any late completion. */
-  async collectHistories(): Promise<RecordedHistory[]> {
-    const out: RecordedHistory[] = [];
+  /** Every run of the transaction's latest chain (following continue-as-new back from the last). */
+  async transactionRuns(): Promise<RecordedHistory[]> {
     let runId: string | undefined = (await this.handle().describe()).runId;
     const runs: RecordedHistory[] = [];
     while (runId) {
@@ -109,7 +113,13 @@ export class Aftermath {
       runs.unshift({ workflowId: this.workflowId, runId, history });
       runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
     }
-    out.push(...runs);
+    return runs;
+  }
+
+  /** Every run of the transaction (following continue-as-new back from the last), its event log, its inbox and any late completion. */
+  async collectHistories(): Promise<RecordedHistory[]> {
+    const out: RecordedHistory[] = [];
+    out.push(...(await this.transactionRuns()));
     // The event log's last run too: its replay and its workflow tasks are checked like the others'.
     const ids = [
       eventLogIdFor(this.referenceId),

@@ -23,7 +23,9 @@
  */
 import proto from '@temporalio/proto';
 import { FailureType } from '../src/failures.js';
-import type { Observation } from './observation.js';
+import type { EsignTransactionResult, EsignTransactionStatus } from '../src/definitions/transaction.js';
+import type { MessageOutcome, Observation, PartRecord } from './observation.js';
+import type { ModelTransaction } from './provider-model.js';
 import type { Replayer } from './lane.js';
 import { QUERY_LOST_IN_RESTART } from './sticky-queues.js';
 
@@ -37,7 +39,8 @@ export type CheckName =
   | 'workflow-tasks'
   | 'replay'
   | 'late-path'
-  | 'events';
+  | 'events'
+  | 'history-bound';
 
 export interface Finding {
   check: CheckName;
@@ -51,22 +54,212 @@ const BENIGN_TASK_FAILURES = new Set<number>([
   WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_RESET_STICKY_TASK_QUEUE,
 ]);
 
+/** How far past its bound a run's history may go: the bound is checked between steps, and one step adds events. */
+export const HISTORY_BOUND_SLACK = 100;
+/** How long after its deadline (beyond two polls) a withdraw may come: retries of the reads and the withdraw. */
+const DEADLINE_SLACK_MS = 30 * 60_000;
+/** The transaction workflow's own bound when its input gives none (workflows/esign-transaction.ts). */
+const DEFAULT_HISTORY_BOUND = 2_000;
+
 export async function check(observation: Observation, replayer: Replayer | undefined): Promise<Finding[]> {
   const findings: Finding[] = [];
   const found = (check: CheckName, detail: string) => findings.push({ check, detail });
-  const { end, atEnd, model, referenceId } = observation;
+  const { model, referenceId, schedule } = observation;
+  const parts: PartRecord[] = observation.parts ?? [
+    {
+      setup: schedule.setup,
+      end: observation.end,
+      atEnd: observation.atEnd,
+      participantIds: [],
+      startedAt: observation.startedAt,
+      histories: [],
+    },
+  ];
+  const many = parts.length > 1;
+  const results: (EsignTransactionResult | undefined)[] = [];
+  if (observation.bulk) checkBulk(observation, found);
+  else
+    for (const [i, part] of parts.entries()) {
+      const label = many ? `transaction ${i + 1}: ` : '';
+      results.push(checkTransaction(observation, part, i, (c, d) => found(c, `${label}${d}`)));
+    }
 
+  // -------------------------------------------------------- archived-once
+  const ours = observation.bulk ? [...model.transactions.values()] : model.byReference(referenceId);
+  for (const t of ours) {
+    const commits = model.archives.filter((a) => a.transactionId === t.id);
+    if (t.status === 'completed' && commits.length !== 1) {
+      found(
+        'archived-once',
+        `transaction ${t.id} completed at the provider and was archived ${commits.length} times (${commits.map((c) => c.key).join(', ') || 'never'})`,
+      );
+    }
+    if (t.status !== 'completed' && commits.length > 0) found('archived-once', `transaction ${t.id} is ${t.status} but was archived`);
+    // Each archive (the workflow's or a late one) under the prefix of the run that created the transaction.
+    const prefix = parts[t.part]?.setup.archivePrefix;
+    const key = prefix ? `${prefix}/${t.id}` : t.id;
+    for (const c of commits)
+      if (c.key !== key) found('archived-once', `transaction ${t.id} was archived as ${c.key}, not under its own run's prefix (${key})`);
+  }
+
+  // ------------------------------------------------------- workflow tasks
+  for (const h of observation.histories) {
+    for (const e of h.history.events ?? []) {
+      if (e.eventType !== EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) continue;
+      const attributes = e.workflowTaskFailedEventAttributes;
+      if (BENIGN_TASK_FAILURES.has(attributes?.cause ?? 0)) continue;
+      found(
+        'workflow-tasks',
+        `${h.workflowId} (run ${h.runId}) event ${String(e.eventId)}: workflow task failed (${WorkflowTaskFailedCause[attributes?.cause ?? 0]}): ${attributes?.failure?.message ?? ''}`,
+      );
+    }
+  }
+
+  // -------------------------------------------------------- history bound
+  if (observation.bulk)
+    for (const h of observation.histories) {
+      const length = h.history.events?.length ?? 0;
+      if (h.workflowId === observation.bulk.batchId && length > DEFAULT_HISTORY_BOUND + HISTORY_BOUND_SLACK)
+        found('history-bound', `the batch's run ${h.runId} has ${length} events; its bound is ${DEFAULT_HISTORY_BOUND}`);
+    }
+  if (observation.parts) {
+    const earlier = new Map(parts.flatMap((p, i) => p.histories.map((h) => [h.runId, i] as const)));
+    for (const h of observation.histories) {
+      if (h.workflowId !== observation.workflowId) continue;
+      const setup = parts[earlier.get(h.runId) ?? parts.length - 1]!.setup;
+      const bound = setup.maxHistoryEvents ?? DEFAULT_HISTORY_BOUND;
+      const length = h.history.events?.length ?? 0;
+      if (length > bound + HISTORY_BOUND_SLACK)
+        found(
+          'history-bound',
+          `run ${h.runId} has ${length} events; its bound is ${bound} (+${HISTORY_BOUND_SLACK} for the step that crosses it)`,
+        );
+    }
+  }
+
+  // --------------------------------------------------------------- replay
+  if (replayer) {
+    for (const h of observation.histories) {
+      const error = await replayer.replay(h.workflowId, h.history);
+      if (error) found('replay', `${h.workflowId} (run ${h.runId}) does not replay: ${error}`);
+    }
+  }
+
+  // ------------------------------------------------ the operator's late retries
+  for (const m of observation.messages) {
+    if (m.kind !== 'lateRetry' || m.outcome === 'pending') continue;
+    if (m.expected === 'refused' && !(m.outcome === 'failed' && m.type === FailureType.ArchiveInvalid))
+      found('messages', `${m.step}: a retry of a ZIP still refused answered ${m.outcome} ${m.type ?? ''} ${m.message ?? ''}`);
+    if (m.expected === 'archived') {
+      const zip = model.transactions.get(m.transactionId ?? '')?.zip;
+      const answer = m.value as EsignTransactionResult | undefined;
+      if (m.outcome !== 'ok' || answer?.status !== 'completed' || answer.archive?.sha256 !== zip?.sha256)
+        found('messages', `${m.step}: a retry after the fix answered ${m.outcome} ${m.type ?? answer?.status ?? ''} ${m.message ?? ''}`);
+    }
+  }
+
+  // ------------------------------------------------------------ late path
+  for (const id of observation.stillOpen) found('late-path', `${id} was still running 8 days after the transaction ended`);
+
+  // --------------------------------------------------------------- events
+  const result = results[0];
+  if (!observation.parts && schedule.setup.callback && result) {
+    // First deliveries only: a retried attempt repeats an event with its sequence, which the receiver deduplicates.
+    const firsts: number[] = [];
+    for (const e of model.events.filter((x) => x.via === 'attemptLoggedEvent'))
+      if (e.sequence !== undefined && !firsts.includes(e.sequence)) firsts.push(e.sequence);
+    const expected = Array.from({ length: firsts.length }, (_, i) => i + 1);
+    if (firsts.join(',') !== expected.join(','))
+      found('events', `the event log delivered sequences ${firsts.join(', ')}, not 1 to ${firsts.length} in order`);
+    // The outcome closes the transaction's own events; only a late completion's may follow it.
+    const last = model.events.filter((x) => x.via === 'attemptLoggedEvent' && x.type !== 'transaction.completed_late').at(-1);
+    if (last?.type !== `transaction.${result.status}`)
+      found('events', `the last event delivered is ${last?.type ?? 'none'}, not transaction.${result.status}`);
+  }
+  if (observation.parts && !observation.bulk && schedule.setup.callback) checkEventLog(observation, parts, results, found);
+  return findings;
+}
+
+/**
+ * A bulk send: it ended, `cancelled` when a cancel was taken and `done` otherwise; every row started once (all of
+ * them unless cancelled), each row's transaction ended true to the provider (the transaction's own checks), the
+ * result's counts are the rows' ends, and a cancel after the end is refused.
+ */
+function checkBulk(observation: Observation, found: (check: CheckName, detail: string) => void): void {
+  const { model } = observation;
+  const batch = observation.bulk!;
+  const setup = observation.schedule.bulk!;
+  if (batch.end.kind === 'stalled') found('ended', `the batch did not end: ${batch.end.where}`);
+  else if (batch.end.kind !== 'result') found('ended', `the batch ${batch.end.kind}: ${'message' in batch.end ? batch.end.message : ''}`);
+  const cancels = observation.messages.filter((m) => m.kind === 'bulkCancel');
+  const taken = cancels.some((m) => m.outcome === 'ok');
+  for (const m of cancels) {
+    if (m.outcome === 'pending') {
+      if (batch.end.kind === 'result') found('messages', `${m.step} was never answered`);
+      continue;
+    }
+    const refused = m.outcome !== 'ok';
+    if (m.step.startsWith('late') && !refused) found('messages', `${m.step} was taken after the batch ended`);
+    if (refused && m.type !== FailureType.TransactionFinished && m.type !== 'BatchEnded')
+      found('messages', `${m.step} failed: ${m.type ?? ''} ${m.message ?? ''}`);
+  }
+  const rowResults: EsignTransactionResult[] = [];
+  for (const [i, row] of batch.rows.entries()) {
+    const label = `row ${i + 2}: `;
+    const at = (c: CheckName, d: string) => found(c, `${label}${d}`);
+    const created = model.byReference(row.referenceId);
+    if (created.length > 1) at('created-once', `${created.length} provider transactions for ${row.referenceId}`);
+    if (!row.end) {
+      if (!taken) at('outcome', 'never started, though the batch was not cancelled');
+      continue;
+    }
+    const part: PartRecord = {
+      setup: observation.schedule.setup,
+      end: row.end,
+      atEnd: created.map((t) => ({ id: t.id, status: t.status, everSigned: t.everSigned })),
+      participantIds: [],
+      startedAt: row.startedAt ?? 0,
+      histories: [],
+    };
+    const result = checkTransaction({ ...observation, referenceId: row.referenceId, messages: [], parts: undefined }, part, 0, at);
+    if (result) rowResults.push(result);
+  }
+  if (batch.end.kind !== 'result') return;
+  const result = batch.end.result;
+  const expected = taken ? 'cancelled' : 'done';
+  if (result.phase !== expected)
+    found('outcome', `the batch ended ${result.phase}, not ${expected}${taken ? ' (a cancel was taken)' : ''}`);
+  if (result.rows !== setup.rows) found('outcome', `the batch counted ${result.rows} rows of ${setup.rows}`);
+  const started = batch.rows.filter((r) => r.end).length;
+  if (result.started !== started) found('outcome', `the batch says ${result.started} rows started; ${started} transactions ran`);
+  const completed = rowResults.filter((r) => r.status === 'completed').length;
+  if (result.completed !== completed || result.inFlight + result.waiting !== 0)
+    found(
+      'outcome',
+      `the batch's counts ${JSON.stringify({ ...result, firstInvalid: undefined })} are not its rows' ends (${completed} completed)`,
+    );
+}
+
+/** One transaction's end, outcome, answers and queries. */
+function checkTransaction(
+  observation: Observation,
+  part: PartRecord,
+  index: number,
+  found: (check: CheckName, detail: string) => void,
+): EsignTransactionResult | undefined {
+  const { model, referenceId } = observation;
+  const { end, atEnd } = part;
   // ---------------------------------------------------------------- ended
   if (end.kind === 'not-started') found('ended', `the workflow did not start: ${end.message}`);
   else if (end.kind === 'stalled') found('ended', `the workflow did not end: ${end.where}`);
   else if (end.kind === 'failed') found('ended', `the workflow failed (${end.type ?? 'no type'}): ${end.message}`);
 
   // ----------------------------------------------- outcome and never-early
-  const ours = model.byReference(referenceId);
+  const ours = model.byReference(referenceId).filter((t) => t.part === index);
   if (ours.length > 1) found('created-once', `${ours.length} provider transactions for referenceId ${referenceId}`);
-  if (end.kind === 'result') {
-    const result = end.result;
-    const tx = atEnd.find((t) => t.id === result.transactionId) ?? atEnd[0];
+  const result = end.kind === 'result' ? end.result : undefined;
+  if (result) {
+    const tx = atEnd.find((t) => t.id === result.transactionId) ?? atEnd.find((t) => ours.some((o) => o.id === t.id));
     const status = tx?.status ?? 'none';
     const allowed: Record<string, readonly string[]> = {
       completed: ['completed'],
@@ -93,23 +286,13 @@ export async function check(observation: Observation, replayer: Replayer | undef
       if (result.archive?.sha256 !== zip?.sha256)
         found('outcome', `completed with archive ${result.archive?.sha256 ?? 'none'}, but the provider's ZIP is ${zip?.sha256 ?? 'none'}`);
     }
-  }
-
-  // -------------------------------------------------------- archived-once
-  for (const t of ours) {
-    const commits = model.archives.filter((a) => a.transactionId === t.id);
-    if (t.status === 'completed' && commits.length !== 1) {
-      found(
-        'archived-once',
-        `transaction ${t.id} completed at the provider and was archived ${commits.length} times (${commits.map((c) => c.key).join(', ') || 'never'})`,
-      );
-    }
-    if (t.status !== 'completed' && commits.length > 0) found('archived-once', `transaction ${t.id} is ${t.status} but was archived`);
+    if (observation.parts) checkEndedBy(observation, part, index, result, found);
   }
 
   // ------------------------------------------------------------- messages
-  const result = end.kind === 'result' ? end.result : undefined;
+  const signed = ours.some((t) => t.everSigned);
   for (const m of observation.messages) {
+    if ((m.part ?? 0) !== index) continue;
     const what = `${m.step}`;
     if (m.outcome === 'pending') {
       if (end.kind === 'result') found('messages', `${what} was never answered`);
@@ -120,56 +303,189 @@ export async function check(observation: Observation, replayer: Replayer | undef
       found('messages', `${what} failed: ${m.type ?? ''} ${m.message ?? ''}`);
       continue;
     }
+    if (m.kind === 'query' && m.outcome === 'ok' && observation.parts) checkQuery(observation, part, ours, m, found);
     if (m.kind === 'cancel' && m.outcome === 'ok' && result && (m.value as { status?: string })?.status !== result.status) {
       found('messages', `${what} returned ${(m.value as { status?: string })?.status}, but the workflow ended ${result.status}`);
     }
     if (m.kind === 'cancel' && m.type === FailureType.TransactionFinished && result && result.status !== 'completed')
       found('messages', `${what} failed with TransactionFinished, but the workflow ended ${result.status}`);
     if (m.kind === 'cancel' && m.type === FailureType.WithdrawRefused) {
-      const signed = ours.some((t) => t.everSigned);
       if (!signed) found('messages', `${what} was refused (WithdrawRefused) though nobody had signed: ${m.message ?? ''}`);
     }
     if (m.kind === 'retryArchive' && m.outcome === 'ok' && (m.value as { status?: string })?.status !== 'completed')
       found('messages', `${what} returned ${(m.value as { status?: string })?.status}`);
+    if (m.kind === 'retryArchive' && m.type === FailureType.ArchiveInvalid && model.refusals.length <= (m.refusalsAtAsk ?? 0))
+      found('messages', `${what} answered ArchiveInvalid ("refused again") though no archive was refused after it was asked`);
   }
+  return result;
+}
 
-  // ------------------------------------------------------- workflow tasks
-  for (const h of observation.histories) {
-    for (const e of h.history.events ?? []) {
-      if (e.eventType !== EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) continue;
-      const attributes = e.workflowTaskFailedEventAttributes;
-      if (BENIGN_TASK_FAILURES.has(attributes?.cause ?? 0)) continue;
+/** `endedBy` names who ended it, and an expiry by the deadline never comes before the deadline. */
+function checkEndedBy(
+  observation: Observation,
+  part: PartRecord,
+  index: number,
+  result: EsignTransactionResult,
+  found: (check: CheckName, detail: string) => void,
+): void {
+  const { endedBy, status } = result;
+  if (status === 'declined' && endedBy !== 'signer') found('outcome', `declined, but ended by ${endedBy ?? '?'}, not by the signer`);
+  if (status === 'deleted' && endedBy !== 'provider') found('outcome', `deleted, but ended by ${endedBy ?? '?'}, not by the provider`);
+  if (endedBy === 'request' && !observation.messages.some((m) => (m.part ?? 0) === index && m.kind === 'cancel'))
+    found('outcome', `${status}, ended by request, but nobody asked to cancel`);
+  if (endedBy === 'deadline') {
+    const deadline = part.startedAt + part.setup.signingDeadlineMs;
+    if (part.closedAt !== undefined && part.closedAt < deadline - 1_000)
+      found('outcome', `${status} by the deadline ${Math.round((deadline - part.closedAt) / 1000)} s before the deadline`);
+    // The deadline holds: the loop withdraws at the deadline, within a poll or two, unless the provider's reads or
+    // writes (which the withdraw needs) were down. Later means the loop was held by something else.
+    const steps = index === 0 ? observation.schedule.steps : (observation.schedule.next?.[index - 1]?.steps ?? []);
+    const needed = steps.some(
+      (s) => s.kind === 'providerDown' && (s.operation === 'updateTransaction' || s.operation === 'getTransaction'),
+    );
+    const late = part.closedAt === undefined ? 0 : part.closedAt - deadline;
+    if (!needed && late > 2 * part.setup.reconcileMaxIntervalMs + DEADLINE_SLACK_MS)
       found(
-        'workflow-tasks',
-        `${h.workflowId} (run ${h.runId}) event ${String(e.eventId)}: workflow task failed (${WorkflowTaskFailedCause[attributes?.cause ?? 0]}): ${attributes?.failure?.message ?? ''}`,
+        'outcome',
+        `${status} by the deadline ${Math.round(late / 60_000)} min after it: the transaction's loop was held past its deadline`,
       );
+  }
+  if (endedBy === 'provider' && (status === 'cancelled' || status === 'expired')) {
+    const tx = observation.model.transactions.get(result.transactionId ?? '');
+    if (tx && !tx.trail.some((s) => s.status === status && s.by === 'provider'))
+      found(
+        'outcome',
+        `${status}, ended by the provider, but the provider never ${status} it (${tx.trail.map((s) => `${s.status} by ${s.by}`).join(', ')})`,
+      );
+  }
+}
+
+/** The status query's answer is true to the state: its ids, and no signature or decline the provider has not seen. */
+function checkQuery(
+  observation: Observation,
+  part: PartRecord,
+  ours: readonly ModelTransaction[],
+  m: MessageOutcome,
+  found: (check: CheckName, detail: string) => void,
+): void {
+  const answer = m.value as EsignTransactionStatus;
+  const tx = ours[0];
+  if (answer.referenceId !== observation.referenceId) found('messages', `${m.step} answered referenceId ${answer.referenceId}`);
+  if (answer.transactionId !== null && answer.transactionId !== tx?.id)
+    found('messages', `${m.step} answered transaction ${answer.transactionId}, not ${tx?.id ?? 'none'}`);
+  const deadline = part.startedAt + part.setup.signingDeadlineMs;
+  if (answer.deadline && Math.abs(Date.parse(answer.deadline) - deadline) > 5_000)
+    found('messages', `${m.step} answered the deadline ${answer.deadline}, not ${new Date(deadline).toISOString()}`);
+  for (const p of answer.participants) {
+    if (p.status !== 'signed' && p.status !== 'declined') continue;
+    const at = tx?.participants.find((x) => x.id === p.id)?.status;
+    if (at !== p.status)
+      found('messages', `${m.step} answered participant ${p.id} ${p.status}, but the provider has them ${at ?? 'unknown'}`);
+  }
+  if (answer.phase === 'completed' && tx?.status !== 'completed')
+    found('messages', `${m.step} answered completed, but the provider's transaction is ${tx?.status ?? 'none'}`);
+}
+
+/**
+ * The event log of a referenceId, over all its transactions, its runs and its redeliveries: numbered 1 to n, one
+ * key per number, never numbered again from 1; attempted first in that order; no event delivered twice but those
+ * redelivered; one `participant.signed` per signature (none for a participant who did not sign, each for a
+ * transaction its run saw complete); one `transaction.archive_invalid` per refused archive; one
+ * `transaction.completed_late` per late archive; each transaction's outcome; each redelivery's answer true.
+ */
+function checkEventLog(
+  observation: Observation,
+  parts: readonly PartRecord[],
+  results: readonly (EsignTransactionResult | undefined)[],
+  found: (check: CheckName, detail: string) => void,
+): void {
+  const { model, referenceId } = observation;
+  const view = observation.eventLog;
+  if (!view) {
+    // A log idle since a worker restart has its next task on the dead worker's queue, where the test server leaves a
+    // query (explore/sticky-queues.ts): that log is not observed, rather than failed.
+    if (model.deliveries.length > 0 && !observation.eventLogError?.includes(QUERY_LOST_IN_RESTART))
+      found('events', `the event log could not be read after the end: ${observation.eventLogError ?? ''}`);
+    return;
+  }
+  const events = view.events;
+  const sequences = events.map((e) => e.sequence);
+  const expected = Array.from({ length: events.length }, (_, i) => i + 1);
+  if (sequences.join(',') !== expected.join(','))
+    found('events', `the log holds sequences ${sequences.join(', ')}, not 1 to ${events.length}`);
+  const byKey = new Map<string, number>();
+  for (const e of events) {
+    if (byKey.has(e.key)) found('events', `the log holds ${e.key} twice (sequences ${byKey.get(e.key)} and ${e.sequence})`);
+    byKey.set(e.key, e.sequence);
+  }
+  // Every attempt names the number the log holds for its event: a number given again (a restart at 1) shows here.
+  const seen = new Map<number, string>();
+  const firstAttempts: number[] = [];
+  for (const d of model.deliveries) {
+    const other = seen.get(d.sequence);
+    if (other !== undefined && other !== d.key) {
+      found('events', `sequence ${d.sequence} was sent for ${other} and again for ${d.key}: the numbering started again`);
+      break;
+    }
+    if (other === undefined) {
+      seen.set(d.sequence, d.key);
+      firstAttempts.push(d.sequence);
     }
   }
-
-  // --------------------------------------------------------------- replay
-  if (replayer) {
-    for (const h of observation.histories) {
-      const error = await replayer.replay(h.workflowId, h.history);
-      if (error) found('replay', `${h.workflowId} (run ${h.runId}) does not replay: ${error}`);
+  for (let i = 1; i < firstAttempts.length; i++)
+    if (firstAttempts[i]! <= firstAttempts[i - 1]!) {
+      found('events', `events were first sent in the order ${firstAttempts.join(', ')}, not by increasing sequence`);
+      break;
+    }
+  // Delivered (2xx) once per event, more only as often as an operator asked for it again.
+  const asked = new Map<number, number>();
+  for (const m of observation.messages)
+    if (m.kind === 'redeliver' && m.outcome === 'ok')
+      for (const n of (m.value as { sequences: number[] }).sequences) asked.set(n, (asked.get(n) ?? 0) + 1);
+  const deliveredIn = new Map<string, Set<string>>();
+  for (const d of model.deliveries) if (d.delivered) deliveredIn.set(d.key, (deliveredIn.get(d.key) ?? new Set()).add(d.activity));
+  for (const [key, activities] of deliveredIn) {
+    const allowed = 1 + (asked.get(byKey.get(key) ?? -1) ?? 0);
+    if (activities.size > allowed)
+      found('events', `${key} was delivered ${activities.size} times; ${allowed - 1} redelivery(ies) asked for it`);
+  }
+  // Each redelivery's answer: the events after its number, each sent again afterwards.
+  for (const m of observation.messages) {
+    if (m.kind !== 'redeliver') continue;
+    if (m.outcome === 'ok') {
+      const { queued, sequences: named } = m.value as { queued: number; sequences: number[] };
+      if (queued !== named.length || named.some((n, i) => n <= (m.after ?? 0) || (i > 0 && n <= named[i - 1]!)))
+        found('messages', `${m.step} answered ${JSON.stringify(m.value)} for the events after ${m.after}`);
+      const later = model.deliveries.slice(m.deliveriesAtAsk ?? 0);
+      for (const n of named)
+        if (!later.some((d) => d.sequence === n)) found('events', `${m.step} queued sequence ${n}, which was never sent again`);
+    } else if (m.outcome !== 'pending') {
+      const before = model.deliveries.slice(0, m.deliveriesAtAsk ?? 0);
+      if (before.some((d) => d.sequence > (m.after ?? 0)))
+        found('messages', `${m.step} was refused (${m.message ?? m.type ?? ''}) though the log had sent events after ${m.after}`);
     }
   }
-
-  // ------------------------------------------------------------ late path
-  for (const id of observation.stillOpen) found('late-path', `${id} was still running 8 days after the transaction ended`);
-
-  // --------------------------------------------------------------- events
-  if (observation.schedule.setup.callback && result) {
-    // First deliveries only: a retried attempt repeats an event with its sequence, which the receiver deduplicates.
-    const firsts: number[] = [];
-    for (const e of model.events.filter((x) => x.via === 'attemptLoggedEvent'))
-      if (e.sequence !== undefined && !firsts.includes(e.sequence)) firsts.push(e.sequence);
-    const expected = Array.from({ length: firsts.length }, (_, i) => i + 1);
-    if (firsts.join(',') !== expected.join(','))
-      found('events', `the event log delivered sequences ${firsts.join(', ')}, not 1 to ${firsts.length} in order`);
-    // The outcome closes the transaction's own events; only a late completion's may follow it.
-    const last = model.events.filter((x) => x.via === 'attemptLoggedEvent' && x.type !== 'transaction.completed_late').at(-1);
-    if (last?.type !== `transaction.${result.status}`)
-      found('events', `the last event delivered is ${last?.type ?? 'none'}, not transaction.${result.status}`);
+  // Signatures, refusals, late archives and outcomes, per provider transaction.
+  for (const t of model.byReference(referenceId)) {
+    const result = results[t.part];
+    for (const p of t.participants) {
+      const key = `${t.id}:participant.signed:${p.id}`;
+      if (p.status !== 'signed' && byKey.has(key)) found('events', `participant.signed for ${p.id}, who did not sign ${t.id}`);
+      if (p.status === 'signed' && result?.status === 'completed' && result.transactionId === t.id && !byKey.has(key))
+        found('events', `no participant.signed for ${p.id} of ${t.id}, which its run reported completed`);
+    }
+    const refused = model.refusals.filter((id) => id === t.id).length;
+    const told = events.filter((e) => e.type === 'transaction.archive_invalid' && e.key.startsWith(`${t.id}:`)).length;
+    if (told !== refused) found('events', `${t.id}: ${refused} archive(s) refused, ${told} transaction.archive_invalid event(s)`);
+    const lateArchived = t.status === 'completed' && model.archives.some((a) => a.transactionId === t.id) && result?.status !== 'completed';
+    const lateEvents = events.filter((e) => e.key === `${t.id}:transaction.completed_late`).length;
+    if (lateArchived && lateEvents !== 1)
+      found('events', `${t.id} was archived late, with ${lateEvents} transaction.completed_late event(s)`);
+    if (!lateArchived && lateEvents > 0) found('events', `transaction.completed_late for ${t.id}, which was not archived late`);
   }
-  return findings;
+  for (const [i, result] of results.entries()) {
+    if (!result || !parts[i]!.setup.callback) continue;
+    const key = `${result.transactionId ?? result.referenceId}:transaction.${result.status}`;
+    if (!byKey.has(key)) found('events', `transaction ${i + 1} ended ${result.status}, but the log holds no ${key}`);
+  }
 }

@@ -21,7 +21,8 @@
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle, type WorkflowUpdateHandle } from '@temporalio/client';
 import { deliverNotification, OwnerLookupError, type OwnerDirectory } from '../src/bridge/deliver.js';
-import { startEsignTransaction } from '../src/client/transactions.js';
+import { retryEsignArchive, startEsignTransaction } from '../src/client/transactions.js';
+import { listEsignEvents, redeliverEsignEvents } from '../src/client/event-log.js';
 import type { EsignWebhook } from '../src/esign/schemas.js';
 import {
   cancelUpdate,
@@ -36,14 +37,25 @@ import type { esignTransaction } from '../workflows/esign-transaction.js';
 import { eventLogIdFor } from '../src/definitions/event-log.js';
 import { inboxIdFor, inboxNotificationSignal } from '../src/definitions/inbox.js';
 import { lateCompletionIdFor, lateCompletionStatusQuery, lateRetryArchiveUpdate } from '../src/definitions/late-completion.js';
-import { createExplorerActivities } from './activities.js';
+import { CALLBACK_URL, createExplorerActivities } from './activities.js';
+import { BULK_TEMPLATE_REF, bulkCsv, MemoryStore } from './bulk.js';
+import {
+  batchKeys,
+  batchProgressQuery,
+  BULK_WORKFLOW_TYPE,
+  rowReferenceId,
+  type BulkSendInput,
+  type BulkSendWorkflow,
+} from '../src/definitions/bulk.js';
+import { EsignBatchId, EsignStatus } from '../src/definitions/search-attributes.js';
+import { cancelBatch } from '../src/client/bulk.js';
 import { Aftermath, errorText } from './aftermath.js';
 import { retryArchiveUpdate, type WorkflowFeatures } from './features.js';
 import { transactionInput } from './input.js';
 import type { Lane } from './lane.js';
-import type { MessageOutcome, Observation, RecordedHistory, WorkflowEnd } from './observation.js';
+import type { MessageOutcome, Observation, PartRecord, RecordedHistory, WorkflowEnd } from './observation.js';
 import { ENDED, ProviderModel, uuidFactory } from './provider-model.js';
-import type { Delivery, Schedule, Step, TimedStep } from './schedule.js';
+import type { Delivery, Schedule, ScheduleSetup, Step, TimedStep } from './schedule.js';
 import { pendingTimerDeadlines, taskInFlight } from './timers.js';
 
 /** Real time a step or an advance may take: a timer due sooner is fired first (see `settle`). */
@@ -74,8 +86,19 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   const referenceId = `x${schedule.seed}-${run}`;
   const workflowId = workflowIdFor(referenceId);
   const model = new ProviderModel({ uuid });
-  const activities = createExplorerActivities({ model, faults: schedule.faults });
-  const participantIds = Array.from({ length: schedule.setup.participants }, () => uuid());
+  // A bulk schedule's batch: its id names the run (explore/lane.ts routes its and its rows' activities by it).
+  const batchId = `bulk-x${schedule.seed}-r${run}`;
+  const store = new MemoryStore();
+  const rowReference = (row: number) => rowReferenceId(batchId, row + 2);
+  const activities = createExplorerActivities({
+    model,
+    faults: schedule.faults,
+    ...(schedule.bulk ? { bulk: { store, taskQueue: lane.taskQueue, crashMidPage: schedule.bulk.crashMidPage } } : {}),
+  });
+  let participantIds = Array.from({ length: schedule.setup.participants }, () => uuid());
+  /** The schedule's transaction now running (0: the first; a reused referenceId's later ones count on). */
+  let part = 0;
+  let setup: ScheduleSetup = schedule.setup;
   const messages: MessageOutcome[] = [];
   const after = new Aftermath(client, workflowId, referenceId, model, messages);
   const inFlight: Promise<void>[] = [];
@@ -99,9 +122,17 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
    * the task (sdk-java#2606): time that skips under a running task, or a step that lands just before a timer the
    * driver's own clock lined up with, would do that.
    */
+  /** Whether the driver acted (a step, a webhook) since the workflows last settled. */
+  let acted = true;
   const settle = async () => {
     for (let i = 0; i < 100; i++) {
-      const ids = [workflowId, eventLogIdFor(referenceId), ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))];
+      const ids = schedule.bulk
+        ? [
+            batchId,
+            ...Array.from({ length: schedule.bulk.rows }, (_, r) => workflowIdFor(rowReference(r))),
+            ...[...model.transactions.values()].map((t) => inboxIdFor(t.id)),
+          ]
+        : [workflowId, eventLogIdFor(referenceId), ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))];
       const histories = await Promise.all(
         ids.map((id) =>
           client.workflow
@@ -123,22 +154,56 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   const advanceTo = async (target: number) => {
     const current = await now();
     if (target <= current) return;
+    // Settled already, and nothing done since (a drive loop only reads between its advances): no need to look again.
+    if (acted) await settle();
+    await sleepPastChildEnds(target - current);
     await settle();
-    await env.sleep(target - current);
-    await settle();
+    acted = false;
   };
+  /**
+   * `env.sleep`, past a test-server wedge: when a child workflow (the event log, started by the transaction) closes
+   * after its parent closed, the time-skipping test server keeps time skipping locked for good, and the sleep never
+   * returns (a real server ignores the parent). A sleep that has not returned after a few seconds of real time is
+   * given that lock back once, and waited for again.
+   */
+  const sleepPastChildEnds = async (ms: number) => {
+    const from = await now();
+    const sleeping = env.sleep(ms);
+    for (;;) {
+      const done = await Promise.race([
+        sleeping.then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 3_000).unref()),
+      ]);
+      if (done) return;
+      // Only that wedge: a log of this referenceId closed during this sleep, and not yet given its lock back. A sleep
+      // that is only slow (a busy machine, many timers) is waited for: unlocking it would let time run on its own.
+      const log = await client.workflow
+        .getHandle(eventLogIdFor(referenceId))
+        .describe()
+        .catch(() => undefined);
+      const closedAt = log?.closeTime?.getTime();
+      if (log?.status.name === 'COMPLETED' && closedAt !== undefined && closedAt >= from && !unlockedFor.has(log.runId)) {
+        unlockedFor.add(log.runId);
+        options.log?.('the test server kept time skipping locked after the event log closed: unlocking it');
+        await env.connection.testService?.unlockTimeSkipping({});
+      }
+    }
+  };
+  /** The event log runs whose close wedged the test server's time skipping, each unlocked once. */
+  const unlockedFor = new Set<string>();
   const runDue = async () => {
     const current = await now();
     while (queue.length > 0 && queue[0]!.at <= current) {
       const next = queue.shift()!;
       options.log?.(`+${Math.round((next.at - t0) / 1000)}s (now +${Math.round((current - t0) / 1000)}s) ${next.what}`);
       options.onPhase?.(`${next.what} at +${Math.round((next.at - t0) / 1000)}s`);
+      acted = true;
       await next.run();
     }
   };
 
   const handle = (): WorkflowHandle<typeof esignTransaction> => client.workflow.getHandle<typeof esignTransaction>(workflowId);
-  const ours = () => model.byReference(referenceId)[0];
+  const ours = () => model.byReference(referenceId).find((t) => t.part === part);
 
   // Each webhook the model emits during a step takes the fate the step gives it (or the bridge's, by default).
   let fates: Delivery[] = [];
@@ -181,14 +246,16 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     }
   };
 
-  const track = (step: string, kind: MessageOutcome['kind'], call: Promise<unknown>) => {
-    const record: MessageOutcome = { step, kind, outcome: 'pending' };
+  const track = (step: string, kind: MessageOutcome['kind'], call: Promise<unknown>, extra: Partial<MessageOutcome> = {}) => {
+    acted = true;
+    const record: MessageOutcome = { step, kind, outcome: 'pending', ...(part > 0 || schedule.kind ? { part } : {}), ...extra };
     messages.push(record);
     inFlight.push(
       call.then(
         (value) => {
           record.outcome = 'ok';
           record.value = value;
+          if (schedule.kind) record.deliveriesAtAnswer = model.deliveries.length;
         },
         (err: unknown) => {
           const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
@@ -227,7 +294,9 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   });
 
   const take = async (step: Step, label: string, at: number) => {
-    const tx = ours();
+    acted = true;
+    const row = 'row' in step ? step.row : undefined;
+    const tx = row === undefined ? ours() : model.byReference(rowReference(row))[0];
     emittedAt = at;
     switch (step.kind) {
       case 'signingUrl':
@@ -304,21 +373,275 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       case 'resend':
         if (tx?.status === 'draft') model.replace(tx.id, { status: 'esign_pending' }, 'someone outside the workflow');
         return;
+      case 'endpointDown':
+        model.endpointDown = true;
+        return;
+      case 'endpointUp':
+        model.endpointDown = false;
+        return;
+      case 'providerDown':
+        model.down.set(step.operation, step.status);
+        return;
+      case 'providerUp':
+        model.down.delete(step.operation);
+        return;
+      case 'purge':
+        for (const t of model.byReference(referenceId)) model.purge(t.id);
+        return;
+      case 'redeliver': {
+        // The operator's command: to the running log, or a new run of a closed one from its last view.
+        const asked = redeliverEsignEvents(client, referenceId, { after: step.after }, { taskQueue });
+        track(label, 'redeliver', asked, { after: step.after, deliveriesAtAsk: model.deliveries.length });
+        await Promise.race([inFlight[inFlight.length - 1], new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        return;
+      }
+      case 'bulkCancel': {
+        // `esign bulk cancel` (src/client/bulk.ts): refused once the batch has ended.
+        track(label, 'bulkCancel', cancelBatch(client, batchId, 'cancelled by the explorer'));
+        await Promise.race([inFlight[inFlight.length - 1], new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        return;
+      }
+      case 'operatorRetry': {
+        // `esign retry-archive <referenceId>` before anyone fixed anything: refused again, or refused as not waiting.
+        track(label, 'retryArchive', retryEsignArchive(client, referenceId), { refusalsAtAsk: model.refusals.length });
+        await Promise.race([inFlight[inFlight.length - 1], new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        return;
+      }
     }
   };
 
   // ------------------------------------------------------------------ run
-  const input = transactionInput(schedule, referenceId, participantIds);
   let end: WorkflowEnd | undefined;
   const histories: RecordedHistory[] = [];
   let atEnd: Observation['atEnd'] = [];
   const stillOpen: string[] = [];
+  const parts: PartRecord[] = [];
+  let eventLog: Observation['eventLog'];
+  let eventLogError: string | undefined;
+  let bulk: Observation['bulk'];
   lane.register(run, activities);
   try {
-    options.onPhase?.('starting the workflow');
+    if (schedule.bulk) bulk = await runBatch(schedule.bulk);
+    const transactions = schedule.bulk
+      ? []
+      : [{ setup: schedule.setup, steps: schedule.steps, late: schedule.late, gapMs: 0 }, ...(schedule.next ?? [])];
+    for (const [i, next] of transactions.entries()) {
+      if (i > 0) {
+        // The next transaction with this referenceId, once the one before ended and its late path settled.
+        if (end?.kind !== 'result') break;
+        part = i;
+        model.part = i;
+        setup = next.setup;
+        participantIds = Array.from({ length: setup.participants }, () => uuid());
+        fates = [];
+        await advanceTo((await now()) + next.gapMs);
+        end = undefined;
+      }
+      const record = await runPart(next.steps, next.late);
+      parts.push(record);
+      end = record.end;
+      if (i === 0) atEnd = record.atEnd;
+    }
+    if (schedule.kind && parts.length > 0 && schedule.setup.callback) {
+      // The endpoint is back and the log sends what is pending; then its whole view, to check the numbering.
+      options.onPhase?.('reading the event log');
+      model.endpointDown = false;
+      for (let waited = 0; waited < 3; waited++) {
+        const view = await listEsignEvents(client, referenceId).catch((err: unknown) => {
+          eventLogError = errorText(err);
+          return undefined;
+        });
+        eventLog = view;
+        if (!view?.events.some((e) => e.state === 'pending')) break;
+        await advanceTo((await now()) + HOUR);
+      }
+    }
+  } finally {
+    options.onPhase?.('collecting histories');
+    // Updates still waiting are answered (or refused) by now, or never will be: the workflow has ended.
+    await Promise.race([Promise.allSettled(inFlight), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    if (schedule.bulk) {
+      histories.push(...(await batchHistories().catch(() => [])));
+      await terminateBatch();
+    } else {
+      if (end?.kind !== 'not-started') histories.push(...(await after.collectHistories().catch(() => [])));
+      // Whatever is still running (a stalled run) stops here: its timers would otherwise fire in the next run's time.
+      await after.terminateLeftovers();
+    }
+    handedBack = await lane.forget(run);
+  }
+  return observed();
+
+  async function observed(): Promise<Observation> {
+    const first = parts[0];
+    // The earlier transactions' runs were collected as each ended; the last's chain (and every other workflow) just now.
+    const earlier = parts.slice(0, -1).flatMap((p) => p.histories);
+    return {
+      schedule,
+      referenceId,
+      workflowId,
+      end: first?.end ?? end ?? { kind: 'not-started', message: 'the driver stopped before the start' },
+      atEnd,
+      model,
+      messages,
+      histories: [...earlier, ...histories],
+      stillOpen,
+      directAfterEnd,
+      restarts: { count: restarts, tasksHandedBack: handedBack },
+      startedAt: first?.startedAt ?? t0,
+      simulatedMs: (await now()) - (first?.startedAt ?? t0),
+      ...(schedule.kind && !schedule.bulk ? { parts } : {}),
+      ...(eventLog ? { eventLog } : {}),
+      ...(eventLogError && !eventLog ? { eventLogError } : {}),
+      ...(bulk ? { bulk } : {}),
+    };
+  }
+
+  /** A bulk send: its CSV in the store, its start, the steps, its end and each row's, then a cancel after the end. */
+  async function runBatch(setupOfBatch: NonNullable<Schedule['bulk']>): Promise<NonNullable<Observation['bulk']>> {
+    const csvKey = batchKeys.upload(`explorer-${batchId}`);
+    await store.put(csvKey, bulkCsv(setupOfBatch.rows));
+    const minutes = (ms: number) => `${Math.round(ms / 60_000)} minutes`;
+    const input: BulkSendInput = {
+      batchId,
+      name: batchId,
+      template: BULK_TEMPLATE_REF,
+      csvKey,
+      maxInFlight: setupOfBatch.maxInFlight,
+      taskQueue,
+      signingDeadline: minutes(setup.signingDeadlineMs),
+      reconcileInterval: minutes(setup.reconcileIntervalMs),
+      ...(setup.callback ? { callbackUrl: CALLBACK_URL } : {}),
+    };
+    options.onPhase?.('starting the batch');
+    acted = true;
+    t0 = await now();
+    await client.workflow.start<BulkSendWorkflow>(BULK_WORKFLOW_TYPE, {
+      workflowId: batchId,
+      taskQueue,
+      args: [input],
+      typedSearchAttributes: [
+        { key: EsignBatchId, value: batchId },
+        { key: EsignStatus, value: 'batch_preparing' },
+      ],
+    });
+    for (const step of schedule.steps) enqueue(t0 + step.at, step.kind, () => take(step, stepLabel(step), t0 + step.at));
+    while (queue.length > 0) {
+      await advanceTo(queue[0]!.at);
+      await runDue();
+    }
+    // Until the batch ends: each row ends by its deadline at the latest; past it the provider expires what is open.
+    options.onPhase?.('driving the batch to its end');
+    const slack = 2 * setup.reconcileMaxIntervalMs + 30 * MINUTE;
+    const providerExpiresAt = t0 + setup.signingDeadlineMs + slack;
+    const giveUpAt = providerExpiresAt + slack + 2 * HOUR;
+    const batch = client.workflow.getHandle<BulkSendWorkflow>(batchId);
+    let batchEnd: NonNullable<Observation['bulk']>['end'] | undefined;
+    let expired = false;
+    while (!batchEnd) {
+      const status = (await batch.describe()).status.name;
+      if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') {
+        batchEnd = await batch.result().then(
+          (result) => ({ kind: 'result' as const, result }),
+          (err: unknown) => ({ kind: 'failed' as const, type: undefined, message: errorText(err) }),
+        );
+        break;
+      }
+      const current = await now();
+      if (current >= providerExpiresAt && !expired) {
+        expired = true;
+        model.down.clear();
+        fates = [];
+        emittedAt = current;
+        for (const t of model.transactions.values()) if (!ENDED.includes(t.status)) model.forceEnd(t.id, 'expired');
+      }
+      if (current >= giveUpAt) {
+        const progress = await batch.query(batchProgressQuery).catch(() => undefined);
+        batchEnd = { kind: 'stalled', where: `the batch is ${progress ? JSON.stringify(progress) : 'not answering'}` };
+        break;
+      }
+      const next = Math.min(queue[0]?.at ?? Infinity, current + 30 * MINUTE, current >= providerExpiresAt ? giveUpAt : providerExpiresAt);
+      await advanceTo(next);
+      await runDue();
+    }
+    // Each row's end, then a cancel after the batch's.
+    const rows: NonNullable<Observation['bulk']>['rows'] = [];
+    for (let r = 0; r < setupOfBatch.rows; r++) {
+      const ref = rowReference(r);
+      const h = client.workflow.getHandle<typeof esignTransaction>(workflowIdFor(ref));
+      const described = await h.describe().catch(() => undefined);
+      let rowEnd: WorkflowEnd | undefined;
+      if (described && described.status.name !== 'RUNNING' && described.status.name !== 'CONTINUED_AS_NEW') {
+        rowEnd = await h.result().then(
+          (result) => ({ kind: 'result' as const, result, ...(described.closeTime ? { closedAt: described.closeTime.getTime() } : {}) }),
+          (err: unknown) => ({ kind: 'failed' as const, type: undefined, message: errorText(err) }),
+        );
+      } else if (described) rowEnd = { kind: 'stalled', where: `row ${r + 2}'s transaction is still ${described.status.name}` };
+      rows.push({
+        referenceId: ref,
+        ...(rowEnd ? { end: rowEnd } : {}),
+        ...(described ? { startedAt: described.startTime.getTime() } : {}),
+      });
+    }
+    const lateFrom = await now();
+    schedule.late.forEach((step, i) =>
+      enqueue(lateFrom + (i + 1) * MINUTE, `late ${step.kind}`, () => take(step, `late ${step.kind}`, lateFrom + (i + 1) * MINUTE)),
+    );
+    while (queue.length > 0) {
+      await advanceTo(queue[0]!.at);
+      await runDue();
+    }
+    return { batchId, end: batchEnd, rows };
+  }
+
+  /** The batch's runs and each row transaction's, with their event logs, inboxes and late completions. */
+  async function batchHistories(): Promise<RecordedHistory[]> {
+    const out: RecordedHistory[] = [];
+    const chainOf = async (id: string) => {
+      let runId: string | undefined = (await client.workflow.getHandle(id).describe()).runId;
+      const runs: RecordedHistory[] = [];
+      while (runId) {
+        const history = await client.workflow.getHandle(id, runId).fetchHistory();
+        runs.unshift({ workflowId: id, runId, history });
+        runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+      }
+      return runs;
+    };
+    out.push(...(await chainOf(batchId)));
+    for (let r = 0; r < (schedule.bulk?.rows ?? 0); r++)
+      out.push(...(await chainOf(workflowIdFor(rowReference(r))).catch(() => [] as RecordedHistory[])));
+    return out;
+  }
+
+  async function terminateBatch(): Promise<void> {
+    const ids = [
+      batchId,
+      ...Array.from({ length: schedule.bulk?.rows ?? 0 }, (_, r) => [
+        workflowIdFor(rowReference(r)),
+        eventLogIdFor(rowReference(r)),
+      ]).flat(),
+      ...[...model.transactions.values()].flatMap((t) => [inboxIdFor(t.id), lateCompletionIdFor(t.id)]),
+    ];
+    for (const id of ids) {
+      const h = client.workflow.getHandle(id);
+      const status = await h.describe().then(
+        (d) => d.status.name,
+        () => 'NOT_FOUND',
+      );
+      if (status === 'RUNNING') await h.terminate('the explorer ended this run').catch(() => undefined);
+    }
+  }
+
+  /** One transaction of the schedule: start, steps, its end, its late moves and their aftermath. */
+  async function runPart(steps: readonly TimedStep[], late: readonly Step[]): Promise<PartRecord> {
+    const input = transactionInput({ ...schedule, setup }, referenceId, participantIds);
+    let partEnd: WorkflowEnd | undefined;
+    let partAtEnd: Observation['atEnd'] = [];
+    options.onPhase?.(part > 0 ? `starting transaction ${part + 1}` : 'starting the workflow');
+    acted = true;
     t0 = await now();
     try {
-      if (schedule.setup.signingUrlWithStart) {
+      if (setup.signingUrlWithStart) {
         // Update-with-start answers once the transaction exists: followed like any other update, not awaited.
         track(
           'signingUrl@start',
@@ -330,50 +653,41 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         await startEsignTransaction(client, input, { taskQueue });
       }
     } catch (err) {
-      end = { kind: 'not-started', message: errorText(err) };
+      partEnd = { kind: 'not-started', message: errorText(err) };
     }
-
-    if (!end) {
-      for (const step of schedule.steps) enqueue(t0 + step.at, step.kind, () => take(step, stepLabel(step), t0 + step.at));
+    let chain: RecordedHistory[] = [];
+    if (!partEnd) {
+      const prefix = part > 0 ? `t${part + 1} ` : '';
+      for (const step of steps)
+        enqueue(t0 + step.at, `${prefix}${step.kind}`, () => take(step, `${prefix}${stepLabel(step)}`, t0 + step.at));
       // The steps, and the webhooks they send, in time order.
       while (queue.length > 0) {
         await advanceTo(queue[0]!.at);
         await runDue();
       }
-      end = await driveToEnd();
-      atEnd = model.byReference(referenceId).map((t) => ({ id: t.id, status: t.status, everSigned: t.everSigned }));
-
+      partEnd = await driveToEnd();
+      partAtEnd = model.byReference(referenceId).map((t) => ({ id: t.id, status: t.status, everSigned: t.everSigned }));
       // The late path: moves of the world after the end, then time for the inbox and a late completion to finish.
       const lateFrom = await now();
-      schedule.late.forEach((step, i) =>
-        enqueue(lateFrom + (i + 1) * MINUTE, `late ${step.kind}`, () => take(step, `late ${step.kind}`, lateFrom + (i + 1) * MINUTE)),
+      late.forEach((step, i) =>
+        enqueue(lateFrom + (i + 1) * MINUTE, `${prefix}late ${step.kind}`, () =>
+          take(step, `${prefix}late ${step.kind}`, lateFrom + (i + 1) * MINUTE),
+        ),
       );
       await settleAfterEnd(lateFrom);
+      // A reused referenceId's next transaction is a new chain of runs: this one's is collected now.
+      if (schedule.next && schedule.next.length > part) chain = await after.transactionRuns().catch(() => []);
     }
-  } finally {
-    options.onPhase?.('collecting histories');
-    // Updates still waiting are answered (or refused) by now, or never will be: the workflow has ended.
-    await Promise.race([Promise.allSettled(inFlight), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    if (end?.kind !== 'not-started') histories.push(...(await after.collectHistories().catch(() => [])));
-    // Whatever is still running (a stalled run) stops here: its timers would otherwise fire in the next run's time.
-    await after.terminateLeftovers();
-    handedBack = await lane.forget(run);
+    return {
+      setup,
+      end: partEnd,
+      atEnd: partAtEnd,
+      participantIds,
+      startedAt: t0,
+      ...(partEnd.kind === 'result' && partEnd.closedAt !== undefined ? { closedAt: partEnd.closedAt } : {}),
+      histories: chain,
+    };
   }
-  return {
-    schedule,
-    referenceId,
-    workflowId,
-    end: end ?? { kind: 'not-started', message: 'the driver stopped before the start' },
-    atEnd,
-    model,
-    messages,
-    histories,
-    stillOpen,
-    directAfterEnd,
-    restarts: { count: restarts, tasksHandedBack: handedBack },
-    startedAt: t0,
-    simulatedMs: (await now()) - t0,
-  };
 
   // ---------------------------------------------------------------- phases
 
@@ -381,7 +695,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   async function driveToEnd(): Promise<WorkflowEnd> {
     options.log?.('drive to end');
     options.onPhase?.('driving the workflow to its end');
-    const { signingDeadlineMs, reconcileMaxIntervalMs } = schedule.setup;
+    const { signingDeadlineMs, reconcileMaxIntervalMs } = setup;
     const slack = 2 * reconcileMaxIntervalMs + 30 * MINUTE;
     const providerExpiresAt = t0 + signingDeadlineMs + slack;
     const giveUpAt = providerExpiresAt + slack + 2 * HOUR;
@@ -393,6 +707,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       const current = await now();
       if (current >= providerExpiresAt) {
         const tx = ours();
+        // The provider's outages end (an endpoint that kept failing is fixed), so an overdue workflow can end.
+        if (schedule.kind) model.down.clear();
         // An operator repairs an archive that refused its ZIP (as the schedule's own fixZip would).
         if (!repaired && tx?.zip && !tx.zip.valid) {
           repaired = true;
@@ -427,6 +743,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       await advanceTo(queue[0]!.at);
       await runDue();
     }
+    // Nothing left open (no inbox, no late completion), and nothing queued: no time to let pass.
+    if ((await after.openAfterEnd()).length === 0) return;
     const last = Math.max(from, await now());
     for (const until of [last + 3 * DAY + HOUR, last + 8 * DAY]) {
       await advanceTo(until);
@@ -448,6 +766,18 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         () => undefined,
       );
       if (phase !== 'archive_invalid') continue;
+      if (schedule.kind) {
+        // `esign retry-archive <transactionId>` (src/client): first before the fix (refused again), then after it.
+        const answered = () => Promise.race([inFlight.at(-1), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        if (!t.zip?.valid) {
+          track(`late retry before the fix (${t.id})`, 'lateRetry', retryEsignArchive(client, t.id), { expected: 'refused' });
+          await answered();
+        }
+        model.fixZips();
+        track(`late retry (${t.id})`, 'lateRetry', retryEsignArchive(client, t.id), { expected: 'archived', transactionId: t.id });
+        await answered();
+        continue;
+      }
       options.log?.(`operator repairs the late completion of ${t.id}`);
       model.fixZips();
       await late.startUpdate(lateRetryArchiveUpdate, { args: [], waitForStage: WorkflowUpdateStage.ACCEPTED }).catch(() => undefined);

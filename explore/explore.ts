@@ -14,6 +14,11 @@ import { bundleWorkflows, Lane, Replayer, type WorkflowBundle } from './lane.js'
 import { generateSchedule, type GeneratorFeatures, type Schedule } from './schedule.js';
 import { shrink } from './shrink.js';
 
+/** The share of seeds that are `reuse` schedules (explore/schedule.ts), unless the caller says otherwise. */
+export const DEFAULT_REUSE_SHARE = 0.12;
+/** The share of seeds that are `bulk` schedules. */
+export const DEFAULT_BULK_SHARE = 0.08;
+
 export interface SeedOutcome {
   seed: number;
   schedule: Schedule;
@@ -32,6 +37,10 @@ export interface ExplorerOptions {
   badZips?: boolean;
   /** Another checkout's `workflows/index.ts` to explore instead of this one's (an older version, say). */
   workflows?: string;
+  /** The share of seeds that drive a reused referenceId and its event log (`reuse` schedules). */
+  reuse?: number;
+  /** The share of seeds that drive a bulk send (`bulk` schedules). */
+  bulk?: number;
   log?: (line: string) => void;
 }
 
@@ -70,6 +79,8 @@ export class Explorer {
       // An invalid ZIP is worth generating once the workflow waits for the operator's retryArchive.
       badZips: options.badZips ?? available.retryArchive,
       restarts: true,
+      reuse: options.reuse ?? DEFAULT_REUSE_SHARE,
+      bulk: options.bulk ?? DEFAULT_BULK_SHARE,
     };
     const bundle = await bundleWorkflows(options.workflows);
     const lanes = await Promise.all(Array.from({ length: options.lanes ?? 1 }, (_, i) => Lane.start(bundle, `explore-lane-${i + 1}`)));
@@ -134,7 +145,7 @@ export class Explorer {
       }
       // What the server says about the transaction, before its lane goes.
       const where = await Promise.race([
-        describeStall(lane, `esign-x${schedule.seed}-${run}`),
+        describeStall(lane, schedule.bulk ? `bulk-x${schedule.seed}-r${run}` : `esign-x${schedule.seed}-${run}`),
         new Promise<string>((resolve) => setTimeout(() => resolve('the server did not answer'), 5_000).unref()),
       ]);
       const race = lane.refusedCompletions > refusedBefore;
@@ -256,8 +267,25 @@ export interface Coverage {
   tasksHandedBack: number;
   /** Answers to updates by failure type (`WithdrawRefused`, `TransactionFinished`, …) or `ok`. */
   answers: Record<string, number>;
+  /** The schedule's kind, its transactions, and the events its log marked failed (the endpoint's budget spent). */
+  kind: string;
+  transactions: number;
+  failedEvents: number;
+  /** Archive attempts refused (a bad ZIP), by the transaction or the late path. */
+  refusals: number;
 }
-const NO_COVERAGE: Coverage = { runs: 0, lateArchives: 0, faults: 0, restarts: 0, tasksHandedBack: 0, answers: {} };
+const NO_COVERAGE: Coverage = {
+  runs: 0,
+  lateArchives: 0,
+  faults: 0,
+  restarts: 0,
+  tasksHandedBack: 0,
+  answers: {},
+  kind: 'none',
+  transactions: 0,
+  failedEvents: 0,
+  refusals: 0,
+};
 
 export function coverageOf(o: Observation): Coverage {
   const answers: Record<string, number> = {};
@@ -274,6 +302,10 @@ export function coverageOf(o: Observation): Coverage {
     restarts: o.restarts.count,
     tasksHandedBack: o.restarts.tasksHandedBack,
     answers,
+    kind: o.schedule.kind ?? 'transaction',
+    transactions: o.bulk ? o.bulk.rows.filter((r) => r.end).length : (o.parts?.length ?? 1),
+    failedEvents: o.eventLog?.events.filter((e) => e.state === 'failed').length ?? 0,
+    refusals: o.model.refusals.length,
   };
 }
 
@@ -282,7 +314,13 @@ export function describeCoverage(outcomes: readonly SeedOutcome[]): string {
   const continued = outcomes.filter((o) => o.coverage.runs > 1);
   const answers = new Map<string, number>();
   for (const o of outcomes) for (const [k, n] of Object.entries(o.coverage.answers)) answers.set(k, (answers.get(k) ?? 0) + n);
+  const kinds = new Map<string, number>();
+  for (const o of outcomes) kinds.set(o.coverage.kind, (kinds.get(o.coverage.kind) ?? 0) + 1);
   return [
+    `kinds: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    `${outcomes.reduce((n, o) => n + o.coverage.transactions, 0)} transactions`,
+    `${outcomes.reduce((n, o) => n + o.coverage.failedEvents, 0)} events marked failed by the log`,
+    `${outcomes.reduce((n, o) => n + o.coverage.refusals, 0)} archives refused`,
     `continued as new in ${continued.length} runs (up to ${Math.max(0, ...continued.map((o) => o.coverage.runs))} runs of one transaction)`,
     `${outcomes.reduce((n, o) => n + o.coverage.lateArchives, 0)} completions archived late`,
     `${outcomes.reduce((n, o) => n + o.coverage.faults, 0)} activity faults fired`,
@@ -336,6 +374,10 @@ export class RunTimeout extends Error {
 
 export function endedAs(observation: Observation): string {
   const { end } = observation;
+  if (observation.bulk) {
+    const batch = observation.bulk.end;
+    return batch.kind === 'result' ? `batch ${batch.result.phase}` : `batch ${batch.kind}`;
+  }
   switch (end.kind) {
     case 'result':
       return `${end.result.status}${end.result.endedBy ? ` by ${end.result.endedBy}` : ''}`;

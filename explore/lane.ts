@@ -218,11 +218,14 @@ export class Lane {
   }
 }
 
-/** The run a workflow belongs to: `esign-x<seed>-<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */
+/** The run a workflow belongs to: `esign-x<seed>-<run>`, a bulk send's `bulk-x<seed>-r<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */
 export function runOf(workflowId: string): number {
   // The transaction, and its event log (esign-events-<referenceId>).
   const reference = /^esign-(?:events-)?x\d+-(\d+)$/.exec(workflowId);
   if (reference) return Number(reference[1]);
+  // A bulk send (bulk-x<seed>-r<run>), its rows' transactions (esign-bulk-x<seed>-r<run>.<line>) and their logs.
+  const batch = /^(?:esign-(?:events-)?)?bulk-x\d+-r(\d+)(?:\.\d+)?$/.exec(workflowId);
+  if (batch) return Number(batch[1]);
   const provider = /^esign-(?:inbox|late)-([0-9a-f]{8})-/.exec(workflowId);
   return provider ? parseInt(provider[1]!, 16) : -1;
 }

@@ -1,4 +1,4 @@
-// `npm run explore -- --seeds N [--seed S] [--from S] [--lanes L] [--schedule file.json] [--no-shrink] [--workflows path]`
+// `npm run explore -- --seeds N [--seed S] [--from S] [--lanes L] [--schedule file.json] [--no-shrink] [--workflows path] [--reuse share] [--bulk share]`
 //
 // Runs the interleaving explorer (explore/explore.ts; docs/reliability.md, "Interleaving explorer") over seeds
 // from..from+N-1, prints seeds per second and the outcomes, and for each failing seed its schedule, shrunk, as
@@ -23,6 +23,10 @@ const { values } = parseArgs({
     'max-shrink': { type: 'string', default: '3' },
     workflows: { type: 'string' },
     'bad-zips': { type: 'boolean' },
+    /** The share of seeds that are `reuse` schedules (0 to 1; explore/schedule.ts). */
+    reuse: { type: 'string' },
+    /** The share of seeds that are `bulk` schedules. */
+    bulk: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
   allowNegative: true,
@@ -32,7 +36,7 @@ const from = values.seed !== undefined ? Number(values.seed) : Number(values.fro
 const lanes = Number(values.lanes);
 if (![count, from, lanes].every(Number.isInteger) || count < 1 || lanes < 1) {
   console.error(
-    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>]',
+    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>]',
   );
   process.exit(2);
 }
@@ -52,6 +56,8 @@ const explorer = await Explorer.start({
   lanes: values.schedule || values.seed !== undefined ? 1 : lanes,
   ...(values.workflows ? { workflows: resolve(values.workflows) } : {}),
   ...(values['bad-zips'] !== undefined ? { badZips: values['bad-zips'] } : {}),
+  ...(values.reuse !== undefined ? { reuse: Number(values.reuse) } : {}),
+  ...(values.bulk !== undefined ? { bulk: Number(values.bulk) } : {}),
   log: (line) => console.log(`  ${line}`),
 });
 // Interrupted or broken, the explorer still stops its time-skipping servers before it exits.
@@ -65,7 +71,7 @@ process.on('uncaughtException', (err) => {
   stop(1);
 });
 const reproduce = (seed: number) =>
-  `npm run explore -- --seed ${seed}${values.workflows ? ` --workflows ${values.workflows}` : ''}${values['bad-zips'] ? ' --bad-zips' : ''}`;
+  `npm run explore -- --seed ${seed}${values.workflows ? ` --workflows ${values.workflows}` : ''}${values['bad-zips'] ? ' --bad-zips' : ''}${values.reuse !== undefined ? ` --reuse ${values.reuse}` : ''}${values.bulk !== undefined ? ` --bulk ${values.bulk}` : ''}`;
 
 let failed: number;
 try {

@@ -2,10 +2,12 @@
 import proto from '@temporalio/proto';
 import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { ModelStatus, ProviderModel } from './provider-model.js';
-import type { Schedule } from './schedule.js';
+import type { Schedule, ScheduleSetup } from './schedule.js';
+import type { EventLogView } from '../src/definitions/event-log.js';
+import type { BatchResult } from '../src/definitions/bulk.js';
 
 export type WorkflowEnd =
-  | { kind: 'result'; result: EsignTransactionResult }
+  | { kind: 'result'; result: EsignTransactionResult; /** The server's clock when it closed (epoch ms). */ closedAt?: number }
   | { kind: 'failed'; type: string | undefined; message: string }
   | { kind: 'stalled'; where: string }
   | { kind: 'not-started'; message: string };
@@ -13,11 +15,36 @@ export type WorkflowEnd =
 export interface MessageOutcome {
   /** The step that sent it ("cancel@+5400s"). */
   step: string;
-  kind: 'signingUrl' | 'replace' | 'cancel' | 'retryArchive' | 'query';
+  kind: 'signingUrl' | 'replace' | 'cancel' | 'retryArchive' | 'query' | 'redeliver' | 'lateRetry' | 'bulkCancel';
   outcome: 'pending' | 'ok' | 'failed' | 'error';
   type?: string;
   message?: string;
   value?: unknown;
+  /** The schedule's transaction it was sent to (absent: the first). */
+  part?: number;
+  /** `redeliver`: the sequence it asked after, and how many delivery attempts there were when it was asked and answered. */
+  after?: number;
+  deliveriesAtAsk?: number;
+  deliveriesAtAnswer?: number;
+  /** `retryArchive` by the operator: archive refusals so far when it was asked. */
+  refusalsAtAsk?: number;
+  /** `lateRetry`: what the operator's retry should meet (before the fix: refused; after: archived), and of which transaction. */
+  expected?: 'refused' | 'archived';
+  transactionId?: string;
+}
+
+/** One transaction of a schedule (a `reuse` schedule has several with one referenceId). */
+export interface PartRecord {
+  setup: ScheduleSetup;
+  end: WorkflowEnd;
+  /** The provider's transactions of the referenceId when this one's end was observed. */
+  atEnd: { id: string; status: ModelStatus; everSigned: boolean }[];
+  participantIds: string[];
+  /** The server's clock at its start and at its close (epoch ms). */
+  startedAt: number;
+  closedAt?: number;
+  /** Its chain of runs, collected before the next transaction started (the last one's are in `histories`). */
+  histories: RecordedHistory[];
 }
 
 export interface RecordedHistory {
@@ -45,6 +72,18 @@ export interface Observation {
   /** The server's clock when the workflow started (epoch ms): steps are at `startedAt + at`. */
   startedAt: number;
   simulatedMs: number;
+  /** A `reuse` (or any kinded) schedule: each of its transactions. */
+  parts?: PartRecord[];
+  /** The event log's last view, read after the endpoint came back (kinded schedules with a callback). */
+  eventLog?: EventLogView;
+  /** Why the event log could not be read, if it could not. */
+  eventLogError?: string;
+  /** A `bulk` schedule: the batch's end and each row's transaction. */
+  bulk?: {
+    batchId: string;
+    end: { kind: 'result'; result: BatchResult } | Exclude<WorkflowEnd, { kind: 'result' }>;
+    rows: { referenceId: string; end?: WorkflowEnd; startedAt?: number }[];
+  };
 }
 
 let eventNames: Record<number, string> | undefined;

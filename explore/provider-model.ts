@@ -47,6 +47,23 @@ export interface ModelTransaction {
   everSigned: boolean;
   /** Every status it went through, in order, with who moved it. */
   trail: { status: ModelStatus; by: string }[];
+  /** Which transaction of the schedule created it (0: the first; a reused referenceId's later ones count on). */
+  part: number;
+  /** Deleted and then forgotten by the provider: every call naming it answers 404. */
+  purged?: boolean;
+}
+
+/** The provider's endpoints an outage or a refusal can hit (the operation names of EsignApiError). */
+export type ModelOperation = 'createTransaction' | 'getTransaction' | 'updateTransaction' | 'createIframeUrl' | 'listTransactions';
+
+/** One attempt at delivering an integrator event: what the explorer's endpoint answered. */
+export interface DeliveryRecord {
+  key: string;
+  sequence: number;
+  type: string;
+  delivered: boolean;
+  /** The activity this attempt ran in (a Temporal retry of a lost answer repeats it: the receiver deduplicates). */
+  activity: string;
 }
 
 export interface ArchiveCommit {
@@ -90,6 +107,16 @@ export class ProviderModel {
   faultsHit = 0;
   /** The next ZIP made is one the archive refuses (set by the schedule; cleared by its "fix"). */
   badZips = false;
+  /** Endpoints that answer with an HTTP status instead of working (503, 429: retryable; 4xx: final), until restored. */
+  readonly down = new Map<ModelOperation, number>();
+  /** The integrator's endpoint answers 503 while this is set. */
+  endpointDown = false;
+  /** Every attempt at an integrator event, in order. */
+  readonly deliveries: DeliveryRecord[] = [];
+  /** Archive attempts refused (ArchiveInvalid), by transaction id, in order. */
+  readonly refusals: string[] = [];
+  /** The schedule's transaction now running: what `create` records as its `part`. */
+  part = 0;
   readonly #uuid: () => string;
   readonly #now: () => Date;
   #uploads = 0;
@@ -118,6 +145,7 @@ export class ProviderModel {
       participants: body.participants.map((p) => ({ id: p.id, status: 'pending' })),
       everSigned: false,
       trail: [],
+      part: this.part,
     };
     t.trail.push({ status: t.status, by: 'create' });
     this.transactions.set(t.id, t);
@@ -126,19 +154,19 @@ export class ProviderModel {
 
   get(id: string): TransactionRecord {
     const t = this.transactions.get(id);
-    if (!t) throw notFound('getTransaction', id);
+    if (!t || t.purged) throw notFound('getTransaction', id);
     return this.#record(t);
   }
 
   list(limit: number, offset: number): { data: (TransactionRecord & { id: string })[]; total: number } {
-    const all = [...this.transactions.values()].reverse(); // newest first, like the sandbox
+    const all = [...this.transactions.values()].filter((t) => !t.purged).reverse(); // newest first, like the sandbox
     return { data: all.slice(offset, offset + limit).map((t) => this.#record(t) as TransactionRecord & { id: string }), total: all.length };
   }
 
   /** The spec's replace; `by` says who asked (the workflow's update, its withdraw, or someone outside). */
   replace(id: string, request: Pick<UpdateTransactionRequest, 'status'>, by = 'replace'): TransactionRecord {
     const t = this.transactions.get(id);
-    if (!t) throw notFound('updateTransaction', id);
+    if (!t || t.purged) throw notFound('updateTransaction', id);
     if (ENDED.includes(t.status)) throw conflict('updateTransaction', `transaction is ${t.status} and can no longer be changed`);
     if (t.participants.some((p) => p.status === 'signed'))
       throw conflict('updateTransaction', 'a participant has already signed; the transaction can no longer be replaced');
@@ -152,7 +180,8 @@ export class ProviderModel {
 
   signingUrl(esignId: string, participantIds: readonly string[]): string {
     const t = [...this.transactions.values()].find((x) => x.esignId === esignId);
-    if (!t) throw new EsignApiError({ kind: 'http', status: 404, operation: 'createIframeUrl', message: `no transaction ${esignId}` });
+    if (!t || t.purged)
+      throw new EsignApiError({ kind: 'http', status: 404, operation: 'createIframeUrl', message: `no transaction ${esignId}` });
     const unknown = participantIds.filter((id) => !t.participants.some((p) => p.id === id));
     if (unknown.length > 0)
       throw new EsignApiError({ kind: 'http', status: 422, operation: 'createIframeUrl', message: `unknown ${unknown.join(', ')}` });
@@ -162,7 +191,7 @@ export class ProviderModel {
   /** The completed ZIP: 409 until the transaction completed. */
   zip(id: string): { sha256: string; valid: boolean } {
     const t = this.transactions.get(id);
-    if (!t) throw notFound('downloadCompletedDocuments', id);
+    if (!t || t.purged) throw notFound('downloadCompletedDocuments', id);
     if (t.status !== 'completed' || !t.zip)
       throw conflict('downloadCompletedDocuments', `transaction is ${t.status}; completed documents exist once it is completed`);
     return t.zip;
@@ -217,6 +246,21 @@ export class ProviderModel {
     this.#move(t, status, 'provider');
     this.#emit(t, `esign-${status}`);
     return true;
+  }
+
+  /** The provider forgets a deleted transaction: from now on every call naming it answers 404. */
+  purge(id: string): boolean {
+    const t = this.transactions.get(id);
+    if (!t || t.status !== 'deleted' || t.purged) return false;
+    t.purged = true;
+    return true;
+  }
+
+  /** Throws what an endpoint that is down (or refusing) answers, if it is. */
+  refuse(operation: ModelOperation): void {
+    const status = this.down.get(operation);
+    if (status === undefined) return;
+    throw new EsignApiError({ kind: 'http', status, operation, message: `explorer: the provider answers ${status}` });
   }
 
   /** An operator repairs what made the archive refuse the ZIP (the explorer's stand-in for fixing the cause). */

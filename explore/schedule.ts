@@ -11,6 +11,18 @@
  */
 import { seededRandom } from '../src/util/seeded-random.js';
 import { FAULTABLE, type PlannedFault } from './activities.js';
+import type { ModelOperation } from './provider-model.js';
+
+/**
+ * What a schedule drives. `transaction` (or none, in the files written before there were kinds): one transaction
+ * and its late path. `reuse`: several transactions with one referenceId, one after the other ended, with their
+ * event log (the integrator's endpoint down, an event failed, the operator's redelivery, the log closed by its
+ * retention and started again), the late path's refused ZIP and the operator's retries, and the provider's
+ * outages and final answers (4xx, 404 after a deletion) outside the reconciliation poll. `bulk`: a bulk send of a few
+ * rows (workflows/bulk-send.ts), each row a transaction, with cancels at every phase, the provider's 429s, a worker
+ * that dies in the middle of a page, signers and faults.
+ */
+export type ScheduleKind = 'transaction' | 'reuse' | 'bulk';
 
 /** One copy of a webhook: straight to the transaction workflow (as a hand-sent signal) or through the bridge's inbox; `afterMs` late. */
 export interface WebhookCopy {
@@ -30,10 +42,10 @@ export type Step =
   /** The `status` query (on a worker whose cache was emptied, it replays the history). */
   | { kind: 'query' }
   /** A participant opens the signing page; `webhooks[i]` is the fate of the i-th webhook the move sends. */
-  | { kind: 'view'; participant: number; webhooks: Delivery[] }
-  /** A participant signs; the last signature also sends `esign-completed` (its fate is `webhooks[1]`). */
-  | { kind: 'sign'; participant: number; webhooks: Delivery[] }
-  | { kind: 'decline'; participant: number; webhooks: Delivery[] }
+  | { kind: 'view'; participant: number; webhooks: Delivery[]; row?: number }
+  /** A participant signs; the last signature also sends `esign-completed` (its fate is `webhooks[1]`). `row`: of a bulk row's transaction. */
+  | { kind: 'sign'; participant: number; webhooks: Delivery[]; row?: number }
+  | { kind: 'decline'; participant: number; webhooks: Delivery[]; row?: number }
   /** The provider ends the transaction itself. */
   | { kind: 'providerEnd'; status: 'cancelled' | 'expired' | 'deleted'; webhooks: Delivery[] }
   /** A webhook naming another transaction, sent to this workflow (it must be counted as rejected and ignored). */
@@ -45,7 +57,21 @@ export type Step =
   /** An operator fixes what made the archive refuse the ZIP and asks the workflow to archive again (`retryArchive`). */
   | { kind: 'fixZip' }
   /** After the workflow ended: someone sends the withdrawn transaction again through the provider's API. */
-  | { kind: 'resend' };
+  | { kind: 'resend' }
+  /** The integrator's endpoint answers 503 to every event until `endpointUp` (the log spends its budget, marks events failed). */
+  | { kind: 'endpointDown' }
+  | { kind: 'endpointUp' }
+  /** An operator sends the events after sequence `after` again (src/client/event-log.ts `redeliverEsignEvents`). */
+  | { kind: 'redeliver'; after: number }
+  /** One of the provider's endpoints answers `status` (503, 429: retried; 4xx: final) until `providerUp`. */
+  | { kind: 'providerDown'; operation: ModelOperation; status: number }
+  | { kind: 'providerUp'; operation: ModelOperation }
+  /** The provider forgets a transaction it deleted: 404 from then on. */
+  | { kind: 'purge' }
+  /** An operator asks `retryEsignArchive` (src/client) without having fixed anything. */
+  | { kind: 'operatorRetry' }
+  /** An operator cancels the bulk send (`cancelBatch`, src/client/bulk.ts). */
+  | { kind: 'bulkCancel' };
 
 export type TimedStep = Step & { /** Simulated milliseconds after the start. */ at: number };
 
@@ -64,13 +90,35 @@ export interface ScheduleSetup {
   maxHistoryEvents?: number;
 }
 
+/** A later transaction with the schedule's referenceId, started `gapMs` after the one before ended (and its late moves). */
+export interface NextTransaction {
+  gapMs: number;
+  setup: ScheduleSetup;
+  steps: TimedStep[];
+  late: Step[];
+}
+
 export interface Schedule {
   seed: number;
+  /** Absent: `transaction` (every schedule saved before kinds existed). */
+  kind?: ScheduleKind;
   setup: ScheduleSetup;
   steps: TimedStep[];
   faults: PlannedFault[];
   /** After the workflow ended and its end was checked: moves of the world the late path must handle. */
   late: Step[];
+  /** `reuse`: the transactions that follow with the same referenceId. */
+  next?: NextTransaction[];
+  /** `bulk`: the batch (its rows' transactions take `setup`'s deadline and poll interval). */
+  bulk?: BulkSetup;
+}
+
+export interface BulkSetup {
+  /** Rows of the CSV (one page). */
+  rows: number;
+  maxInFlight: number;
+  /** Calls of `startBatchPage` whose worker dies after starting `rows` rows of the page. */
+  crashMidPage: { call: number; rows: number }[];
 }
 
 /** What the generator may use: it widens as the workflow gains the means (the history bound, `retryArchive`). */
@@ -80,10 +128,15 @@ export interface GeneratorFeatures {
   badZips: boolean;
   /** Worker restarts (explore/sticky-queues.ts says what a restart needs on the test server). */
   restarts?: boolean;
+  /** The share of seeds that are `reuse` schedules (0: all are `transaction`). */
+  reuse?: number;
+  /** The share of seeds that are `bulk` schedules. */
+  bulk?: number;
 }
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /** Messages and moves that contend: a step generated to race another picks its kind from these. */
 const RIVALS: Partial<Record<Step['kind'], readonly Step['kind'][]>> = {
@@ -108,7 +161,139 @@ const FAULT_WEIGHTS: Partial<Record<PlannedFault['activity'], number>> = {
 };
 
 export function generateSchedule(seed: number, features: GeneratorFeatures): Schedule {
+  // The kind is drawn apart, so a transaction schedule is the one its seed always gave.
+  const draw = seededRandom(seed ^ 0x5eed4b1d)();
+  const reuse = features.reuse ?? 0;
+  const kind: ScheduleKind = draw < reuse ? 'reuse' : draw < reuse + (features.bulk ?? 0) ? 'bulk' : 'transaction';
   const random = seededRandom(seed ^ 0x0e5c1a7e);
+  if (kind === 'transaction') return { seed, ...drawTransaction(random, features, PLAIN) };
+  if (kind === 'bulk') return { seed, kind, ...drawBulk(random) };
+  const first = drawTransaction(random, features, { ...REUSE, archivePrefix: random() < 0.5 ? 'tenant-a' : undefined });
+  const next: NextTransaction[] = [];
+  for (let i = 1, n = random() < 0.1 ? 3 : 2; i < n; i++) {
+    // Soon after (the log still runs, waiting out its retention), or past the log's 30-day retention (it closed).
+    const gapMs = random() < 0.5 ? Math.ceil(random() * 120) * MINUTE : (31 + Math.floor(random() * 5)) * DAY;
+    const { setup, steps, late } = drawTransaction(random, features, {
+      ...REUSE,
+      archivePrefix: random() < 0.6 ? `tenant-${'abc'[i]}` : undefined,
+    });
+    next.push({ gapMs, setup, steps, late });
+  }
+  return { seed, kind, ...first, next };
+}
+
+/** A bulk send of 2 to 5 rows (one page) and what happens to it: cancels, signers, 429s, a crash mid-page. */
+function drawBulk(random: () => number): Pick<Schedule, 'setup' | 'steps' | 'faults' | 'late' | 'bulk'> {
+  const chance = (p: number) => random() < p;
+  const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const rows = int(2, 5);
+  // Short: the batch counts its rows every few minutes of workflow time while it follows them, each a round trip.
+  const signingDeadlineMs = pick([HOUR, HOUR, 2 * HOUR, 6 * HOUR]);
+  const reconcileIntervalMs = Math.max(MINUTE, Math.round(signingDeadlineMs / int(3, 10) / 1000) * 1000);
+  const setup: ScheduleSetup = {
+    participants: 1,
+    status: 'esign_pending',
+    signingDeadlineMs,
+    reconcileIntervalMs,
+    reconcileMaxIntervalMs: reconcileIntervalMs,
+    callback: chance(0.4),
+    signingUrlWithStart: false,
+  };
+  const bridge = (): Delivery => (chance(0.85) ? [{ via: 'bridge', afterMs: 0 }] : []);
+  const steps: TimedStep[] = [];
+  for (let i = int(1, 6); i > 0; i--) {
+    // Early (the batch preparing or sending: the first seconds), or anywhere before the deadline.
+    const at = chance(0.3) ? int(0, 3) * 1000 : int(0, Math.round((signingDeadlineMs * 1.1) / 1000)) * 1000;
+    const row = int(0, rows - 1);
+    // No worker restarts: the batch takes no signal to move its task off a dead worker's queue (explore/sticky-queues.ts);
+    // the worker that dies in the middle of a page is the crash explored here.
+    switch (pick(['sign', 'sign', 'sign', 'decline', 'view', 'bulkCancel', 'bulkCancel', 'providerDown'] as const)) {
+      case 'sign':
+        steps.push({ kind: 'sign', participant: 0, row, webhooks: [bridge(), bridge()], at });
+        break;
+      case 'decline':
+        steps.push({ kind: 'decline', participant: 0, row, webhooks: [bridge()], at });
+        break;
+      case 'view':
+        steps.push({ kind: 'view', participant: 0, row, webhooks: [bridge()], at });
+        break;
+      case 'bulkCancel':
+        steps.push({ kind: 'bulkCancel', at });
+        break;
+      case 'providerDown':
+        // The provider's rate limit on creation (or an outage), for a few minutes.
+        steps.push({ kind: 'providerDown', operation: 'createTransaction', status: pick([429, 429, 503]), at });
+        steps.push({ kind: 'providerUp', operation: 'createTransaction', at: at + int(1, 30) * MINUTE });
+        break;
+    }
+  }
+  steps.sort((a, b) => a.at - b.at);
+  const faults: PlannedFault[] = [];
+  if (chance(0.4)) {
+    const faultable = [
+      'startBatchPage',
+      'batchCounts',
+      'cancelBatchTransactions',
+      'writeBatchResult',
+      'prepareBatch',
+      'createTransaction',
+    ] as const;
+    for (let i = int(1, 3); i > 0; i--) faults.push({ activity: pick(faultable), call: int(1, 3), when: chance(0.5) ? 'before' : 'after' });
+  }
+  const bulk: BulkSetup = {
+    rows,
+    maxInFlight: pick([1, 2, 5, 50]),
+    crashMidPage: chance(0.3) ? [{ call: 1, rows: int(1, rows - 1) }] : [],
+  };
+  // A cancel after the batch ended: refused, nothing left to cancel.
+  const late: Step[] = chance(0.3) ? [{ kind: 'bulkCancel' }] : [];
+  return { setup, steps, faults, late, bulk };
+}
+
+/** What a kind adds to one transaction's draw (none of it, for `transaction`: its draws stay as they were). */
+interface Extras {
+  /** Always with a callback (an event log to explore). */
+  callback: boolean;
+  /** The archive prefix, instead of the drawn one. */
+  archivePrefix?: string | undefined;
+  /** Steps at most. */
+  maxSteps: number;
+  /** Weights of the kinds only `reuse` draws. */
+  weights: { endpointDown: number; redeliver: number; providerDown: number; purge: number; operatorRetry: number };
+  /** Final answers (4xx) among the planned faults. */
+  rejects: boolean;
+  /** The late path's ZIP may be refused (then the operator retries, is refused again, fixes it, retries). */
+  lateBadZip: boolean;
+}
+const PLAIN: Extras = {
+  callback: false,
+  maxSteps: 14,
+  weights: { endpointDown: 0, redeliver: 0, providerDown: 0, purge: 0, operatorRetry: 0 },
+  rejects: false,
+  lateBadZip: false,
+};
+const REUSE: Extras = {
+  callback: true,
+  maxSteps: 7,
+  weights: { endpointDown: 5, redeliver: 4, providerDown: 3, purge: 2, operatorRetry: 2 },
+  rejects: true,
+  lateBadZip: true,
+};
+/** Activities a final answer (a 4xx) may hit: the provider's, outside the reconciliation poll too. */
+const REJECTABLE: readonly PlannedFault['activity'][] = [
+  'getTransactionStatus',
+  'updateTransaction',
+  'withdrawTransaction',
+  'createSigningUrl',
+  'describeTransaction',
+];
+
+function drawTransaction(
+  random: () => number,
+  features: GeneratorFeatures,
+  extras: Extras,
+): Pick<Schedule, 'setup' | 'steps' | 'faults' | 'late'> {
   const chance = (p: number) => random() < p;
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
@@ -126,7 +311,7 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
   const maxHistoryEvents = features.maxHistoryEvents && chance(0.4) ? pick([100, 100, 150, 250]) : undefined;
   const polls = maxHistoryEvents ? int(20, 50) : int(3, 20);
   const reconcileIntervalMs = Math.max(MINUTE, Math.round(signingDeadlineMs / polls / 1000) * 1000);
-  const callback = chance(0.7);
+  const callback = chance(0.7) || extras.callback;
   const setup: ScheduleSetup = {
     participants,
     status: chance(0.25) ? 'draft' : 'esign_pending',
@@ -135,7 +320,8 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
     reconcileMaxIntervalMs: reconcileIntervalMs * pick([1, 2, 4]),
     callback,
     signingUrlWithStart: chance(0.15),
-    ...(chance(0.3) ? { archivePrefix: 'tenant-a' } : {}),
+    ...(chance(0.3) && extras === PLAIN ? { archivePrefix: 'tenant-a' } : {}),
+    ...(extras.archivePrefix ? { archivePrefix: extras.archivePrefix } : {}),
     ...(callback && chance(0.4)
       ? {
           reminders: {
@@ -175,8 +361,9 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
       : [{ via: 'bridge', afterMs: int(0, 600) * MINUTE }];
 
   const steps: TimedStep[] = [];
-  const count = int(2, 14);
+  const count = int(2, extras.maxSteps);
   let zipBroken = false;
+  let endpointBroken = false;
   const anyKind = (): Step['kind'] =>
     weighted({
       sign: 25,
@@ -190,6 +377,8 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
       restartWorker: features.restarts ? 3 : 0,
       strayWebhook: 3,
       badZip: features.badZips && !zipBroken ? 4 : 0,
+      ...extras.weights,
+      endpointDown: endpointBroken ? 0 : extras.weights.endpointDown,
     });
   for (let i = 0; i < count; i++) {
     const previous = steps[steps.length - 1];
@@ -210,6 +399,7 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
     }
     if (kind === 'badZip' && (!features.badZips || zipBroken)) kind = 'sign';
     if (kind === 'restartWorker' && !features.restarts) kind = 'query';
+    if (kind === 'endpointDown' && endpointBroken) kind = 'redeliver';
     const participant = int(0, participants - 1);
     let step: Step;
     switch (kind) {
@@ -235,6 +425,29 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
         steps.push({ kind, at });
         steps.push({ kind: 'fixZip', at: at + int(1, 120) * MINUTE });
         continue;
+      case 'endpointDown':
+        endpointBroken = true;
+        // Back within three hours: the log's pending events go out then, its failed ones only when redelivered.
+        steps.push({ kind, at });
+        steps.push({ kind: 'endpointUp', at: at + int(1, 180) * MINUTE });
+        continue;
+      case 'redeliver':
+        step = { kind, after: int(0, 3) };
+        break;
+      case 'providerDown': {
+        const operation = pick(['createIframeUrl', 'createIframeUrl', 'getTransaction', 'updateTransaction'] as const);
+        // No 404: the provider saying a transaction does not exist is its deletion (`purge`), and the workflow takes it so.
+        step = { kind, operation, status: pick([503, 503, 429, 422, 400]) };
+        // Back soon; the signing-URL endpoint sometimes only well past the deadline (an endpoint that keeps failing).
+        // The reads' is not left down for long: a local activity retrying for days of skipped time times out its
+        // workflow task on the test server, which a real server (the task heartbeating in real time) would not.
+        const long = operation === 'createIframeUrl' && chance(0.3);
+        steps.push({ kind: 'providerUp', operation, at: at + (long ? Math.round(signingDeadlineMs * 1.5) : int(1, 60) * MINUTE) });
+        break;
+      }
+      case 'providerUp':
+        step = { kind, operation: 'getTransaction' };
+        break;
       default:
         // The kinds that carry nothing but their kind (cancel, query, strayWebhook, restartWorker, fixZip, resend).
         step = { kind };
@@ -249,10 +462,12 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
     for (let i = int(1, 5); i > 0; i--)
       faults.push({ activity: weighted(weights), call: int(1, 3), when: chance(0.5) ? 'before' : 'after' });
   }
+  if (extras.rejects && chance(0.3)) faults.push({ activity: pick(REJECTABLE), call: int(1, 3), when: 'reject' });
 
   // A third of the runs try the late path: after a cancel or expiry, someone sends the transaction again and everyone signs.
-  const late: Step[] = chance(0.35)
+  const late: Step[] = chance(extras.lateBadZip ? 0.5 : 0.35)
     ? [
+        ...(extras.lateBadZip && chance(0.5) ? [{ kind: 'badZip' } as const] : []),
         { kind: 'resend' },
         ...Array.from({ length: participants }, (_, p): Step => ({
           kind: 'sign',
@@ -261,7 +476,7 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
         })),
       ]
     : [];
-  return { seed, setup, steps, faults, late };
+  return { setup, steps, faults, late };
 }
 
 /** One line per step, for a failure report. */
@@ -270,5 +485,11 @@ export function describeSchedule(schedule: Schedule): string {
   for (const s of schedule.steps) lines.push(`  +${(s.at / 1000).toFixed(0)}s ${JSON.stringify({ ...s, at: undefined })}`);
   for (const f of schedule.faults) lines.push(`  fault ${f.activity} call ${f.call} ${f.when} its effect`);
   for (const s of schedule.late) lines.push(`  late ${JSON.stringify(s)}`);
+  if (schedule.bulk) lines.push(`bulk ${JSON.stringify(schedule.bulk)}`);
+  for (const [i, n] of (schedule.next ?? []).entries()) {
+    lines.push(`then transaction ${i + 2}, ${(n.gapMs / 60_000).toFixed(0)} min after: setup ${JSON.stringify(n.setup)}`);
+    for (const s of n.steps) lines.push(`  +${(s.at / 1000).toFixed(0)}s ${JSON.stringify({ ...s, at: undefined })}`);
+    for (const s of n.late) lines.push(`  late ${JSON.stringify(s)}`);
+  }
   return lines.join('\n');
 }

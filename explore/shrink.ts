@@ -9,7 +9,7 @@
 import type { CheckName } from './checks.js';
 import type { Schedule, ScheduleSetup } from './schedule.js';
 
-type Atom = { kind: 'step' | 'fault' | 'late'; index: number };
+type Atom = { kind: 'step' | 'fault' | 'late' | 'next'; index: number };
 
 export interface ShrinkOptions {
   /** Runs the schedule; resolves with the checks it failed. */
@@ -36,11 +36,14 @@ export async function shrink(schedule: Schedule, options: ShrinkOptions): Promis
     steps: atoms.filter((a) => a.kind === 'step').map((a) => schedule.steps[a.index]!),
     faults: atoms.filter((a) => a.kind === 'fault').map((a) => schedule.faults[a.index]!),
     late: atoms.filter((a) => a.kind === 'late').map((a) => schedule.late[a.index]!),
+    // A later transaction of a reused referenceId goes whole or stays whole.
+    ...(schedule.next ? { next: atoms.filter((a) => a.kind === 'next').map((a) => schedule.next![a.index]!) } : {}),
   });
   let atoms: Atom[] = [
     ...schedule.steps.map((_, index) => ({ kind: 'step' as const, index })),
     ...schedule.faults.map((_, index) => ({ kind: 'fault' as const, index })),
     ...schedule.late.map((_, index) => ({ kind: 'late' as const, index })),
+    ...(schedule.next ?? []).map((_, index) => ({ kind: 'next' as const, index })),
   ];
 
   // ddmin: try dropping each of n chunks; on success keep the rest and retry coarser, else refine.

@@ -1,10 +1,11 @@
 // The interleaving explorer (explore/; docs/reliability.md, "Interleaving explorer") over seeds 1..200
 // (EXPLORE_SEEDS raises the count, EXPLORE_FROM moves the window): every schedule of messages, provider
-// moves, webhook fates and activity faults must pass every check. A failing seed is shrunk and printed
+// moves, webhook fates and activity faults must pass every check. The seeds are of three kinds: one transaction,
+// a reused referenceId with its event log and late completions, and a bulk send. A failing seed is shrunk and printed
 // as JSON, to be saved under explore/regressions/ once understood.
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Explorer } from '../explore/explore.js';
+import { describeCoverage, Explorer } from '../explore/explore.js';
 import { describeSchedule } from '../explore/schedule.js';
 
 const SEEDS = Math.max(200, Number(process.env.EXPLORE_SEEDS ?? 200));
@@ -26,6 +27,7 @@ it(`explores ${SEEDS} seeds from ${FROM}: every schedule passes every check`, { 
   const outcomes = await explorer.explore(seeds);
   const seconds = (Date.now() - started) / 1000;
   console.log(`explored ${SEEDS} seeds in ${seconds.toFixed(1)} s (${(SEEDS / seconds).toFixed(2)} seeds/s on ${LANES} servers)`);
+  console.log(describeCoverage(outcomes));
 
   const failing = outcomes.filter((o) => o.findings.length > 0);
   // The first two are shrunk (each shrink reruns the schedule up to 30 times), and printed for a regression file.
@@ -40,4 +42,7 @@ it(`explores ${SEEDS} seeds from ${FROM}: every schedule passes every check`, { 
   // The schedules reach the ways a transaction ends, not one of them over and over.
   const ends = new Set(outcomes.map((o) => o.ended.split(' ')[0]));
   expect([...ends].sort()).toEqual(expect.arrayContaining(['cancelled', 'completed', 'declined', 'deleted', 'expired']));
+  // And every kind of schedule: the workflows around the transaction too.
+  const kinds = new Set(outcomes.map((o) => o.coverage.kind));
+  expect([...kinds].sort()).toEqual(expect.arrayContaining(['bulk', 'reuse', 'transaction']));
 });
