@@ -1,7 +1,7 @@
 // A provider that fails or refuses one endpoint while the rest of its API works (test/support/provider-proxy.ts, in
 // front of the sandbox): a signing-URL endpoint that keeps failing or answers 4xx never holds the transaction's loop
-// nor fails its run; a transaction the provider no longer has (404 after a deletion) ends `deleted`, whether the
-// deletion's webhook, a cancel or a poll meets the 404; a replace given up on that reaches the provider after the
+// nor fails its run; a 404 ends a transaction `deleted` only as the confirmation of the provider's own deletion
+// webhook, and alone (a poll, a withdraw) ends nothing, as it may be passing; a replace given up on that reaches the provider after the
 // withdraw does not leave a cancelled transaction signable (issue 39, defect 4 and two suspects).
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -14,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelEsignTransaction, getEsignTransaction, issueSigningUrl } from '../src/client/transactions.js';
 import { replaceTransactionUpdate } from '../src/definitions/transaction.js';
 import { EsignClient } from '../src/esign/client.js';
+import { failureTypeOf } from '../src/client/failures.js';
+import { FailureType } from '../src/failures.js';
 import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
@@ -134,22 +136,29 @@ describe('a provider that no longer has a deleted transaction (404)', () => {
     await record(handle, 'deleted-confirmed-by-404.json');
   }, 60_000);
 
-  it('a cancel whose withdraw meets the 404 answers with the `deleted` end', async () => {
+  it('a cancel whose withdraw meets a 404 alone is answered ProviderRejected; the run follows the transaction on', async () => {
     const input = env.input();
     const { handle } = await env.start(input);
-    const { transactionId } = await waitForPhase(handle, 'awaiting_signatures');
+    const { transactionId, participants } = await waitForPhase(handle, 'awaiting_signatures');
     forgotten.add(transactionId!);
-    const answer = await cancelEsignTransaction(env.temporal.client, input.referenceId, 'no longer needed');
-    expect(answer).toMatchObject({ status: 'deleted', endedBy: 'provider' });
-    expect(await resultWithin(handle, 10_000)).toMatchObject({ status: 'deleted' });
-    await record(handle, 'cancel-meets-404.json');
+    const refused = await cancelEsignTransaction(env.temporal.client, input.referenceId, 'no longer needed').catch((e: unknown) => e);
+    expect(failureTypeOf(refused)).toBe(FailureType.ProviderRejected);
+    // The provider answers again, and still had it: it completes, and is archived.
+    forgotten.delete(transactionId!);
+    for (const p of participants) await env.sandbox.control.signAs(transactionId!, p.id);
+    expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'completed' });
   }, 60_000);
 
-  it('a lost deletion webhook: the reconciliation poll meets the 404 and ends the run `deleted`', async () => {
+  it('a 404 met by the reconciliation poll alone ends nothing: the transaction is followed on and completes', async () => {
     const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
-    const { transactionId } = await waitForPhase(handle, 'awaiting_signatures');
+    const { transactionId, participants } = await waitForPhase(handle, 'awaiting_signatures');
     forgotten.add(transactionId!);
-    expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'deleted', reason: expect.stringContaining('404') as string });
+    const before = proxy.answered.length;
+    await expect.poll(() => proxy.answered.length - before, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    forgotten.delete(transactionId!);
+    for (const p of participants) await env.sandbox.control.signAs(transactionId!, p.id);
+    expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'completed' });
   }, 60_000);
 });
 

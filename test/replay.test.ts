@@ -85,15 +85,10 @@ const STRAY_PATHS = ['stray-completion.json'];
 const EVENT_LOG_PATHS = ['event-log-failed-then-redelivered.json', 'event-log-reopened.json'];
 /**
  * A provider that fails or refuses (test/provider-refusals.test.ts) (from 0.2.0): reminders whose signing URL keeps
- * failing, then signed; a deletion confirmed by a 404; a cancel whose withdraw meets a 404; a cancel after a replace
+ * failing, then signed; a deletion confirmed by a 404; a cancel after a replace
  * whose first attempt was given up on and landed after the withdraw.
  */
-const REFUSAL_PATHS = [
-  'reminder-url-failing-then-completed.json',
-  'deleted-confirmed-by-404.json',
-  'cancel-meets-404.json',
-  'replace-lands-after-withdraw.json',
-];
+const REFUSAL_PATHS = ['reminder-url-failing-then-completed.json', 'deleted-confirmed-by-404.json', 'replace-lands-after-withdraw.json'];
 /** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
 const RECORDED = [
   ...STATE_MACHINE_PATHS,

@@ -19,7 +19,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import { endStatusOf, isProviderEndStatus } from '../src/esign/events.js';
+import { endStatusOf, ESIGN_DELETED_EVENT, isProviderEndStatus } from '../src/esign/events.js';
 import { INPUT_DEFAULTS } from '../src/transaction/defaults.js';
 import type { EsignTransactionInput, ValidEsignTransactionInput } from '../src/transaction/input.js';
 import { durationToMs } from '../src/util/duration.js';
@@ -110,15 +110,17 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   const { transactionId } = tx.created!;
   /**
    * The provider's state; undefined when it refused to say (a 4xx, not retried): the loop reads it again at its next
-   * poll, never failing the run. A transaction the provider no longer has (404) has ended, deleted.
+   * poll, never failing the run. A 404 is its end (`deleted`) only when `deletedSaid`: the provider's own signed
+   * deletion webhook is being confirmed. Alone, a 404 may be a moment's error or a wrong base URL, and a transaction
+   * it would end may still complete (docs/spec-gaps.md, row 52).
    */
-  const read = async (summary: string): Promise<Gone | TransactionState | undefined> => {
+  const read = async (summary: string, deletedSaid = false): Promise<Gone | TransactionState | undefined> => {
     try {
       return await steps.provider(summary, (a) => a.getTransactionStatus(transactionId));
     } catch (err) {
       const refusal = providerRefusal(err);
       if (!refusal) throw err;
-      if (refusal.status === 404) return GONE;
+      if (refusal.status === 404 && deletedSaid) return GONE;
       log.warn('the provider refused to say how the transaction stands; it is read again at the next poll', {
         status: refusal.status,
         error: refusal.message,
@@ -172,7 +174,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       const announced = tx.notified;
       // Cleared before the read: a completion announced while it runs is confirmed next, not forgotten.
       tx.notified = undefined;
-      const confirmed = await read(`Confirm with the provider (${announced})`);
+      const confirmed = await read(`Confirm with the provider (${announced})`, announced === ESIGN_DELETED_EVENT);
       // Refused: the next poll reads it again (a completion is then confirmed as any other).
       if (!confirmed) continue;
       const end = await endings.follow(confirmed, true);
@@ -249,15 +251,12 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (integrator.reminderDue()) continue;
 
     // ------------------------------- reconciliation: a webhook may be lost
-    let polled: Gone | TransactionState;
+    let polled: TransactionState;
     try {
       polled = await steps.poll('Check the provider (a webhook may be lost)', (a) => a.getTransactionStatus(transactionId));
     } catch (err) {
-      if (providerRefusal(err)?.status === 404) polled = GONE;
-      else {
-        log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
-        continue;
-      }
+      log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
+      continue;
     }
     tx.lastReconciledAt = clock.iso();
     const end = await endings.follow(polled);

@@ -32,12 +32,16 @@ export async function assertWorkersDecrypt(client: Client, taskQueue: string): P
   const mine = codec.activeKeyId;
   const cacheKey = `${client.options.namespace}\n${taskQueue}\n${mine}`;
   if ((known.get(cacheKey) ?? 0) > Date.now()) return;
-  const { pollers } = await client.workflowService.describeTaskQueue({
-    namespace: client.options.namespace,
-    // A default import: the package is CommonJS, which plain Node (the CLI, a backend) cannot import by name.
-    taskQueue: { name: taskQueue, kind: proto.temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-  });
+  // A question the server will not answer (a role without DescribeTaskQueue, an outage) tells nothing: the start goes on.
+  const described = await client.workflowService
+    .describeTaskQueue({
+      namespace: client.options.namespace,
+      // A default import: the package is CommonJS, which plain Node (the CLI, a backend) cannot import by name.
+      taskQueue: { name: taskQueue, kind: proto.temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+      taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    })
+    .catch(() => undefined);
+  const pollers = described?.pollers;
   const said = (pollers ?? []).map((p) => keysOf(p.identity)).filter((k): k is string[] => k !== undefined);
   if (said.length > 0 && !said.some((keys) => keys.includes(mine))) {
     const theirs = [...new Set(said.flat())];

@@ -35,4 +35,6 @@ export interface ContinuedTransaction {
    * the chain began on code that registered: that inbox waits to hear how the transaction ended.
    */
   inboxFree?: true;
+  /** Until when a replace given up on may still land (machine.ts `replaceLandsUntil`), while that is ahead. */
+  replaceLandsUntil?: number;
 }

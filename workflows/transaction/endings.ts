@@ -19,8 +19,8 @@ import { handOnAfterEnd, tellInbox } from './strays.js';
 type Ending = Promise<EsignTransactionResult | undefined>;
 type State = Pick<TransactionState, 'status' | 'participants'>;
 /**
- * The provider answered 404 for a transaction it created: it no longer has it, so it can no longer complete. It
- * ends `deleted` (docs/spec-gaps.md); a completion that came after all would still be archived by the late path.
+ * The provider confirmed its own deletion webhook by answering 404 for the transaction: it no longer has it, so it
+ * can no longer complete; it ends `deleted` (docs/spec-gaps.md, row 52).
  */
 export const GONE = { status: 'deleted', gone: true } as const;
 export type Gone = typeof GONE;
@@ -169,11 +169,7 @@ export class Endings {
     } catch (err) {
       const refusal = providerRefusal(err);
       if (!refusal) throw err;
-      if (refusal.status === 404) {
-        if (why === 'cancel') tx.cancel = undefined;
-        return this.follow(GONE);
-      }
-      // Refused for another reason (its credentials, its rules): nothing was withdrawn, so it is followed as is.
+      // Refused (a 404 too: alone it proves nothing, row 52): nothing was withdrawn, so it is followed as is.
       return this.#refused(why, attempt, `the provider refused the withdraw: ${refusal.message}`, FailureType.ProviderRejected);
     }
     tx.providerStatus = w.status;

@@ -161,7 +161,8 @@ export class Integrator {
     const round = this.#round;
     for (const p of this.tx.progress!.waiting) {
       if (round.done.has(p.id)) continue;
-      if (this.tx.hasWork()) return;
+      // Work came (done first), or a replace made it a draft meanwhile (no reminders for a draft).
+      if (this.tx.hasWork() || this.tx.phase !== 'awaiting_signatures') return;
       const style = this.tx.input!.iframeStyle;
       let url: string;
       try {

@@ -86,6 +86,7 @@ export class SigningTransaction {
     this.providerStatus = continued?.providerStatus ?? null;
     this.progress = continued ? new Progress(continued.participants, continued.progress, continued.announced) : undefined;
     this.reminders = continued?.reminders ?? { sent: 0, nextAt: null };
+    this.replaceLandsUntil = continued?.replaceLandsUntil ?? 0;
     this.lastReconciledAt = continued?.lastReconciledAt ?? null;
     this.accepted = continued?.accepted ?? 0;
     this.rejected = continued?.rejected ?? 0;
@@ -235,6 +236,8 @@ export class SigningTransaction {
       progress: this.progress?.states ?? null,
       announced: [...(this.progress?.announced ?? [])],
       reminders: this.reminders,
+      // Past, it is no use; ahead, the next run's withdraw must still wait for it.
+      ...(this.replaceLandsUntil > 0 ? { replaceLandsUntil: this.replaceLandsUntil } : {}),
       pollMs: this.pollMs,
       runs: this.runs + 1,
       ...(this.archiveProblem !== undefined ? { archiveProblem: this.archiveProblem } : {}),
