@@ -10,8 +10,6 @@
 import {
   condition,
   allHandlersFinished,
-  continueAsNew,
-  makeContinueAsNewFunc,
   setWorkflowOptions,
   log,
   metricMeter,
@@ -29,13 +27,13 @@ import { Progress } from './progress.js';
 import { buildCreateRequest, validInput } from './requests.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { Clock } from './clock.js';
-import { Endings, GONE, type Gone } from './transaction/endings.js';
+import { Endings } from './transaction/endings.js';
 import type { TransactionState } from '../activities/transactions.js';
 import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
-import type { ContinuedTransaction } from './transaction/continued.js';
+import { handOverTo, type ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
-import { providerRefusal, Steps } from './transaction/steps.js';
+import { readState, Steps } from './transaction/steps.js';
 import { handOnStrays } from './transaction/strays.js';
 import { versioningBehavior } from './versioning.js';
 
@@ -108,26 +106,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     // The bridge signals the workflow id, not a run: webhooks reach this run as they reached the last.
   }
   const { transactionId } = tx.created!;
-  /**
-   * The provider's state; undefined when it refused to say (a 4xx, not retried): the loop reads it again at its next
-   * poll, never failing the run. A 404 is its end (`deleted`) only when `deletedSaid`: the provider's own signed
-   * deletion webhook is being confirmed. Alone, a 404 may be a moment's error or a wrong base URL, and a transaction
-   * it would end may still complete (docs/spec-gaps.md, row 52).
-   */
-  const read = async (summary: string, deletedSaid = false): Promise<Gone | TransactionState | undefined> => {
-    try {
-      return await steps.provider(summary, (a) => a.getTransactionStatus(transactionId));
-    } catch (err) {
-      const refusal = providerRefusal(err);
-      if (!refusal) throw err;
-      if (refusal.status === 404 && deletedSaid) return GONE;
-      log.warn('the provider refused to say how the transaction stands; it is read again at the next poll', {
-        status: refusal.status,
-        error: refusal.message,
-      });
-      return undefined;
-    }
-  };
+  const read = (summary: string, deletedSaid = false) => readState(steps, transactionId, summary, deletedSaid);
+  const handOver = () => handOverTo(valid, tx.carry());
 
   // ------------------------------------- 3. follow the transaction to its end
   let quietSince = tx.activity;
@@ -262,14 +242,6 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     const end = await endings.follow(polled);
     if (end) return end;
     if (!isProviderEndStatus(polled.status)) tx.pollMs = Math.min(maxPollMs, tx.pollMs * BACKOFF);
-  }
-
-  function handOver(): Promise<never> {
-    // A pinned run stays on its code; the next run moves to the deployment's current version when that changed.
-    if (workflowInfo().targetWorkerDeploymentVersionChanged) {
-      return makeContinueAsNewFunc<typeof esignTransaction>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(valid, tx.carry());
-    }
-    return continueAsNew<typeof esignTransaction>(valid, tx.carry());
   }
 }
 

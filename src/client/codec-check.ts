@@ -27,7 +27,7 @@ function keysOf(identity: string | null | undefined): string[] | undefined {
 }
 
 export async function assertWorkersDecrypt(client: Client, taskQueue: string): Promise<void> {
-  const codec = client.options.loadedDataConverter.payloadCodecs.find((c): c is AesGcmCodec => c instanceof AesGcmCodec);
+  const codec = (client.options?.loadedDataConverter?.payloadCodecs ?? []).find((c): c is AesGcmCodec => c instanceof AesGcmCodec);
   if (!codec) return; // Plaintext: a worker that refuses it fails the run with the refusal, in clear (docs/codec.md).
   const mine = codec.activeKeyId;
   const cacheKey = `${client.options.namespace}\n${taskQueue}\n${mine}`;

@@ -1,7 +1,10 @@
 /** The state one run of the transaction workflow hands to the next (continue-as-new); `SigningTransaction.carry()` builds it. */
 import type { ParticipantState } from '../../activities/transactions.js';
 import type { CreateTransactionRequest, Participant } from '../../src/esign/schemas.js';
+import { continueAsNew, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import type { EsignPhase } from '../../src/definitions/transaction.js';
+import type { ValidEsignTransactionInput } from '../../src/transaction/input.js';
+import type { esignTransaction } from '../esign-transaction.js';
 
 /** What a run hands to the next when it continues as new: everything the transaction must not forget. */
 export interface ContinuedTransaction {
@@ -37,4 +40,11 @@ export interface ContinuedTransaction {
   inboxFree?: true;
   /** Until when a replace given up on may still land (machine.ts `replaceLandsUntil`), while that is ahead. */
   replaceLandsUntil?: number;
+}
+
+/** Continues as new: a pinned run stays on its code; the next run moves to the deployment's current version when that changed. */
+export function handOverTo(input: ValidEsignTransactionInput, carried: ContinuedTransaction): Promise<never> {
+  if (workflowInfo().targetWorkerDeploymentVersionChanged)
+    return makeContinueAsNewFunc<typeof esignTransaction>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(input, carried);
+  return continueAsNew<typeof esignTransaction>(input, carried);
 }

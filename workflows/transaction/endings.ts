@@ -13,17 +13,11 @@ import type { EsignOutcome, EsignTransactionResult } from '../../src/definitions
 import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
-import { providerRefusal, type Steps } from './steps.js';
+import { providerRefusal, type Gone, type Steps } from './steps.js';
 import { handOnAfterEnd, tellInbox } from './strays.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
 type State = Pick<TransactionState, 'status' | 'participants'>;
-/**
- * The provider confirmed its own deletion webhook by answering 404 for the transaction: it no longer has it, so it
- * can no longer complete; it ends `deleted` (docs/spec-gaps.md, row 52).
- */
-export const GONE = { status: 'deleted', gone: true } as const;
-export type Gone = typeof GONE;
 /** A cancel's answer when the provider completed the transaction meanwhile. */
 const COMPLETING = {
   type: FailureType.TransactionFinished,

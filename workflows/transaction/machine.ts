@@ -50,8 +50,7 @@ export class SigningTransaction {
   cancel: CancelAttempt | undefined;
   /** A withdraw (cancel or deadline) is under way: no replace may start. */
   withdrawing = false;
-  /** Until when a replace given up on may still reach the provider (the last replace's `landsUntil`): a withdraw checks past it. */
-  replaceLandsUntil = 0;
+  replaceLandsUntil = 0; // until when a replace given up on may still land (its landsUntil): a withdraw waits past it
   lastReconciledAt: string | null;
   accepted: number;
   rejected: number;
@@ -210,16 +209,12 @@ export class SigningTransaction {
     return { kind: 'open' };
   }
 
-  unknownParticipants(ids: string[]): string[] {
-    return ids.filter((id) => !this.participants.some((p) => p.id === id));
-  }
+  unknownParticipants = (ids: string[]): string[] => ids.filter((id) => !this.participants.some((p) => p.id === id));
   nameOf(id: string): string {
     return ((p) => (p ? `${p.firstName} ${p.lastName}` : id))(this.participants.find((x) => x.id === id));
   }
 
-  // ------------------------------------------------------ hand-over
-
-  /** The state the next run starts from (continue-as-new). */
+  /** The state the next run starts from. */
   carry(): ContinuedTransaction {
     return {
       participants: this.participants,
@@ -236,7 +231,6 @@ export class SigningTransaction {
       progress: this.progress?.states ?? null,
       announced: [...(this.progress?.announced ?? [])],
       reminders: this.reminders,
-      // Past, it is no use; ahead, the next run's withdraw must still wait for it.
       ...(this.replaceLandsUntil > 0 ? { replaceLandsUntil: this.replaceLandsUntil } : {}),
       pollMs: this.pollMs,
       runs: this.runs + 1,
@@ -249,7 +243,7 @@ export class SigningTransaction {
 
   /** Whether to hand over to a new run: the history is long enough, or the deployment's target version changed. */
   historyFull(maxEvents: number): boolean {
-    const info = workflowInfo();
-    return info.continueAsNewSuggested || info.historyLength >= maxEvents || info.targetWorkerDeploymentVersionChanged;
+    const { continueAsNewSuggested, historyLength, targetWorkerDeploymentVersionChanged: moved } = workflowInfo();
+    return continueAsNewSuggested || historyLength >= maxEvents || moved;
   }
 }

@@ -6,7 +6,8 @@
  * replace, a withdraw) run one at a time too, so a withdraw never races a
  * replace that would make the transaction signable again.
  */
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
+import type { TransactionState } from '../../activities/transactions.js';
 import { FailureType } from '../../src/failures.js';
 import { LOCAL_POLL, LOCAL_PROVIDER, localStep, PROVIDER, REPORT, step } from '../activity-options.js';
 import type { Clock } from '../clock.js';
@@ -75,4 +76,36 @@ export function providerRefusal(err: unknown): { status: number | null; message:
   if (!cause.nonRetryable || cause.type !== FailureType.ProviderRejected) return undefined;
   const status = (cause.details?.[0] as { status?: number | null } | undefined)?.status ?? null;
   return { status, message: cause.message };
+}
+
+/**
+ * The provider confirmed its own deletion webhook by answering 404 for the transaction: it no longer has it, so it
+ * can no longer complete; it ends `deleted` (docs/spec-gaps.md, row 52).
+ */
+export const GONE = { status: 'deleted', gone: true } as const;
+export type Gone = typeof GONE;
+
+/**
+ * The provider's state; undefined when it refused to say (a 4xx, not retried): the loop reads it again at its next
+ * poll, never failing the run. A 404 is its end (`GONE`) only when `deletedSaid`: the provider's own signed deletion
+ * webhook is being confirmed. Alone, a 404 may be passing or a wrong base URL, and the transaction may still complete.
+ */
+export async function readState(
+  steps: Steps,
+  transactionId: string,
+  summary: string,
+  deletedSaid: boolean,
+): Promise<Gone | TransactionState | undefined> {
+  try {
+    return await steps.provider(summary, (a) => a.getTransactionStatus(transactionId));
+  } catch (err) {
+    const refusal = providerRefusal(err);
+    if (!refusal) throw err;
+    if (refusal.status === 404 && deletedSaid) return GONE;
+    log.warn('the provider refused to say how the transaction stands; it is read again at the next poll', {
+      status: refusal.status,
+      error: refusal.message,
+    });
+    return undefined;
+  }
 }
