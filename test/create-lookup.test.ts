@@ -57,7 +57,14 @@ const request: CreateTransactionRequest = {
   status: 'esign_pending',
   documents: [{ title: 'Contract', StoragePath: ours.path, tags: [] }],
   participants: [
-    { id: randomUUID(), email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', authenticationType: 'none', twoFactorContact: 'email' },
+    {
+      id: randomUUID(),
+      email: 'ada@example.com',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      authenticationType: 'none',
+      twoFactorContact: 'email',
+    },
   ],
 };
 
@@ -67,7 +74,7 @@ it('a retried create finds the transaction its first attempt made, under 1,500 c
     const activities = createTransactionActivities({ client });
     // The second attempt of a create first tried 2.5 minutes ago.
     const env = new MockActivityEnvironment({ attempt: 2, scheduledTimestampMs: NOW - 150_000 });
-    const ref = await env.run(activities.createTransaction, request);
+    const ref = await env.run((r: CreateTransactionRequest) => activities.createTransaction(r), request);
     expect(ref).toMatchObject({ transactionId: ours.id, esignId: ours.esignId });
     expect(creates).toBe(0);
     // It read as far as ours and no further.
