@@ -58,3 +58,8 @@ export class LocalObjectStore implements ObjectStore {
     return `file://${this.#path(key)}`;
   }
 }
+
+/** A store's prefix in its bucket as keys are put under it: empty, or ending with one slash. */
+export function bucketPrefix(prefix: string): string {
+  return prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
+}

@@ -14,7 +14,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { AwsV4Signer } from 'aws4fetch';
-import { checkObjectKey, type ObjectStore } from './object-store.js';
+import { bucketPrefix, checkObjectKey, type ObjectStore } from './object-store.js';
 
 export interface S3Credentials {
   accessKeyId: string;
@@ -143,7 +143,7 @@ export class S3HttpObjectStore implements ObjectStore {
     private readonly bucket: string,
     prefix = '',
   ) {
-    this.#prefix = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
+    this.#prefix = bucketPrefix(prefix);
   }
   get location(): string {
     return `s3://${this.bucket}/${this.#prefix}`;

@@ -1,7 +1,7 @@
 /** Batch files in an S3-compatible bucket, and the store a setting names (ESIGN_TEMPLATE_STORE): see ./object-store.ts. */
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3Client } from '../archive/s3-store.js';
-import { checkObjectKey, LocalObjectStore, type ObjectStore } from './object-store.js';
+import { bucketPrefix, checkObjectKey, LocalObjectStore, type ObjectStore } from './object-store.js';
 
 export class S3ObjectStore implements ObjectStore {
   readonly #prefix: string;
@@ -10,7 +10,7 @@ export class S3ObjectStore implements ObjectStore {
     private readonly bucket: string,
     prefix = '',
   ) {
-    this.#prefix = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
+    this.#prefix = bucketPrefix(prefix);
   }
   get location(): string {
     return `s3://${this.bucket}/${this.#prefix}`;
