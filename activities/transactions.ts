@@ -46,8 +46,14 @@ export interface TransactionState extends TransactionRef {
 /** The outcome of taking a transaction back from its signers (a replace to `draft`). */
 export type WithdrawOutcome =
   | { withdrawn: true; status: string }
-  /** Refused, or ignored: the provider's status afterwards, and who has signed. */
-  | { withdrawn: false; status: string; participants?: ParticipantState[] };
+  /**
+   * Refused, or ignored: the provider's status afterwards, and who has signed; neither when the provider refused
+   * (409) and then did not answer the read that would say (the loop reads it at its next poll).
+   */
+  | { withdrawn: false; status?: string; participants?: ParticipantState[] };
+
+/** Attempts at reading how a transaction stands after a refused withdraw, before answering without it. */
+const READS_AFTER_REFUSAL = 3;
 
 const rethrowProvider = (err: unknown): never => {
   throw providerFailure(err);
@@ -158,21 +164,38 @@ export function createTransactionActivities(deps: TransactionDeps) {
       landsUntil?: number;
     }): Promise<WithdrawOutcome> {
       const signal = Context.current().cancellationSignal;
-      const withdrawOnce = async (): Promise<TransactionState> => {
+      const withdrawOnce = async (): Promise<TransactionState | undefined> => {
         try {
-          await deps.client.updateTransaction(input.transactionId, { ...input.request, status: 'draft' }, { signal });
+          // Taken: the provider's answer is the transaction as it now stands, so a withdraw needs no read (which may
+          // be what is failing at the provider).
+          return toState(
+            input.transactionId,
+            await deps.client.updateTransaction(input.transactionId, { ...input.request, status: 'draft' }, { signal }),
+          );
         } catch (err) {
           if (!(err instanceof EsignApiError && err.kind === 'http' && err.status === 409)) throw providerFailure(err);
           log.info('the provider refused to withdraw the transaction', { transactionId: input.transactionId, reason: err.message });
         }
-        try {
-          return toState(input.transactionId, await deps.client.getTransaction(input.transactionId, { signal }));
-        } catch (err) {
-          throw providerFailure(err);
+        // Refused (409): how it stands and who signed, which the refusal does not say. A few attempts only: the
+        // refusal is the answer, and a cancel must not wait on the provider's reads for as long as they fail.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return toState(input.transactionId, await deps.client.getTransaction(input.transactionId, { signal }));
+          } catch (err) {
+            if (signal.aborted || attempt >= READS_AFTER_REFUSAL) {
+              log.warn('the provider refused to withdraw the transaction and did not say how it stands', {
+                transactionId: input.transactionId,
+                error: (providerFailure(err) as Error).message,
+              });
+              return undefined;
+            }
+            await setTimeout(1_000 * attempt, undefined, { signal });
+          }
         }
       };
-      return whileHeartbeating(async () => {
+      return whileHeartbeating(async (): Promise<WithdrawOutcome> => {
         let state = await withdrawOnce();
+        if (!state) return { withdrawn: false };
         // A replace given up on may still land (updateTransaction's landsUntil): withdrawn only if it held past then.
         while (state.status === 'draft' && input.landsUntil !== undefined && Date.now() < input.landsUntil) {
           await setTimeout(input.landsUntil - Date.now(), undefined, { signal });
@@ -181,7 +204,9 @@ export function createTransactionActivities(deps: TransactionDeps) {
             log.warn('a replace given up on reached the provider after the withdraw: withdrawn again', {
               transactionId: input.transactionId,
             });
-            state = await withdrawOnce();
+            const again = await withdrawOnce();
+            if (!again) return { withdrawn: false };
+            state = again;
           }
         }
         if (state.status === 'draft') return { withdrawn: true, status: state.status };

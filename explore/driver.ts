@@ -442,8 +442,9 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       end = record.end;
       if (i === 0) atEnd = record.atEnd;
     }
-    if (schedule.kind && parts.length > 0 && schedule.setup.callback) {
-      // The endpoint is back and the log sends what is pending; then its whole view, to check the numbering.
+    if (parts.length > 0 && schedule.setup.callback) {
+      // The endpoint is back and the log sends what is pending (also a delivery whose attempt failed and waits for
+      // its retry, which the run's end can outpace); then its whole view, to check the numbering.
       options.onPhase?.('reading the event log');
       model.endpointDown = false;
       for (let waited = 0; waited < 3; waited++) {

@@ -1,7 +1,8 @@
 // A provider that fails or refuses one endpoint while the rest of its API works (test/support/provider-proxy.ts, in
 // front of the sandbox): a signing-URL endpoint that keeps failing or answers 4xx never holds the transaction's loop
 // nor fails its run; a 404 ends a transaction `deleted` only as the confirmation of the provider's own deletion
-// webhook, and alone (a poll, a withdraw) ends nothing, as it may be passing; a replace given up on that reaches the provider after the
+// webhook, and alone (a poll, a withdraw) ends nothing, as it may be passing; reads that keep failing never hold a
+// cancel; a replace given up on that reaches the provider after the
 // withdraw does not leave a cancelled transaction signable (issue 39, defect 4 and two suspects).
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -206,5 +207,50 @@ describe('a replace whose first attempt timed out and lands after the withdraw',
     const atProvider = await env.sandbox.client.getTransaction(transactionId!);
     expect(atProvider.status, 'reported cancelled, yet signable at the provider').not.toBe('esign_pending');
     await record(handle, 'replace-lands-after-withdraw.json');
+  }, 90_000);
+});
+
+describe("a provider whose status reads keep failing (503) after a participant's webhook", () => {
+  let env: EsignTestEnv;
+  let proxy: ProviderProxy;
+  /** Transactions whose reads (`GET /transactions/{id}`) answer 503; every other call goes through. */
+  const unreadable = new Set<string>();
+  beforeAll(async () => {
+    env = await startEsignTestEnv({
+      bridge: true,
+      providerClient: async (sandbox) => (proxy = await ProviderProxy.start(sandbox.running.url, sandbox.token)).client,
+    });
+    proxy.answer = (method, path) =>
+      method === 'GET' && [...unreadable].some((id) => path.endsWith(`/transactions/${id}`)) ? { status: 503, detail: 'down' } : undefined;
+  });
+  afterAll(async () => {
+    await env?.close();
+    await proxy?.close();
+  });
+
+  it('a cancel is answered (the withdraw refused, one has signed) instead of waiting on the reads; it completes once they answer', async () => {
+    const input = env.input();
+    const { handle } = await env.start(input);
+    const { transactionId, participants } = await waitForPhase(handle, 'awaiting_signatures');
+    unreadable.add(transactionId!);
+    const before = proxy.answered.length;
+    // One of two signs: the webhook asks the workflow to read the participants' progress, and the read fails.
+    await env.sandbox.control.signAs(transactionId!, participants[0]!.id);
+    await expect.poll(() => proxy.answered.length - before, { timeout: 20_000 }).toBeGreaterThan(0);
+    // Someone signed, so the provider refuses the withdraw (409) and cannot be asked how it stands: the cancel hears
+    // that, within seconds, rather than when the reads come back.
+    const refused = await resultWithin(
+      {
+        result: () => cancelEsignTransaction(env.temporal.client, input.referenceId, 'no longer needed').catch((e: unknown) => e as never),
+      },
+      30_000,
+    );
+    expect(failureTypeOf(refused)).toBe(FailureType.WithdrawRefused);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    // The reads answer again; the second signer signs; it is confirmed and archived.
+    unreadable.delete(transactionId!);
+    await env.sandbox.control.signAs(transactionId!, participants[1]!.id);
+    expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'completed', archive: { uri: expect.any(String) as string } });
+    await record(handle, 'status-reads-down-cancel-refused-then-completed.json');
   }, 90_000);
 });

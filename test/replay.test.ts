@@ -88,7 +88,12 @@ const EVENT_LOG_PATHS = ['event-log-failed-then-redelivered.json', 'event-log-re
  * failing, then signed; a deletion confirmed by a 404; a cancel after a replace
  * whose first attempt was given up on and landed after the withdraw.
  */
-const REFUSAL_PATHS = ['reminder-url-failing-then-completed.json', 'deleted-confirmed-by-404.json', 'replace-lands-after-withdraw.json'];
+const REFUSAL_PATHS = [
+  'reminder-url-failing-then-completed.json',
+  'deleted-confirmed-by-404.json',
+  'replace-lands-after-withdraw.json',
+  'status-reads-down-cancel-refused-then-completed.json',
+];
 /** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
 const RECORDED = [
   ...STATE_MACHINE_PATHS,

@@ -26,7 +26,7 @@ export const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '2
  * activities: they complete inside the workflow task that asked for them, saving a server round
  * trip and three history events each. A retry waits in the workflow task (or, past a minute, on a timer).
  */
-export const LOCAL_PROVIDER = { startToCloseTimeout: '30 seconds', retry } as const;
+const LOCAL_PROVIDER = { startToCloseTimeout: '30 seconds', retry } as const;
 /** A reconciliation poll run locally, giving up as quickly as POLL does. */
 export const LOCAL_POLL = { ...LOCAL_PROVIDER, retry: { ...retry, maximumAttempts: 3 } } as const;
 export const REPORT = {

@@ -166,10 +166,14 @@ export class Endings {
       // Refused (a 404 too: alone it proves nothing, row 52): nothing was withdrawn, so it is followed as is.
       return this.#refused(why, attempt, `the provider refused the withdraw: ${refusal.message}`, FailureType.ProviderRejected);
     }
-    tx.providerStatus = w.status;
+    if (w.status !== undefined) tx.providerStatus = w.status;
     if (w.withdrawn) return this.#withdrawn(why, attempt);
+    const { status } = w;
+    if (status === undefined)
+      // Refused, and the provider did not say how it stands: the next poll reads it.
+      return this.#refused(why, attempt, 'the provider refused to withdraw the transaction', FailureType.WithdrawRefused);
     if (why === 'cancel') tx.cancel = undefined;
-    const end = await this.follow(w);
+    const end = await this.follow({ ...w, status });
     if (end) return end; // a cancel returns that end
     if (w.status === 'completed') {
       if (attempt) attempt.refused = COMPLETING;

@@ -6,10 +6,10 @@
  * replace, a withdraw) run one at a time too, so a withdraw never races a
  * replace that would make the transaction signable again.
  */
-import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
 import type { TransactionState } from '../../activities/transactions.js';
 import { FailureType } from '../../src/failures.js';
-import { LOCAL_POLL, LOCAL_PROVIDER, localStep, PROVIDER, REPORT, step } from '../activity-options.js';
+import { LOCAL_POLL, localStep, PROVIDER, REPORT, step } from '../activity-options.js';
 import type { Clock } from '../clock.js';
 import { Mutex } from './mutex.js';
 
@@ -24,11 +24,6 @@ export class Steps {
   constructor(clock: Clock) {
     this.#clock = clock;
     this.#locals = new Mutex(() => clock.localActivityResolved());
-  }
-
-  /** A short provider call, local: a round trip fewer than an activity. */
-  provider<T>(summary: string, call: Call<T>): Promise<T> {
-    return this.#local(LOCAL_PROVIDER, summary, call);
   }
 
   /** A reconciliation poll: gives up quickly, the next one comes anyway. */
@@ -86,9 +81,11 @@ export const GONE = { status: 'deleted', gone: true } as const;
 export type Gone = typeof GONE;
 
 /**
- * The provider's state; undefined when it refused to say (a 4xx, not retried): the loop reads it again at its next
- * poll, never failing the run. A 404 is its end (`GONE`) only when `deletedSaid`: the provider's own signed deletion
- * webhook is being confirmed. Alone, a 404 may be passing or a wrong base URL, and the transaction may still complete.
+ * The provider's state; undefined when it refused to say (a 4xx, not retried) or did not answer within a poll's few
+ * attempts: the loop reads it again at its next poll, never failing the run, and never held by a read retried for as
+ * long as the provider is down (a cancel, the deadline's withdraw and the hand-over wait on the loop). A 404 is its
+ * end (`GONE`) only when `deletedSaid`: the provider's own signed deletion webhook is being confirmed. Alone, a 404 may
+ * be passing or a wrong base URL, and the transaction may still complete.
  */
 export async function readState(
   steps: Steps,
@@ -97,15 +94,17 @@ export async function readState(
   deletedSaid: boolean,
 ): Promise<Gone | TransactionState | undefined> {
   try {
-    return await steps.provider(summary, (a) => a.getTransactionStatus(transactionId));
+    return await steps.poll(summary, (a) => a.getTransactionStatus(transactionId));
   } catch (err) {
+    if (isCancellation(err)) throw err;
     const refusal = providerRefusal(err);
-    if (!refusal) throw err;
-    if (refusal.status === 404 && deletedSaid) return GONE;
-    log.warn('the provider refused to say how the transaction stands; it is read again at the next poll', {
-      status: refusal.status,
-      error: refusal.message,
-    });
+    if (refusal?.status === 404 && deletedSaid) return GONE;
+    if (refusal)
+      log.warn('the provider refused to say how the transaction stands; it is read again at the next poll', {
+        status: refusal.status,
+        error: refusal.message,
+      });
+    else log.warn('the provider did not say how the transaction stands; it is read again at the next poll', { error: (err as Error).message });
     return undefined;
   }
 }

@@ -23,7 +23,7 @@ export async function handOnStrays(tx: SigningTransaction, steps: Steps): Promis
     const stray = tx.held.strays.shift()!;
     const transactionId = stray.data.transaction_id;
     try {
-      const record = await steps.provider('Read the transaction a stray completion names', (a) => a.describeTransaction(transactionId));
+      const record = await steps.attempt('Read the transaction a stray completion names', (a) => a.describeTransaction(transactionId));
       if (record.status !== 'completed' || record.referenceId !== referenceId) {
         log.warn('a completion for another transaction that the provider does not confirm as ours: ignored', {
           notificationId: stray.data.notificationId,
