@@ -17,13 +17,26 @@ afterAll(async () => {
   await sb?.close();
 });
 
-// Schemathesis keeps a cache in its working directory: a scratch one, not the project's.
+// Schemathesis keeps a cache in its working directory: a scratch one, not the project's. Unbuffered, so a run killed
+// at its limit still shows how far it got (Python buffers a pipe's output, and a killed run printed nothing).
 const run = (file: string, args: string[], timeout: number) =>
-  new Promise<{ code: number; out: string }>((resolve) =>
-    execFile(file, args, { timeout, maxBuffer: 16 * 1024 * 1024, cwd: tmpdir() }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, out: `${stdout}${stderr}` }),
-    ),
-  );
+  new Promise<{ code: number; out: string; killed: string | undefined }>((resolve) => {
+    const started = Date.now();
+    execFile(
+      file,
+      args,
+      { timeout, maxBuffer: 16 * 1024 * 1024, cwd: tmpdir(), env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+          out: `${stdout}${stderr}`,
+          killed: error?.killed
+            ? `${file} was killed at its limit of ${timeout / 1000} s (after ${Math.round((Date.now() - started) / 1000)} s): ` +
+              'the machine is too loaded for the run, or the sandbox stopped answering; its output so far follows'
+            : undefined,
+        }),
+    );
+  });
 
 it('serves an OpenAPI 3.1 document covering every operation, with problem+json errors and bearer auth, and a reference page', async () => {
   const doc = (await (await fetch(`${sb.running.url}/openapi.json`)).json()) as {
@@ -57,6 +70,7 @@ it('serves an OpenAPI 3.1 document covering every operation, with problem+json e
 
 it('passes Schemathesis: no server error, every response as the document says', async () => {
   const installed = await run('bash', [ensure], 180_000);
+  expect(installed.killed, installed.out).toBeUndefined();
   expect(installed.code, installed.out).toBe(0);
   const st = installed.out.trim().split('\n').at(-1)!;
   const result = await run(
@@ -79,6 +93,7 @@ it('passes Schemathesis: no server error, every response as the document says', 
     ],
     240_000,
   );
+  expect(result.killed, result.out.slice(-4000)).toBeUndefined();
   expect(result.out).toMatch(/Test cases:\s+\d+ generated/);
   expect(result.code, result.out.slice(-4000)).toBe(0);
 }, 300_000);
