@@ -1,8 +1,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Runtime } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { machine, machineCpu, pool } from '../src/tools/measure.js';
 import { projectRoot } from '../src/tools/launch.js';
 
@@ -32,19 +32,25 @@ export function markdownTable(rows: Record<string, string | number>[]): string {
   ].join('\n');
 }
 
+/** Where runs are written: a git-ignored folder of reports, never docs/ (which holds the current figures only). */
+export const REPORTS_DIR = `${projectRoot}reports/`;
+
 /**
- * Appends a scenario's results to docs/benchmarks.md (or BENCH_REPORT_FILE,
- * which the smoke test uses) with the machine and the command that produced them.
+ * Appends a scenario's results to reports/benchmarks.md (or BENCH_REPORT_FILE, which the smoke test uses) with the
+ * machine and the command that produced them, and the same as one JSON line to the `.jsonl` file beside it, for
+ * tools. docs/benchmarks.md is written by hand from these, each figure with its command.
  */
 export async function record(scenario: string, command: string, table: string, notes: string[] = []): Promise<void> {
-  const file = process.env.BENCH_REPORT_FILE ?? `${projectRoot}docs/benchmarks.md`;
+  const file = process.env.BENCH_REPORT_FILE ?? `${REPORTS_DIR}benchmarks.md`;
+  await mkdir(dirname(file), { recursive: true });
   const header =
-    '# Benchmarks\n\nFigures appended by `npm run bench` (one scenario: `npm run bench -- <name>`). Each run compares against baselines measured in the same run on the same machine; targets are in the benchmarks issue and are reported, never asserted in tests.\n';
+    '# Benchmark runs\n\nAppended by `npm run bench` (one scenario: `npm run bench -- <name>`). Each run compares against baselines measured in the same run on the same machine.\n';
   const existing = await readFile(file, 'utf8').catch(() => '');
   if (!existing) await writeFile(file, header);
+  const at = new Date().toISOString();
   const section = [
     ``,
-    `## ${scenario}: ${new Date().toISOString()}`,
+    `## ${scenario}: ${at}`,
     ``,
     `Machine: ${machine()}  `,
     `Command: \`${command}\``,
@@ -54,9 +60,11 @@ export async function record(scenario: string, command: string, table: string, n
     '',
   ].join('\n');
   await appendFile(file, section);
-  process.stdout.write(
-    `${table}\n${notes.map((n) => `- ${n}`).join('\n')}\n(appended to ${process.env.BENCH_REPORT_FILE ?? 'docs/benchmarks.md'})\n`,
+  await appendFile(
+    file.replace(/\.md$/, '') + '.jsonl',
+    `${JSON.stringify({ scenario, at, machine: machine(), command, table, notes })}\n`,
   );
+  process.stdout.write(`${table}\n${notes.map((n) => `- ${n}`).join('\n')}\n(appended to ${file})\n`);
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -84,7 +92,7 @@ export interface HistoryCounts {
   updates: number;
 }
 
-/** Counts a finished workflow's history (the round trips the shape needs, for `docs/benchmarks.md`). */
+/** Counts a finished workflow's history (the round trips the shape needs). */
 export async function historyCounts(handle: { fetchHistory(): Promise<{ events?: object[] | null }> }): Promise<HistoryCounts> {
   return countsOf(((await handle.fetchHistory()).events ?? []) as Record<string, unknown>[]);
 }

@@ -1,7 +1,7 @@
 // `npm run chaos [-- --seed N --transactions M --concurrency C --batch-rows B --keep --cluster]`
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../src/tools/launch.js';
-import { formatReport, writeLastReport } from './report.js';
+import { formatReport, writeRunReport } from './report.js';
 import { runChaos } from './run-chaos.js';
 
 const { values } = parseArgs({
@@ -39,7 +39,7 @@ const markdown = formatReport(
 );
 process.stdout.write(`\n${markdown}\n`);
 if (!values['no-record']) {
-  await writeLastReport(`${projectRoot}docs/reliability.md`, markdown, values.cluster ? 'chaos-report-cluster' : 'chaos-report');
-  process.stdout.write('\n(written to docs/reliability.md)\n');
+  const file = await writeRunReport(`${projectRoot}reports`, values.cluster ? 'chaos-cluster' : 'chaos', markdown, report);
+  process.stdout.write(`\n(written to ${file})\n`);
 }
 process.exit(report.problems.length === 0 ? 0 : 1);

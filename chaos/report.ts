@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { machine } from '../src/tools/measure.js';
 import type { ChaosReport } from './run-chaos.js';
 
@@ -74,13 +75,14 @@ export function formatReport(r: ChaosReport, command: string): string {
   ].join('\n');
 }
 
-/** Replaces a run's section of docs/reliability.md: the dev server's (`chaos-report`) or the cluster's (`chaos-report-cluster`). */
-export async function writeLastReport(file: string, markdown: string, section = 'chaos-report'): Promise<void> {
-  const start = `<!-- ${section}:start -->`;
-  const end = `<!-- ${section}:end -->`;
-  const doc = await readFile(file, 'utf8');
-  const from = doc.indexOf(start);
-  const to = doc.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`${file} has no ${start} … ${end} section`);
-  await writeFile(file, `${doc.slice(0, from + start.length)}\n${markdown}\n${doc.slice(to)}`);
+/**
+ * Writes a run to the git-ignored reports/ folder, never into docs/: `chaos.md` (or `chaos-cluster.md`) holds the
+ * last run, and the `.jsonl` file beside it one line per run (the report as data), kept across runs.
+ */
+export async function writeRunReport(dir: string, name: string, markdown: string, report: unknown): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `${name}.md`);
+  await writeFile(file, `${markdown}\n`);
+  await appendFile(join(dir, `${name}.jsonl`), `${JSON.stringify({ at: new Date().toISOString(), report })}\n`);
+  return file;
 }
