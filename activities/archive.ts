@@ -92,8 +92,8 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               evidence = check.conclude(files);
             } catch (err) {
               if (err instanceof UnsafeZipError) {
-                // A truncated body without Content-Length shows up here as a corrupt ZIP: worth one more download.
-                const retryable = /corrupt|not a readable/i.test(err.message) && ctx.info.attempt < 3;
+                // A truncated body without Content-Length shows up here as a damaged ZIP: worth another download or two.
+                const retryable = err.damaged && ctx.info.attempt < 3;
                 const message = `completed ZIP rejected: ${err.message}`;
                 throw retryable
                   ? ApplicationFailure.retryable(message, FailureType.ArchiveIncomplete)

@@ -72,4 +72,23 @@ describe('verifyZip', () => {
     await writeFile(join(dir, 'truncated.zip'), good.subarray(0, Math.floor(good.length / 2)));
     await rejects(join(dir, 'truncated.zip'), /not a readable|corrupt/);
   });
+
+  it('tells damage (worth another download) from a crafted ZIP (refused for good) by kind, not by message', async () => {
+    const good = await readFile(await zipOf('for-damage.zip', [{ name: 'a.pdf', data: pdf, compress: true }]));
+    const kindOf = async (name: string, bytes: Buffer) => {
+      await writeFile(join(dir, name), bytes);
+      const err = await verifyZip(join(dir, name)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UnsafeZipError);
+      return (err as UnsafeZipError).damaged;
+    };
+    expect(await kindOf('cut.zip', good.subarray(0, good.length - 40))).toBe(true);
+    const flipped = Buffer.from(good);
+    flipped[60] = flipped[60]! ^ 0xff; // a bit of the deflated data, garbled in transit: its CRC-32 fails
+    expect(await kindOf('flipped.zip', flipped)).toBe(true);
+    // Crafted: bytes after the end record, an entry escaping its folder.
+    expect(await kindOf('trailing.zip', Buffer.concat([good, Buffer.from('appended')]))).toBe(false);
+    const dotdot = await zipOf('dotdot-kind.zip', [{ name: 'xx/evil.pdf', data: pdf }]);
+    await renameZipEntry(dotdot, 'xx/evil.pdf', '../evil.pdf');
+    expect(await kindOf('dotdot-kind.zip', await readFile(dotdot))).toBe(false);
+  });
 });

@@ -3,9 +3,23 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { createInflateRaw, crc32, type InflateRaw } from 'node:zlib';
 
+/**
+ * A ZIP refused. `damaged` when its bytes look broken rather than crafted (truncated, unreadable, a CRC or structure
+ * that does not add up): a transfer cut short or garbled in transit looks so, and another download may succeed. The
+ * archive decides retry or refusal on this kind, never on the message.
+ */
 export class UnsafeZipError extends Error {
   override readonly name = 'UnsafeZipError';
+  constructor(
+    message: string,
+    readonly damaged = false,
+  ) {
+    super(message);
+  }
 }
+
+/** A ZIP whose bytes look broken rather than crafted (see `UnsafeZipError.damaged`). */
+const damaged = (message: string) => new UnsafeZipError(message, true);
 
 export interface ZipLimits {
   maxEntries: number;
@@ -142,7 +156,7 @@ export async function verifyZip(path: string, limits: ZipLimits = DEFAULT_ZIP_LI
       if (walker.stopped) break;
     }
   } catch (err) {
-    throw new UnsafeZipError(`not a readable ZIP: ${(err as Error).message}`);
+    throw damaged(`not a readable ZIP: ${(err as Error).message}`);
   } finally {
     stream.destroy();
   }
@@ -232,7 +246,7 @@ function unicodePathProblem(name: string, extra: Buffer): string | undefined {
 /** A little-endian 64-bit size or offset, refused past what a number holds exactly. */
 function u64(buf: Buffer, at: number): number {
   const value = buf.readBigUInt64LE(at);
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new UnsafeZipError(`corrupt ZIP: a 64-bit size or offset of ${value}`);
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw damaged(`corrupt ZIP: a 64-bit size or offset of ${value}`);
   return Number(value);
 }
 
@@ -251,7 +265,7 @@ export async function readDirectory(path: string, limits: ZipLimits): Promise<Ce
   try {
     file = await open(path, 'r');
   } catch (err) {
-    throw new UnsafeZipError(`not a readable ZIP: ${(err as Error).message}`);
+    throw damaged(`not a readable ZIP: ${(err as Error).message}`);
   }
   try {
     return await directoryOf(file, limits);
@@ -264,14 +278,13 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
   const size = (await file.stat()).size;
   const read = async (position: number, length: number): Promise<Buffer> => {
     const buf = Buffer.alloc(length);
-    if (position < 0 || position + length > size)
-      throw new UnsafeZipError(`corrupt ZIP: a record points outside the file (byte ${position})`);
+    if (position < 0 || position + length > size) throw damaged(`corrupt ZIP: a record points outside the file (byte ${position})`);
     const { bytesRead } = await file.read(buf, 0, length, position);
-    if (bytesRead !== length) throw new UnsafeZipError(`not a readable ZIP: the file ends at byte ${position + bytesRead}`);
+    if (bytesRead !== length) throw damaged(`not a readable ZIP: the file ends at byte ${position + bytesRead}`);
     return buf;
   };
 
-  if (size < END_BYTES) throw new UnsafeZipError('not a readable ZIP: no end of central directory record');
+  if (size < END_BYTES) throw damaged('not a readable ZIP: no end of central directory record');
   const endAt = size - END_BYTES;
   const end = await read(endAt, END_BYTES);
   if (end.readUInt32LE(0) !== END_OF_DIRECTORY) {
@@ -288,7 +301,7 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
       }
       throw new UnsafeZipError(`${after} bytes follow the end of central directory record`);
     }
-    throw new UnsafeZipError('not a readable ZIP: no end of central directory record');
+    throw damaged('not a readable ZIP: no end of central directory record');
   }
   const commentLength = end.readUInt16LE(20);
   if (commentLength !== 0)
@@ -309,15 +322,12 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
       throw new UnsafeZipError('a ZIP split over several disks is refused');
     const recordAt = u64(locator, 8);
     const record = await read(recordAt, ZIP64_END_BYTES);
-    if (record.readUInt32LE(0) !== ZIP64_END_OF_DIRECTORY)
-      throw new UnsafeZipError('corrupt ZIP: no ZIP64 end record where its locator points');
+    if (record.readUInt32LE(0) !== ZIP64_END_OF_DIRECTORY) throw damaged('corrupt ZIP: no ZIP64 end record where its locator points');
     if (u64(record, 4) !== ZIP64_END_BYTES - 12) throw new UnsafeZipError('the ZIP64 end record carries extensible data (refused)');
     if (recordAt + ZIP64_END_BYTES !== locatorAt) {
-      throw new UnsafeZipError(
-        recordAt + ZIP64_END_BYTES < locatorAt
-          ? `${locatorAt - recordAt - ZIP64_END_BYTES} bytes between the ZIP64 end record and its locator`
-          : 'corrupt ZIP: the ZIP64 end record overlaps its locator',
-      );
+      throw recordAt + ZIP64_END_BYTES < locatorAt
+        ? new UnsafeZipError(`${locatorAt - recordAt - ZIP64_END_BYTES} bytes between the ZIP64 end record and its locator`)
+        : damaged('corrupt ZIP: the ZIP64 end record overlaps its locator');
     }
     const wide = {
       disk: record.readUInt32LE(16),
@@ -342,13 +352,12 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
     ({ disk, directoryDisk, onThisDisk, count, directorySize, directoryOffset } = wide);
     directoryEnd = recordAt;
   } else if (count === MAX_16 || directorySize === MAX_32 || directoryOffset === MAX_32) {
-    throw new UnsafeZipError('corrupt ZIP: the end record defers to a ZIP64 end record that is not there');
+    throw damaged('corrupt ZIP: the end record defers to a ZIP64 end record that is not there');
   }
   if (disk !== 0 || directoryDisk !== 0 || onThisDisk !== count) throw new UnsafeZipError('a ZIP split over several disks is refused');
   if (count > limits.maxEntries) throw new UnsafeZipError(`more than ${limits.maxEntries} entries`);
   if (directoryOffset + directorySize !== directoryEnd) {
-    if (directoryOffset + directorySize > directoryEnd)
-      throw new UnsafeZipError('corrupt ZIP: the central directory runs past its end record');
+    if (directoryOffset + directorySize > directoryEnd) throw damaged('corrupt ZIP: the central directory runs past its end record');
     const gap = directoryEnd - directoryOffset - directorySize;
     // Bytes put before a whole ZIP (`cat stub.bin file.zip`) shift everything, and the directory is where its size says.
     if (count > 0 && (await read(directoryEnd - directorySize, 4)).readUInt32LE(0) === CENTRAL_HEADER) {
@@ -358,7 +367,7 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
   }
   // Bounds what is read into memory: no record is longer than this.
   if (directorySize > count * (CENTRAL_HEADER_BYTES + 3 * MAX_16))
-    throw new UnsafeZipError('corrupt ZIP: the central directory is larger than its records can be');
+    throw damaged('corrupt ZIP: the central directory is larger than its records can be');
   const records = await read(directoryOffset, directorySize);
 
   const entries: DirectoryEntry[] = [];
@@ -367,7 +376,7 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
   let at = 0;
   for (let i = 0; i < count; i++) {
     if (at + CENTRAL_HEADER_BYTES > records.length || records.readUInt32LE(at) !== CENTRAL_HEADER) {
-      throw new UnsafeZipError(`corrupt ZIP: no central directory record at byte ${directoryOffset + at}`);
+      throw damaged(`corrupt ZIP: no central directory record at byte ${directoryOffset + at}`);
     }
     const flags = records.readUInt16LE(at + 8);
     const method = records.readUInt16LE(at + 10);
@@ -382,7 +391,7 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
     let offset = records.readUInt32LE(at + 42);
     const nameAt = at + CENTRAL_HEADER_BYTES;
     const next = nameAt + nameLength + extraLength + entryCommentLength;
-    if (next > records.length) throw new UnsafeZipError(`corrupt ZIP: central directory record ${i + 1} runs past the directory`);
+    if (next > records.length) throw damaged(`corrupt ZIP: central directory record ${i + 1} runs past the directory`);
     const nameBytes = Buffer.from(records.subarray(nameAt, nameAt + nameLength));
     const extra = records.subarray(nameAt + nameLength, nameAt + nameLength + extraLength);
     at = next;
@@ -392,8 +401,7 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
     let cursor = 0;
     const widen = (value: number, sentinel: number, bytes: 4 | 8) => {
       if (value !== sentinel) return value;
-      if (!wide || cursor + bytes > wide.length)
-        throw new UnsafeZipError(`corrupt ZIP: central directory record ${i + 1} lacks its ZIP64 sizes`);
+      if (!wide || cursor + bytes > wide.length) throw damaged(`corrupt ZIP: central directory record ${i + 1} lacks its ZIP64 sizes`);
       const v = bytes === 8 ? u64(wide, cursor) : wide.readUInt32LE(cursor);
       cursor += bytes;
       return v;
@@ -427,8 +435,7 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
           : `the central directory lists "${name}" (at byte ${offset}) after "${before.name}" (at byte ${before.offset}), out of the file's order`,
       );
     }
-    if (offset + LOCAL_HEADER_BYTES > directoryOffset)
-      throw new UnsafeZipError(`corrupt ZIP: entry "${name}" starts past the central directory`);
+    if (offset + LOCAL_HEADER_BYTES > directoryOffset) throw damaged(`corrupt ZIP: entry "${name}" starts past the central directory`);
     entries.push({ name, nameBytes, flags, method, crc, compressedSize, uncompressedSize, offset, zip64: wide !== undefined });
   }
   if (at !== records.length) {
@@ -630,9 +637,7 @@ export class ZipWalker {
     if (this.failure) throw this.failure;
     if (this.state === 'fallback') throw new UnsafeZipError(`the ZIP was not read to its end: ${this.stoppedFor}`);
     if (this.state !== 'rest') {
-      throw new UnsafeZipError(
-        this.current ? `the file ends inside entry "${this.current.name}"` : 'the file ends before its central directory',
-      );
+      throw damaged(this.current ? `the file ends inside entry "${this.current.name}"` : 'the file ends before its central directory');
     }
     const missing = listed[this.seen.length];
     if (missing)
@@ -998,7 +1003,7 @@ export class ZipWalker {
   private async endEntry(entry: Current, declaredCrc: number, declaredSize: number, descriptorBytes: number): Promise<void> {
     if (entry.bytes !== declaredSize)
       throw new UnsafeZipError(`entry "${entry.name}" holds ${entry.bytes} bytes, its header says ${declaredSize}`);
-    if (entry.crc !== declaredCrc) throw new UnsafeZipError(`entry "${entry.name}" fails its CRC-32 check (corrupted in the ZIP)`);
+    if (entry.crc !== declaredCrc) throw damaged(`entry "${entry.name}" fails its CRC-32 check (corrupted in the ZIP)`);
     const wrong = contentProblem(entry.name, entry.head.toString('latin1'));
     if (wrong) throw new UnsafeZipError(wrong);
     const sha256 = entry.sink ? entry.sink.sha256() : entry.hash!.digest('hex');
