@@ -13,7 +13,7 @@ import { callProvider, whileHeartbeating } from './support/heartbeat.js';
 import type { UrlPolicy } from './support/url-policy.js';
 import { TemplateDocumentNotFound } from '../src/templates/errors.js';
 import type { TemplateStore } from '../src/templates/store.js';
-import type { ObjectStore } from '../src/storage/object-store.js';
+import { ObjectRefused, type ObjectStore } from '../src/storage/object-store.js';
 import { documentObjectKey } from '../src/storage/documents.js';
 
 export interface DocumentDeps {
@@ -395,8 +395,11 @@ async function storedDocument(
   const key = documentObjectKey(sha256);
   let bytes: Buffer | undefined;
   try {
-    bytes = await objects.get(key);
+    // Bounded by the store while it reads: an object of gigabytes is refused, not held in memory (on every retry).
+    bytes = await objects.get(key, { maxBytes });
   } catch (err) {
+    // Too large, or (a directory store) a symbolic link, a FIFO or a device at the key: no attempt will read it.
+    if (err instanceof ObjectRefused) throw invalid(`${label}: the stored ${err.message}`);
     throw ApplicationFailure.retryable(
       `${label}: cannot read ${key} from ${objects.location}: ${(err as Error).message}`,
       FailureType.DocumentSourceUnavailable,

@@ -58,3 +58,31 @@ it('refuses a URL that is not the sandbox, and a participant the transaction doe
   ).rejects.toBeInstanceOf(SandboxActRefused);
   await handle.terminate('test over');
 });
+
+it('refuses a provider that answers the probe without being the sandbox: a catch-all page, a redirect to a sandbox', async () => {
+  const input = env.input({ reconcileInterval: '1 second' });
+  const { handle } = await env.start(input);
+  const { participants } = await waitForPhase(handle, 'awaiting_signatures');
+  const act = () =>
+    actInSandbox(env.temporal.client, input.referenceId, participants[0]!.id, { sandboxUrl: stub.url, adminToken: 'admin' });
+  try {
+    // Any path answered 200 text/plain, as a health page or a catch-all route may.
+    stub.requests.length = 0;
+    stub.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('OK\n');
+    };
+    await expect(act()).rejects.toBeInstanceOf(NotTheSandbox);
+    expect(stub.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /sandbox/pins']);
+    // A provider sending `/sandbox/*` on to a sandbox of its own: the probe is not followed there.
+    stub.requests.length = 0;
+    stub.handler = (_req, res) => {
+      res.writeHead(302, { location: `${env.sandbox.running.url}/sandbox/pins` });
+      res.end();
+    };
+    await expect(act()).rejects.toBeInstanceOf(NotTheSandbox);
+    expect(stub.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /sandbox/pins']);
+  } finally {
+    await handle.terminate('test over');
+  }
+});

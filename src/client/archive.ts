@@ -4,12 +4,17 @@
  * machine that shares the workers' disk, `s3://` otherwise), checked against the result before they are kept.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { mkdir, open, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ArchiveManifest } from '../archive/manifest.js';
 import type { ArchiveResult } from '../definitions/transaction.js';
+import { collectAtMost, ObjectRefused } from '../storage/object-store.js';
 import { S3HttpClient, type S3ObjectReader } from '../storage/s3-http.js';
+
+/** A manifest lists an archive's files and evidence: far below this, however large the archive. */
+const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
 /** An archive `downloadArchive` would not keep: nothing archived, a ZIP or manifest that is not the result's, or none. */
 export class ArchiveDownloadRefused extends Error {
@@ -69,7 +74,10 @@ export async function downloadArchive(
   const zipPath = join(dir, options.name === undefined ? 'completed.zip' : `${name}.zip`);
   const manifestPath = join(dir, options.name === undefined ? 'manifest.json' : `${name}.manifest.json`);
 
-  const manifestBytes = await source.manifest();
+  const manifestBytes = await source.manifest().catch((err: unknown) => {
+    if (err instanceof ObjectRefused) throw new ArchiveDownloadRefused(`${archive.uri}: ${err.message}`, 'manifest_mismatch');
+    throw err;
+  });
   if (!manifestBytes) throw new ArchiveDownloadRefused(`${archive.uri}: the archive has no manifest.json beside the ZIP`, 'missing');
   let contents: ArchiveManifest;
   try {
@@ -91,10 +99,11 @@ export async function downloadArchive(
   try {
     const zip = await source.zip();
     if (!zip) throw new ArchiveDownloadRefused(`${archive.uri}: the archive's ZIP is missing`, 'missing');
-    const written = await writeHashed(zip, zipPartial);
+    // Written no further than the result's size: a longer ZIP is not the result's, and would only fill the disk.
+    const written = await writeHashed(zip, zipPartial, archive.bytes);
     if (written.sha256 !== archive.sha256 || written.bytes !== archive.bytes) {
       throw new ArchiveDownloadRefused(
-        `${archive.uri}: the ZIP read has SHA-256 ${written.sha256} (${written.bytes} bytes), not the archived ${archive.sha256} ` +
+        `${archive.uri}: the ZIP read has ${written.sha256 === undefined ? `over ${archive.bytes} bytes` : `SHA-256 ${written.sha256} (${written.bytes} bytes)`}, not the archived ${archive.sha256} ` +
           `(${archive.bytes} bytes): it was altered or damaged, and is not kept`,
         'zip_mismatch',
       );
@@ -102,7 +111,7 @@ export async function downloadArchive(
     await writeFile(manifestPartial, manifestBytes);
     await rename(zipPartial, zipPath);
     await rename(manifestPartial, manifestPath);
-    return { zip: zipPath, manifest: manifestPath, sha256: written.sha256, bytes: written.bytes, contents };
+    return { zip: zipPath, manifest: manifestPath, sha256: archive.sha256, bytes: written.bytes, contents };
   } finally {
     await rm(zipPartial, { force: true });
     await rm(manifestPartial, { force: true });
@@ -122,29 +131,44 @@ function sourceOf(uri: string, options: DownloadArchiveOptions): ArchiveSource {
   } catch {
     throw new ArchiveDownloadRefused(`not an archive URI: ${uri}`, 'unsupported_uri');
   }
+  // Not quoted: what a result never holds, and would be a secret in a message.
+  if (url.username || url.password) throw new ArchiveDownloadRefused('an archive URI with credentials is refused', 'unsupported_uri');
   if (!url.pathname.endsWith('/completed.zip')) {
     throw new ArchiveDownloadRefused(`${uri}: an archive's ZIP is named completed.zip`, 'unsupported_uri');
   }
   if (url.protocol === 'file:') {
-    const path = fileURLToPath(url);
+    let path: string;
+    try {
+      path = fileURLToPath(url);
+    } catch {
+      throw new ArchiveDownloadRefused(`${uri}: not a file on this machine`, 'unsupported_uri');
+    }
     const manifest = join(dirname(path), 'manifest.json');
     return {
-      zip: () => opened(path),
-      manifest: () => readFile(manifest).catch(absent),
+      zip: async () => (await openedFile(path, 'zip_mismatch'))?.createReadStream(),
+      async manifest() {
+        const handle = await openedFile(manifest, 'manifest_mismatch');
+        if (!handle) return undefined;
+        try {
+          return await collectAtMost(handle.createReadStream({ autoClose: false }), 'manifest.json', MAX_MANIFEST_BYTES);
+        } finally {
+          await handle.close();
+        }
+      },
     };
   }
   if (url.protocol === 's3:') {
     const bucket = url.hostname;
     const key = decodeURIComponent(url.pathname.slice(1));
+    // `%2F..%2F` decodes to segments a URL (the package's S3 client's) would resolve to another object or bucket.
+    if (key.split('/').some((segment) => segment === '.' || segment === '..'))
+      throw new ArchiveDownloadRefused(`${uri}: an archive's key has no . or .. segment`, 'unsupported_uri');
     const reader = options.s3 ?? S3HttpClient.fromEnv(options.env);
     return {
       zip: () => reader.getObject(bucket, key),
       async manifest() {
         const stream = await reader.getObject(bucket, `${key.slice(0, -'completed.zip'.length)}manifest.json`);
-        if (!stream) return undefined;
-        const chunks: Buffer[] = [];
-        for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
-        return Buffer.concat(chunks);
+        return stream && (await collectAtMost(stream, 'manifest.json', MAX_MANIFEST_BYTES));
       },
     };
   }
@@ -156,21 +180,36 @@ function absent(err: NodeJS.ErrnoException): undefined {
   throw err;
 }
 
-async function opened(path: string): Promise<AsyncIterable<Uint8Array> | undefined> {
-  // Opened first, so that a missing file is told as missing rather than failing the stream.
-  const handle = await open(path, 'r').catch(absent);
-  return handle?.createReadStream();
+/**
+ * Opened first, so that a missing file is told as missing rather than failing the stream; without waiting on a
+ * FIFO, and only if it is a regular file (a FIFO or a device would never end).
+ */
+async function openedFile(path: string, reason: ArchiveDownloadRefused['reason']): Promise<FileHandle | undefined> {
+  const handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK).catch(absent);
+  if (handle && !(await handle.stat()).isFile()) {
+    await handle.close();
+    throw new ArchiveDownloadRefused(`${path} is not a regular file`, reason);
+  }
+  return handle;
 }
 
-/** Streams into a new file, hashing the bytes as they are written. */
-async function writeHashed(stream: AsyncIterable<Uint8Array>, path: string): Promise<{ sha256: string; bytes: number }> {
+/**
+ * Streams into a new file, hashing the bytes as they are written, and stops past `maxBytes` (then `sha256` is
+ * undefined): what is longer than the result's ZIP is not it.
+ */
+async function writeHashed(
+  stream: AsyncIterable<Uint8Array>,
+  path: string,
+  maxBytes: number,
+): Promise<{ sha256: string | undefined; bytes: number }> {
   const hash = createHash('sha256');
   let bytes = 0;
   const out = await open(path, 'wx');
   try {
     for await (const chunk of stream) {
-      hash.update(chunk);
       bytes += chunk.length;
+      if (bytes > maxBytes) return { sha256: undefined, bytes }; // leaving the loop destroys the stream
+      hash.update(chunk);
       await out.write(chunk);
     }
     await out.sync();

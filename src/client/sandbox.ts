@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import { getEsignStatus } from './transactions.js';
 
-/** The URL given is not the provider sandbox's (it serves no `/sandbox/pins`): nothing was sent to it. */
+/** The URL given is not the provider sandbox's (`/sandbox/pins` does not answer its seal pins): nothing was sent to it. */
 export class NotTheSandbox extends Error {
   override readonly name = 'NotTheSandbox';
 }
@@ -27,6 +27,22 @@ export interface SandboxActOptions {
   decline?: { reason?: string };
 }
 
+/** The start of an answer's text (the sandbox's pins are a few lines): a huge or endless body is not read. */
+async function headOf(res: Response, max = 16 * 1024): Promise<string> {
+  const reader = (res.body as ReadableStream<Uint8Array> | null)?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  while (bytes <= max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    bytes += value.length;
+  }
+  await reader.cancel().catch(() => undefined);
+  return bytes > max ? '' : Buffer.concat(chunks).toString('utf8');
+}
+
 export async function actInSandbox(
   client: Client,
   referenceId: string,
@@ -34,12 +50,19 @@ export async function actInSandbox(
   options: SandboxActOptions,
 ): Promise<{ transactionId: string; completed?: boolean; declined?: true }> {
   const base = options.sandboxUrl.replace(/\/+$/, '');
-  const probe = await fetch(`${base}/sandbox/pins`).catch((err: unknown) => {
+  // Redirects are not followed, here or below: a provider redirecting `/sandbox/*` to a sandbox of its own would
+  // otherwise pass the probe with the sandbox's answer, and be sent the act.
+  const probe = await fetch(`${base}/sandbox/pins`, { redirect: 'manual' }).catch((err: unknown) => {
     throw new NotTheSandbox(`${base} does not answer (${(err as Error).message}): is the sandbox running (npm run dev)?`);
   });
-  await probe.body?.cancel();
-  if (probe.status !== 200 || !probe.headers.get('content-type')?.startsWith('text/plain'))
-    throw new NotTheSandbox(`${base} is not the provider sandbox (GET /sandbox/pins answered ${probe.status}): nothing was sent`);
+  const pins = probe.status === 200 && probe.headers.get('content-type')?.startsWith('text/plain') ? await headOf(probe) : '';
+  await probe.body?.cancel().catch(() => undefined);
+  // What the sandbox serves there: its seal's pins, one `sha256/<base64>` a line. Not a status and a type alone,
+  // which any catch-all page answers.
+  if (!/^(?:sha256\/[A-Za-z0-9+/]{43}=\n)+$/.test(pins))
+    throw new NotTheSandbox(
+      `${base} is not the provider sandbox (GET /sandbox/pins answered ${probe.status}, not its pins): nothing was sent`,
+    );
 
   const status = await getEsignStatus(client, referenceId);
   if (!status.transactionId)
@@ -58,6 +81,7 @@ export async function actInSandbox(
         ...(options.adminToken ? { authorization: `Bearer ${options.adminToken}` } : {}),
       },
       body: JSON.stringify(options.decline?.reason !== undefined ? { reason: options.decline.reason } : {}),
+      redirect: 'manual',
     },
   );
   const text = await res.text();

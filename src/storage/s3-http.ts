@@ -14,7 +14,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { AwsV4Signer } from 'aws4fetch';
-import { bucketPrefix, checkObjectKey, type ObjectStore } from './object-store.js';
+import { bucketPrefix, checkObjectKey, collectAtMost, type ObjectGetOptions, type ObjectStore } from './object-store.js';
 
 export interface S3Credentials {
   accessKeyId: string;
@@ -48,6 +48,7 @@ export class S3RequestFailed extends Error {
 }
 
 const EMPTY_SHA256 = createHash('sha256').digest('hex');
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 export class S3HttpClient implements S3ObjectReader {
   readonly #region: string;
@@ -101,6 +102,11 @@ export class S3HttpClient implements S3ObjectReader {
   }
 
   #url(bucket: string, key: string): URL {
+    // A URL resolves `.` and `..` segments (even %-encoded): such a key, or a prefix, would address another object,
+    // or another bucket, than the one named. S3's own rules for a bucket's name keep it one host label or segment.
+    if (!BUCKET.test(bucket)) throw new RangeError(`not an S3 bucket name: ${JSON.stringify(bucket)}`);
+    if (key.split('/').some((segment) => segment === '.' || segment === '..'))
+      throw new RangeError(`S3 key ${JSON.stringify(key)} has a . or .. segment: it would address another object`);
     const path = key.split('/').map(encodeSegment).join('/');
     if (this.#endpoint) {
       const base = this.#endpoint.href.replace(/\/$/, '');
@@ -157,12 +163,11 @@ export class S3HttpObjectStore implements ObjectStore {
       key.endsWith('.pdf') ? 'application/pdf' : undefined,
     );
   }
-  async get(key: string): Promise<Buffer | undefined> {
+  async get(key: string, options: ObjectGetOptions = {}): Promise<Buffer | undefined> {
     const stream = await this.client.getObject(this.bucket, this.#prefix + checkObjectKey(key));
     if (!stream) return undefined;
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    const declared = Number((stream as Partial<IncomingMessage>).headers?.['content-length'] ?? NaN);
+    return collectAtMost(stream, key, options.maxBytes, Number.isSafeInteger(declared) ? declared : undefined);
   }
   urlOf(key: string): string {
     return `s3://${this.bucket}/${this.#prefix}${checkObjectKey(key)}`;

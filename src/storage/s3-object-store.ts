@@ -1,7 +1,7 @@
 /** Batch files in an S3-compatible bucket, and the store a setting names (ESIGN_TEMPLATE_STORE): see ./object-store.ts. */
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3Client } from '../archive/s3-store.js';
-import { bucketPrefix, checkObjectKey, LocalObjectStore, type ObjectStore } from './object-store.js';
+import { bucketPrefix, checkObjectKey, collectAtMost, LocalObjectStore, type ObjectGetOptions, type ObjectStore } from './object-store.js';
 
 export class S3ObjectStore implements ObjectStore {
   readonly #prefix: string;
@@ -18,10 +18,11 @@ export class S3ObjectStore implements ObjectStore {
   async put(key: string, body: Buffer | string): Promise<void> {
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.#prefix + checkObjectKey(key), Body: body }));
   }
-  async get(key: string): Promise<Buffer | undefined> {
+  async get(key: string, options: ObjectGetOptions = {}): Promise<Buffer | undefined> {
     try {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.#prefix + checkObjectKey(key) }));
-      return Buffer.from(await out.Body!.transformToByteArray());
+      if (options.maxBytes === undefined) return Buffer.from(await out.Body!.transformToByteArray());
+      return await collectAtMost(out.Body as AsyncIterable<Uint8Array>, key, options.maxBytes, out.ContentLength);
     } catch (err) {
       if (err instanceof NoSuchKey) return undefined;
       throw err;
