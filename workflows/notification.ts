@@ -1,4 +1,4 @@
-import { ESIGN_COMPLETED_EVENT, ESIGN_EVENTS, type EsignEventName } from '../src/esign/events.js';
+import { ESIGN_COMPLETED_EVENT, ESIGN_EVENTS, isParticipantEvent, type EsignEventName } from '../src/esign/events.js';
 import type { EsignCompletedWebhook, EsignWebhook } from '../src/esign/schemas.js';
 
 /**
@@ -17,7 +17,7 @@ export function readNotification(payload: unknown, allowed: readonly EsignEventN
   for (const key of ['notificationId', 'entity_id', 'transaction_id'] as const) {
     if (typeof fields[key] !== 'string' || fields[key] === '') return `data.${key}: expected a non-empty string`;
   }
-  if ((event as string).startsWith('esign-participant-') && (typeof fields.participant_id !== 'string' || fields.participant_id === '')) {
+  if (isParticipantEvent(event as string) && (typeof fields.participant_id !== 'string' || fields.participant_id === '')) {
     return 'data.participant_id: expected a non-empty string';
   }
   return {

@@ -30,6 +30,10 @@ export const ESIGN_PARTICIPANT_VIEWED_EVENT = 'esign-participant-viewed';
 export const ESIGN_PARTICIPANT_EVENTS = [ESIGN_PARTICIPANT_SIGNED_EVENT, ESIGN_PARTICIPANT_VIEWED_EVENT] as const;
 export type EsignParticipantEvent = (typeof ESIGN_PARTICIPANT_EVENTS)[number];
 
+export function isParticipantEvent(event: string): event is EsignParticipantEvent {
+  return (ESIGN_PARTICIPANT_EVENTS as readonly string[]).includes(event);
+}
+
 /** Every event the bridge forwards to the workflows. */
 export const ESIGN_EVENTS = [...ESIGN_END_EVENTS, ...ESIGN_PARTICIPANT_EVENTS] as const;
 export type EsignEventName = (typeof ESIGN_EVENTS)[number];
