@@ -1,7 +1,6 @@
-// The shape issue 23 asked the workflows to keep: no file in workflows/ over
-// 250 lines (one that grows past it holds two ideas), and no import from
-// activities/ into workflows/, not even of a type, so the two never import in
-// a circle (workflows import activities' types; both import src/definitions/).
+// The workflows' shape: no file in workflows/ over 250 lines (one that grows past it holds two ideas), and no import
+// from workflows/ into activities/, not even of a type, so the two never import in a circle (workflows import the
+// activities' types, which lint holds to types only; both import src/definitions/).
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -3,7 +3,7 @@
  * first event, it delivers the events in sequence order, one at a time, each with its attempts recorded; an event
  * the endpoint never took within the budget is marked failed (and the endpoint `failing`) and the next one goes on.
  * Once every transaction it names ended and every event settled, it stays for its retention to answer and to redeliver, then
- * returns its view; a redelivery after that starts it again from that view (src/client/events.ts).
+ * returns its view; a redelivery after that starts it again from that view (src/client/event-log.ts).
  */
 import {
   ActivityFailure,

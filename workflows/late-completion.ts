@@ -1,8 +1,9 @@
 /**
  * Archives a transaction that completed at the provider after its
  * transaction workflow had ended (or that no workflow ever owned): nothing
- * signed may end without an archive. Started by the transaction's inbox, one
- * per provider transaction (workflow id `esign-late-<transactionId>`): a run
+ * signed may end without an archive. Started by the transaction's inbox, or by
+ * the transaction's run for a stray completion of an earlier transaction with
+ * its referenceId (transaction/strays.ts), one per provider transaction (workflow id `esign-late-<transactionId>`): a run
  * that archived is never started again (activities/inbox.ts), one that did
  * not (the provider said not completed, or it failed) may be. Operators find
  * these with `EsignStatus = "completed_late"`.

@@ -1,7 +1,7 @@
 /**
  * Every `patched()` name of the workflows, in one place. Only workflows that
- * follow the deployment's current version (AUTO_UPGRADE: the inbox) still need
- * them: a run started on older code replays on newer code. The transaction
+ * follow the deployment's current version (AUTO_UPGRADE: the inbox, the late
+ * completion, the event log, the upkeep) need them: a run started on older code replays on newer code. The transaction
  * workflow is pinned, so a change to it ships as a new Worker Deployment
  * version instead (docs/operations.md, "What needs a patch"). The histories
  * recorded before each patch stay in
