@@ -1,8 +1,10 @@
 // The client package as a backend gets it: built from src/client/index.ts, packed with `npm pack`, holding only
 // built JavaScript and declarations that import its declared dependencies (no server library), installed from the
-// tarball into a copy of examples/backend/ outside the tree, type-checked there, and run against a real worker,
-// sandbox, bridge and Temporal server: the example's transaction is signed and it reports the completed outcome,
-// its archive, and the signed events it verified with the package.
+// tarball into a copy of examples/backend/ outside the tree, type-checked there, and run as a backend on another
+// machine would be (its own directory and settings, no path shared with the worker) against a real worker,
+// sandbox, bridge, S3-compatible store and Temporal server: it uploads its PDF, starts a transaction with two
+// signers, signs for them through the sandbox helper, downloads and checks the archive, and verifies its ordered
+// events, with the package only.
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -10,12 +12,14 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { ArchiveManifest } from '../src/archive/manifest.js';
+import { S3ArchiveStore } from '../src/archive/s3-store.js';
 import { AesGcmCodec, ENCRYPTED_ENCODING, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
+import { S3ObjectStore } from '../src/storage/s3-object-store.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
-import { eventually } from './support/eventually.js';
+import { startS3, type TestS3 } from './support/s3.js';
 import { freePort } from './support/temporal.js';
 
 const run = promisify(execFile);
@@ -63,6 +67,8 @@ let tarball: string;
 let unpacked: string;
 let example: string;
 let env: EsignTestEnv | undefined;
+let s3: TestS3 | undefined;
+const BUCKET = 'esign-store';
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'esign-client-package-'));
@@ -83,6 +89,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await env?.close();
+  await s3?.close();
   delete process.env.ESIGN_CODEC_KEYS;
   if (work) await rm(work, { recursive: true, force: true });
 });
@@ -175,32 +182,47 @@ it('installs from the tarball into a backend outside the tree, whose code type-c
   ).toEqual([]);
 }, 60_000);
 
-it('runs a transaction from the example backend: a signing URL, encrypted payloads, signed events, the completed outcome', async () => {
+it("runs a backend's whole path from the example, through the package only: upload, two signers, sandbox signing, the archive from S3, ordered events", async () => {
   const keys = newCodecKeys('example-1');
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const port = await freePort();
+  // The workers' one store the backend reaches, over HTTP: documents under shared/, the archive under archive/.
+  s3 = await startS3(BUCKET);
   // The bridge (in this process) reads the keys from the environment, as every service of the stack does.
   process.env.ESIGN_CODEC_KEYS = keys;
   env = await startEsignTestEnv({
     bridge: true,
     // The worker refuses what is not encrypted with its keys, as in production.
     dataConverter: { payloadCodecs: [new AesGcmCodec(parseCodecKeys(keys), { plaintext: 'refuse' })] },
-    deps: { callbackSecrets: [secret], allowedUrls: [`http://127.0.0.1:${port}`] },
+    deps: {
+      callbackSecrets: [secret],
+      allowedUrls: [`http://127.0.0.1:${port}`],
+      // The worker's own stores (over the AWS SDK), and nothing on its disk readable as a document.
+      objects: new S3ObjectStore(s3.client, BUCKET, 'shared'),
+      archive: new S3ArchiveStore({ client: s3.client, bucket: BUCKET, prefix: 'archive' }),
+      documentRoots: [],
+    },
   });
   const sandbox = env.sandbox;
 
+  // Another machine: its own working directory, and only its own settings (no path of the worker's among them).
   const child = spawn(
     process.execPath,
-    [join(example, 'src/main.ts'), env.pdfs[0]!, '--name', 'Ada Lovelace', '--callback-port', String(port)],
+    [join(example, 'src/main.ts'), '--callback-port', String(port), '--sign-in-sandbox', sandbox.running.url, '--out', 'signed'],
     {
       cwd: example,
       env: {
-        ...process.env,
+        PATH: process.env.PATH,
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         TEMPORAL_NAMESPACE: inject('temporalNamespace'),
         ESIGN_TASK_QUEUE: env.taskQueue,
         ESIGN_CODEC_KEYS: keys,
         ESIGN_CALLBACK_SECRETS: secret,
+        ESIGN_TEMPLATE_STORE: `s3://${BUCKET}/shared`,
+        ESIGN_ARCHIVE_S3_ENDPOINT: s3.endpoint,
+        ESIGN_ARCHIVE_S3_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID,
+        AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -220,45 +242,58 @@ it('runs a transaction from the example backend: a signing URL, encrypted payloa
   const ofKind = (kind: string) => lines.filter((l) => l.kind === kind);
 
   try {
-    const issued = await Promise.race([
-      eventually('the example to print a signing URL', () => ofKind('signing-url')[0], 60_000, 100),
-      exited.then((code) => {
-        throw new Error(`the example exited ${code} before a signing URL: ${stderr}${JSON.stringify(lines)}`);
-      }),
-    ]);
-    const { url, transactionId, participantId, referenceId } = issued as Record<string, string>;
-    // The URL opens the provider's signing page for that signer.
-    expect(new URL(url!).origin).toBe(new URL(sandbox.running.url).origin);
-    const page = await fetch(url!);
-    expect(page.status).toBe(200);
-    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 180_000))]);
+    const said = `${stderr}${JSON.stringify(lines, null, 1)}`;
+    expect(code, said).toBe(0);
+    expect(ofKind('failed'), said).toEqual([]);
 
-    // What the backend sent through Temporal is encrypted with the codec the package gave it.
+    // (1) The PDF it generated went to the workers' store by its SHA-256, where the worker's own store finds it.
+    const [uploaded] = ofKind('uploaded') as { sha256: string; key: string }[];
+    expect(uploaded!.key).toBe(`uploads/${uploaded!.sha256}.pdf`);
+    const stored = await new S3ObjectStore(s3.client, BUCKET, 'shared').get(uploaded!.key);
+    expect(createHash('sha256').update(stored!).digest('hex')).toBe(uploaded!.sha256);
+    expect(stored!.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+
+    // (2, 3) Two signers, a URL each, on the provider's origin; what went through Temporal is encrypted.
+    const urls = ofKind('signing-url') as { url: string; transactionId: string; participantId: string; referenceId: string }[];
+    expect(urls).toHaveLength(2);
+    expect(new Set(urls.map((u) => u.participantId)).size).toBe(2);
+    expect(new Set(urls.map((u) => u.url)).size).toBe(2);
+    for (const { url } of urls) expect(new URL(url).origin).toBe(new URL(sandbox.running.url).origin);
+    const { referenceId, transactionId } = urls[0]!;
     const history = await env.temporal.client.workflow.getHandle(`esign-${referenceId}`).fetchHistory();
     const startInput = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     expect(new TextDecoder().decode(startInput?.metadata?.encoding ?? new Uint8Array())).toBe(ENCRYPTED_ENCODING);
 
-    await sandbox.control.signAs(transactionId!, participantId!);
-    const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 120_000))]);
-    expect(code, `${stderr}${JSON.stringify(lines)}`).toBe(0);
+    // (4) Both signed through the package's sandbox helper, the second completing the transaction.
+    expect(ofKind('signed')).toEqual([
+      { kind: 'signed', participantId: urls[0]!.participantId, transactionId, completed: false },
+      { kind: 'signed', participantId: urls[1]!.participantId, transactionId, completed: true },
+    ]);
 
-    const [outcome] = ofKind('outcome') as {
-      status: string;
-      transactionId: string;
-      archive: { uri: string; sha256: string; files: string[] };
-    }[];
+    // (5) The outcome, archived in S3.
+    const [outcome] = ofKind('outcome') as { status: string; transactionId: string; archive: { uri: string; sha256: string } }[];
     expect(outcome).toMatchObject({ status: 'completed', transactionId, referenceId });
-    // The archive it reports is there, with the bytes the outcome names.
-    const zip = await readFile(fileURLToPath(outcome!.archive.uri));
-    expect(createHash('sha256').update(zip).digest('hex')).toBe(outcome!.archive.sha256);
-    expect(outcome!.archive.files.length).toBeGreaterThan(0);
+    expect(outcome!.archive.uri).toMatch(new RegExp(`^s3://${BUCKET}/archive/`));
 
-    // The orchestrator's events reached the backend and verified with the package's verifier, each once.
-    const events = ofKind('event') as { id: string; type: string; data: { referenceId?: string } }[];
-    expect(events.map((e) => e.type)).toEqual(['participant.signed', 'transaction.completed']);
+    // (6) The ZIP and manifest.json it downloaded into its own directory: the ZIP's bytes hash to the result, the
+    // manifest is that ZIP's, and the document signed is the one uploaded.
+    const [archive] = ofKind('archive') as { zip: string; manifest: string; checked: boolean }[];
+    expect(archive).toMatchObject({ zip: join(example, 'signed', referenceId, 'completed.zip'), checked: true });
+    const zip = await readFile(archive!.zip);
+    expect(zip.subarray(0, 2).toString('latin1')).toBe('PK');
+    expect(createHash('sha256').update(zip).digest('hex')).toBe(outcome!.archive.sha256);
+    const manifest = JSON.parse(await readFile(archive!.manifest, 'utf8')) as ArchiveManifest;
+    expect(manifest).toMatchObject({ referenceId, transactionId, zip: { sha256: outcome!.archive.sha256 } });
+    expect(manifest.documents.map((d) => d.sha256)).toEqual([uploaded!.sha256]);
+
+    // (7) The events reached its endpoint and verified with the package's verifier, each once, numbered 1..n in order.
+    const events = ofKind('event') as { id: string; type: string; sequence: number; data: { referenceId?: string } }[];
+    expect(events.map((e) => e.type)).toEqual(['participant.signed', 'participant.signed', 'transaction.completed']);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3]);
     expect(events.every((e) => e.data.referenceId === referenceId)).toBe(true);
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
-    expect(ofKind('failed')).toEqual([]);
+    expect(ofKind('events')).toEqual([{ kind: 'events', sequences: [1, 2, 3], complete: true, inOrder: true }]);
   } finally {
     if (child.exitCode === null) child.kill();
   }

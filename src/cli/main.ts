@@ -63,7 +63,7 @@ program
   .action(async (referenceId: string) => {
     const s = await withContext((ctx) => commands.status(ctx, referenceId));
     print(s, () => {
-      const { participants, result, ...rest } = s;
+      const { participants, result, failure, ...rest } = s;
       const ending = result
         ? {
             outcome: result.status,
@@ -72,7 +72,9 @@ program
             ...(result.endedBy ? { endedBy: result.endedBy } : {}),
           }
         : {};
-      const text = `${fields({ ...rest, ...ending, archive: result?.archive?.uri ?? null })}\n\n${table(participants, ['id', 'name', 'status', 'at'])}`;
+      // Failed or stuck: the failure on one line, its type first (CodecKeyUnknown, UrlNotAllowed, …).
+      const why = failure ? { failure: `${failure.type ? `${failure.type}: ` : ''}${failure.message}` } : {};
+      const text = `${fields({ ...rest, ...why, ...ending, archive: result?.archive?.uri ?? null })}\n\n${table(participants, ['id', 'name', 'status', 'at'])}`;
       return result?.archive ? `${text}\n\n${evidenceTable(result.archive.evidence)}` : text;
     });
   });

@@ -8,12 +8,14 @@
  */
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { AesGcmCodec, CODEC_KEYS_IDENTITY_TAG } from '../codec/aes-gcm-codec.js';
+import { aesGcmCodecOf, CODEC_KEYS_IDENTITY_TAG, CodecKeyUnknown } from '../codec/aes-gcm-codec.js';
 
-/** The client's codec key is one no worker on the task queue decrypts: fix ESIGN_CODEC_KEYS (docs/codec.md). */
-export class CodecKeyUnknown extends Error {
-  override readonly name = 'CodecKeyUnknown';
-}
+/**
+ * The client's codec key is one no worker on the task queue decrypts: fix ESIGN_CODEC_KEYS (docs/codec.md). The
+ * codec's own error for a payload naming a key it lacks, so one `instanceof` covers the refusal before a start and
+ * a decode that failed.
+ */
+export { CodecKeyUnknown };
 
 const KEEP_MS = 60_000;
 const known = new Map<string, number>();
@@ -27,7 +29,7 @@ function keysOf(identity: string | null | undefined): string[] | undefined {
 }
 
 export async function assertWorkersDecrypt(client: Client, taskQueue: string): Promise<void> {
-  const codec = (client.options?.loadedDataConverter?.payloadCodecs ?? []).find((c): c is AesGcmCodec => c instanceof AesGcmCodec);
+  const codec = aesGcmCodecOf(client.options?.loadedDataConverter?.payloadCodecs);
   if (!codec) return; // Plaintext: a worker that refuses it fails the run with the refusal, in clear (docs/codec.md).
   const mine = codec.activeKeyId;
   const cacheKey = `${client.options.namespace}\n${taskQueue}\n${mine}`;

@@ -96,6 +96,7 @@ export { AesGcmCodec, ENCRYPTED_ENCODING, newCodecKeys, parseCodecKeys } from '.
 export type { CodecKey } from '../codec/aes-gcm-codec.js';
 export { codecKeysFromEnv, dataConverterFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
 export { CodecKeyUnknown } from './codec-check.js';
+export { PayloadUndecodable } from '../codec/aes-gcm-codec.js';
 export { connectEsignClient, TemporalUnreachable } from './connect.js';
 export type { ConnectOptions } from './connect.js';
 

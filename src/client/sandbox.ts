@@ -65,6 +65,8 @@ export async function actInSandbox(
     );
 
   const status = await getEsignStatus(client, referenceId);
+  // A stuck run knows no participants (no query is answered): its reason says more than "no participant".
+  if (status.phase === 'stuck' || status.phase === 'failed') throw new SandboxActRefused(`${referenceId}: ${status.summary}`);
   if (!status.transactionId)
     throw new SandboxActRefused(`${referenceId} has no provider transaction yet (phase ${status.phase}): wait for awaiting_signatures`);
   if (!status.participants.some((p) => p.id === participantId))

@@ -4,12 +4,14 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
+  type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { assertWorkersDecrypt } from './codec-check.js';
 import { failureTypeOf } from './failures.js';
 import { describeIfExists } from './describe.js';
+import { stuckRunFailure } from './stuck.js';
 import type { Priority } from '@temporalio/common';
 import { describeIssues } from '../util/zod-issues.js';
 import {
@@ -34,7 +36,7 @@ import {
   type EsignLateCompletionWorkflow,
 } from '../definitions/late-completion.js';
 import { EsignTransactionInput } from '../transaction/input.js';
-import { EsignBatchId, EsignReferenceId, EsignStatus } from '../definitions/search-attributes.js';
+import { EsignBatchId, EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../definitions/search-attributes.js';
 
 export class InvalidTransactionInput extends Error {
   override readonly name = 'InvalidTransactionInput';
@@ -118,8 +120,22 @@ export async function startEsignTransaction(
  */
 export async function getEsignStatus(client: Client, referenceId: string, endedQueryMs = 5_000): Promise<EsignTransactionStatus> {
   const handle = getEsignTransaction(client, referenceId);
-  const { status } = await handle.describe();
-  if (status.name === 'RUNNING') return { ...(await handle.query(statusQuery)), referenceId };
+  const described = await handle.describe();
+  const { status } = described;
+  if (status.name === 'RUNNING') {
+    // A run whose task fails on every attempt answers no query (the same code would answer it): told apart first.
+    const stuck = await stuckRunFailure(client, described);
+    if (stuck) return stuckStatus(referenceId, described, stuck);
+    try {
+      return { ...(await handle.query(statusQuery)), referenceId };
+    } catch (err) {
+      // Asked during its first attempt, the query waited on a task that then failed: stuck since, or failing otherwise.
+      const again = await handle.describe().catch(() => undefined);
+      const since = again?.status.name === 'RUNNING' ? await stuckRunFailure(client, again).catch(() => undefined) : undefined;
+      if (again && since) return stuckStatus(referenceId, again, since);
+      throw err;
+    }
+  }
   const queried = await client.withDeadline(Date.now() + endedQueryMs, () => handle.query(statusQuery)).catch(() => undefined);
   if (status.name !== 'COMPLETED') {
     // Ended without a result: what the run's state said is not where it stands (it will not move again).
@@ -143,6 +159,32 @@ export async function getEsignStatus(client: Client, referenceId: string, endedQ
     esignId: result.esignId,
     result,
     fromResult: true,
+  };
+}
+
+/**
+ * A stuck run's status: what the server keeps of it without a worker, its search attributes (the phase it last
+ * reached, the provider's ids), and why its task fails. Participants and counts are unknown (no query is answered).
+ */
+function stuckStatus(referenceId: string, described: WorkflowExecutionDescription, failure: EsignRunFailure): EsignTransactionStatus {
+  const attributes = described.typedSearchAttributes;
+  const lastPhase = attributes.get(EsignStatus);
+  return {
+    phase: 'stuck',
+    summary:
+      `Stuck${lastPhase ? ` in ${lastPhase}` : ''}: its workflow task fails on every attempt (attempt ${failure.attempts}` +
+      `${failure.since ? `, since ${failure.since}` : ''}${failure.type ? `, ${failure.type}` : ''}): ${failure.message}`,
+    referenceId,
+    transactionId: attributes.get(EsignTransactionId) ?? null,
+    esignId: attributes.get(EsignId) ?? null,
+    participants: [],
+    providerStatus: null,
+    deadline: null,
+    lastReconciledAt: null,
+    notificationsAccepted: 0,
+    notificationsRejected: 0,
+    result: null,
+    failure,
   };
 }
 

@@ -9,6 +9,24 @@ export const KEY_ID_METADATA = 'encryption-key-id';
 /** Where a worker's identity names the key ids it decrypts (src/worker/create-worker.ts; read by src/client/codec-check.ts). */
 export const CODEC_KEYS_IDENTITY_TAG = 'esign-codec-keys=';
 
+/**
+ * A payload this codec cannot decode: corrupt, cut short, or not encrypted with the key its metadata names. Its
+ * message names at most a key id (not secret), never anything of the payload, so the failure converter keeps it in
+ * clear (src/codec/failure-converter.ts, which recognises it by name): a worker's failed workflow task then says why
+ * to readers without the keys. A ValueError, as the codec's errors were before.
+ */
+export class PayloadUndecodable extends ValueError {
+  override readonly name: string = 'PayloadUndecodable';
+}
+
+/**
+ * The payload was encrypted with a key id this side does not hold. Thrown by the client before a start that no
+ * worker could decrypt (src/client/codec-check.ts), and by the codec when a payload names a key it lacks.
+ */
+export class CodecKeyUnknown extends PayloadUndecodable {
+  override readonly name: string = 'CodecKeyUnknown';
+}
+
 // A refused plaintext payload decodes to REFUSED_PLAINTEXT, which validation recognises, so the caller
 // gets a clear, non-retryable failure instead of a workflow task that fails forever.
 
@@ -78,15 +96,39 @@ export class AesGcmCodec implements PayloadCodec {
       const keyIdBytes = payload.metadata?.[KEY_ID_METADATA];
       const keyId = keyIdBytes ? decoder.decode(keyIdBytes) : '';
       const key = this.#keys.get(keyId);
-      if (!key) throw new ValueError(`no codec key with id "${keyId}" (set ESIGN_CODEC_KEYS)`);
+      if (!key) throw new CodecKeyUnknown(`no codec key with id "${keyId}" (set ESIGN_CODEC_KEYS)`);
       const data = Buffer.from(payload.data ?? new Uint8Array());
-      if (data.length < 28) throw new ValueError('encrypted payload is too short');
-      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, 12));
-      decipher.setAuthTag(data.subarray(data.length - 16));
-      const plaintext = Buffer.concat([decipher.update(data.subarray(12, data.length - 16)), decipher.final()]);
+      if (data.length < 28) throw new PayloadUndecodable('encrypted payload is too short');
+      let plaintext: Buffer;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, 12));
+        decipher.setAuthTag(data.subarray(data.length - 16));
+        plaintext = Buffer.concat([decipher.update(data.subarray(12, data.length - 16)), decipher.final()]);
+      } catch (err) {
+        // OpenSSL's text says nothing of the payload; the key id says which key did not authenticate it.
+        throw new PayloadUndecodable(
+          `encrypted payload does not authenticate with codec key "${keyId}" (corrupt, or another key of that id)`,
+          err,
+        );
+      }
       return proto.temporal.api.common.v1.Payload.decode(plaintext);
     });
   }
+}
+
+/**
+ * The AES-GCM codec among a data converter's codecs, also when another codec wraps it: a wrapper names the codec it
+ * wraps `inner` (the worker's reporting of undecodable runs, src/worker/undecodable.ts).
+ */
+export function aesGcmCodecOf(codecs: readonly PayloadCodec[] | undefined): AesGcmCodec | undefined {
+  for (const outer of codecs ?? []) {
+    let codec: unknown = outer;
+    for (let depth = 0; codec && depth < 4; depth++) {
+      if (codec instanceof AesGcmCodec) return codec;
+      codec = (codec as { inner?: unknown }).inner;
+    }
+  }
+  return undefined;
 }
 
 /** Parses `ESIGN_CODEC_KEYS`: `id:base64key[,id:base64key…]`, the first one encrypts. */

@@ -7,6 +7,9 @@ import { DefaultFailureConverter, type PayloadConverter, type ProtoFailure } fro
 export const PLAINTEXT_REFUSED_MESSAGE =
   'this payload arrived unencrypted, and the worker refuses plaintext: start, signal and update these workflows with the payload codec (docs/codec.md), or set ESIGN_CODEC_PLAINTEXT=allow on the worker during a migration';
 
+/** The names of src/codec/aes-gcm-codec.ts's decode errors (matched by name: this module imports nothing of ours). */
+export const CODEC_ERROR_NAMES: readonly string[] = ['PayloadUndecodable', 'CodecKeyUnknown'];
+
 /**
  * Failures with their message and stack trace moved into a payload, so the
  * payload codec encrypts them like any input: a failure's message may quote
@@ -15,10 +18,14 @@ export const PLAINTEXT_REFUSED_MESSAGE =
  * event. Readers with the codec (clients, the Web UI through the codec
  * endpoint, other SDKs) decode them; without it they read "Encoded failure".
  *
- * One message stays in clear: the refusal of a payload that arrived
- * unencrypted. Its reader is, by definition, a client without the codec, which
- * could not read it encrypted; and it is a fixed text with nothing of the
- * caller's in it.
+ * Two kinds of message stay in clear, both fixed texts with nothing of the
+ * caller's in them. The refusal of a payload that arrived unencrypted: its
+ * reader is, by definition, a client without the codec, which could not read
+ * it encrypted. And the codec's own decode errors (`PayloadUndecodable`,
+ * `CodecKeyUnknown`: at most a key id, which is not secret): a worker that
+ * cannot decode a run's payloads fails its workflow task with one, and whoever
+ * reads that failure (getEsignStatus, `esign status`, the Web UI) may hold
+ * none of the worker's keys, or only the one the worker lacks.
  *
  * Loaded by path (`failureConverterPath`) into the workflow bundle and by the
  * worker and clients, so it imports only what workflow code may.
@@ -35,6 +42,12 @@ class EncryptedFailureConverter extends DefaultFailureConverter {
   ): ProtoFailure {
     if (err instanceof Error && err.message.endsWith(PLAINTEXT_REFUSED_MESSAGE))
       return this.errorToFailureInner(err, payloadConverter, context);
+    // A plain Error's failure has no type: the codec's carries its name as one, what a reader matches on.
+    if (err instanceof Error && CODEC_ERROR_NAMES.includes(err.name))
+      return {
+        ...this.errorToFailureInner(err, payloadConverter, context),
+        applicationFailureInfo: { type: err.name, nonRetryable: false },
+      };
     return super.errorToFailure(err, payloadConverter, context);
   }
 }

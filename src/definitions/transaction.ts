@@ -68,17 +68,32 @@ export interface EsignTransactionResult {
  */
 export type EsignTransactionWorkflow = (input: EsignTransactionInput) => Promise<EsignTransactionResult>;
 
-/** How a transaction's workflow ended without a result: failed, terminated by an operator, timed out or cancelled. */
+/**
+ * Why a transaction's workflow does not move on: it ended without a result (phase `failed`: failed, terminated by an
+ * operator, timed out or cancelled), or it runs stuck (phase `stuck`: its workflow task fails on every attempt).
+ */
 export interface EsignRunFailure {
-  closedAs: 'failed' | 'terminated' | 'timed_out' | 'cancelled';
-  /** The catalogued failure type (`src/failures.ts`, e.g. `UrlNotAllowed`) when there is one. */
+  /** How the run closed; null while it is stuck (still open: it moves again once a worker can run its task). */
+  closedAs: 'failed' | 'terminated' | 'timed_out' | 'cancelled' | null;
+  /**
+   * The failure's type: a catalogued one (`src/failures.ts`, e.g. `UrlNotAllowed`) when the run failed with one;
+   * for a stuck run, the worker's error (`CodecKeyUnknown`: its payloads name a key no worker holds).
+   */
   type: string | null;
   message: string;
+  /** Stuck: the attempt the workflow task is at (2 after its first failure). */
+  attempts?: number;
+  /** Stuck: when its task first failed in this streak (ISO 8601). */
+  since?: string;
 }
 
 export interface EsignTransactionStatus {
-  /** `failed` when the workflow ended without a result (`failure` says how): it will not move again. */
-  phase: EsignPhase | 'failed';
+  /**
+   * `failed` when the workflow ended without a result (`failure` says how): it will not move again. `stuck` when
+   * it runs but its workflow task fails on every attempt (`failure` says why; docs/codec.md): it moves again only
+   * once a worker can run it (the missing codec key given back), or ends when an operator terminates it.
+   */
+  phase: EsignPhase | 'failed' | 'stuck';
   /** One line for people, as the Web UI shows it: "1 of 2 signed; waiting for Alan Turing". */
   summary: string;
   referenceId: string;
@@ -93,7 +108,7 @@ export interface EsignTransactionStatus {
   notificationsAccepted: number;
   notificationsRejected: number;
   result: EsignTransactionResult | null;
-  /** Why and how the workflow ended without a result, when the phase is `failed`. */
+  /** Why and how the workflow ended without a result (phase `failed`), or why it does not move (phase `stuck`). */
   failure?: EsignRunFailure;
   /** Why the completed ZIP was refused, while the phase is `archive_invalid`. */
   archiveProblem?: string;

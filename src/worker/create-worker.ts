@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
-import { AesGcmCodec, CODEC_KEYS_IDENTITY_TAG } from '../codec/aes-gcm-codec.js';
+import { aesGcmCodecOf, CODEC_KEYS_IDENTITY_TAG } from '../codec/aes-gcm-codec.js';
 import { failureConverterPath } from '../codec/data-converter.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
+import { UndecodableRuns, type UndecodableReporting } from './undecodable.js';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
@@ -31,6 +32,8 @@ export interface EsignWorkerOptions {
   plugins?: WorkerOptions['plugins'];
   /** Encrypting data converter (src/codec); plain when absent. */
   dataConverter?: WorkerOptions['dataConverter'];
+  /** Where runs whose payloads this worker cannot decode are reported (src/worker/undecodable.ts); the runtime's by default. */
+  undecodable?: UndecodableReporting;
   /**
    * Worker Versioning (docs/operations.md): the deployment this worker belongs to and its build id. Without it the
    * worker is unversioned (tests, a single worker). With it, transactions are pinned to the version they started
@@ -66,7 +69,7 @@ export async function createEsignWorker(options: EsignWorkerOptions): Promise<Wo
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...workflowCode(options),
     activities: options.wrapActivities ? options.wrapActivities(activities) : activities,
-    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    ...(options.dataConverter ? { dataConverter: reportingUndecodable(options.dataConverter, options.undecodable) } : {}),
     ...(options.plugins ? { plugins: options.plugins } : {}),
     ...(options.deployment
       ? {
@@ -82,12 +85,25 @@ export async function createEsignWorker(options: EsignWorkerOptions): Promise<Wo
   });
 }
 
+/** The data converter with each codec's decode failures reported, once per workflow (src/worker/undecodable.ts). */
+function reportingUndecodable(
+  dataConverter: NonNullable<WorkerOptions['dataConverter']>,
+  reporting: UndecodableReporting = {},
+): NonNullable<WorkerOptions['dataConverter']> {
+  if (!dataConverter.payloadCodecs?.length) return dataConverter;
+  const runs = new UndecodableRuns(() => ({
+    logger: reporting.logger ?? Runtime.instance().logger,
+    metricMeter: reporting.metricMeter ?? Runtime.instance().metricMeter,
+  }));
+  return { ...dataConverter, payloadCodecs: dataConverter.payloadCodecs.map((codec) => runs.wrap(codec)) };
+}
+
 /**
  * The worker's identity, as Temporal shows it (pollers, history): the default `pid@host`, and the codec key ids it
  * decrypts (`esign-codec-keys=`, empty for a worker without the codec). Key ids are not secret; a client reads them
  * from the task queue's pollers to refuse a start no worker could decrypt (src/client/codec-check.ts).
  */
 function workerIdentity(dataConverter: WorkerOptions['dataConverter']): string {
-  const codec = dataConverter?.payloadCodecs?.find((c): c is AesGcmCodec => c instanceof AesGcmCodec);
+  const codec = aesGcmCodecOf(dataConverter?.payloadCodecs);
   return `${process.pid}@${hostname()} ${CODEC_KEYS_IDENTITY_TAG}${codec?.keyIds.join(',') ?? ''}`;
 }
