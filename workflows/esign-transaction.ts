@@ -33,7 +33,7 @@ import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
 import { handOverTo, type ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
-import { readState, Steps } from './transaction/steps.js';
+import { READ_AGAIN_MS, readState, Steps } from './transaction/steps.js';
 import { handOnStrays } from './transaction/strays.js';
 import { versioningBehavior } from './versioning.js';
 
@@ -106,7 +106,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     // The bridge signals the workflow id, not a run: webhooks reach this run as they reached the last.
   }
   const { transactionId } = tx.created!;
-  const read = (summary: string, deletedSaid = false) => readState(steps, transactionId, summary, deletedSaid);
+  const read = (summary: string, deletedSaid = false) => readState(steps, tx, summary, deletedSaid);
   const handOver = () => handOverTo(valid, tx.carry());
 
   // ------------------------------------- 3. follow the transaction to its end
@@ -205,7 +205,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       tx.pollMs = reconcileMs;
       quietSince = tx.activity;
     }
-    const interval = Math.round(tx.pollMs * (0.9 + 0.2 * Math.random()));
+    const interval = Math.round(Math.min(tx.pollMs, tx.readSoon ? READ_AGAIN_MS : Infinity) * (0.9 + 0.2 * Math.random()));
     // A draft waits for replaceTransaction to send it (a phase change), not for polls, waking at the longest poll
     // interval only to see whether its version changed (as a refused archive does); an overdue one has no deadline.
     const untilReminder =
@@ -239,6 +239,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       continue;
     }
     tx.lastReconciledAt = clock.iso();
+    tx.readSoon = false;
     const end = await endings.follow(polled);
     if (end) return end;
     if (!isProviderEndStatus(polled.status)) tx.pollMs = Math.min(maxPollMs, tx.pollMs * BACKOFF);

@@ -44,6 +44,8 @@ export class SigningTransaction {
   progress: Progress | undefined;
   /** A participant event arrived: read the record to learn who did what. */
   progressStale = false;
+  /** A read of the provider's record went unanswered: poll again soon (steps.ts, `READ_AGAIN_MS`). */
+  readSoon = false;
   reminders: { sent: number; nextAt: number | null };
   /** The end a webhook (or poll) announced, still to be confirmed with the provider. */
   notified: EsignEndEvent | undefined;

@@ -11,6 +11,7 @@ import type { TransactionState } from '../../activities/transactions.js';
 import { FailureType } from '../../src/failures.js';
 import { LOCAL_POLL, localStep, PROVIDER, REPORT, step } from '../activity-options.js';
 import type { Clock } from '../clock.js';
+import type { SigningTransaction } from './machine.js';
 import { Mutex } from './mutex.js';
 
 type Acts = ReturnType<typeof step>;
@@ -77,6 +78,9 @@ export function providerRefusal(err: unknown): { status: number | null; message:
  * The provider confirmed its own deletion webhook by answering 404 for the transaction: it no longer has it, so it
  * can no longer complete; it ends `deleted` (docs/spec-gaps.md, row 52).
  */
+/** How soon the loop polls again after a read the provider did not answer. */
+export const READ_AGAIN_MS = 30_000;
+
 export const GONE = { status: 'deleted', gone: true } as const;
 export type Gone = typeof GONE;
 
@@ -89,12 +93,17 @@ export type Gone = typeof GONE;
  */
 export async function readState(
   steps: Steps,
-  transactionId: string,
+  tx: SigningTransaction,
   summary: string,
   deletedSaid: boolean,
 ): Promise<Gone | TransactionState | undefined> {
+  // Not told: the next poll comes soon (READ_AGAIN_MS), not at an interval backed off to an hour, since a
+  // completion announced may be waiting on it.
+  tx.readSoon = true;
   try {
-    return await steps.poll(summary, (a) => a.getTransactionStatus(transactionId));
+    const state = await steps.poll(summary, (a) => a.getTransactionStatus(tx.created!.transactionId));
+    tx.readSoon = false;
+    return state;
   } catch (err) {
     if (isCancellation(err)) throw err;
     const refusal = providerRefusal(err);
@@ -104,7 +113,8 @@ export async function readState(
         status: refusal.status,
         error: refusal.message,
       });
-    else log.warn('the provider did not say how the transaction stands; it is read again at the next poll', { error: (err as Error).message });
+    else
+      log.warn('the provider did not say how the transaction stands; it is read again at the next poll', { error: (err as Error).message });
     return undefined;
   }
 }
