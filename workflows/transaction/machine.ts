@@ -42,9 +42,8 @@ export class SigningTransaction {
   created: { transactionId: string; esignId: string } | undefined;
   providerStatus: string | null;
   progress: Progress | undefined;
-  /** A participant event arrived: read the record to learn who did what. */
+  /** A participant event arrived: read the record to learn who did what; a read went unanswered: poll soon. */
   progressStale = false;
-  /** A read of the provider's record went unanswered: poll again soon (steps.ts, `READ_AGAIN_MS`). */
   readSoon = false;
   reminders: { sent: number; nextAt: number | null };
   /** The end a webhook (or poll) announced, still to be confirmed with the provider. */
