@@ -70,18 +70,21 @@ export function createInboxActivities(deps: InboxDeps) {
       if (closed) return endedOwner(client, workflowId, closed.runId, closed.status, input.transactionId);
       const described = await describeIfExists(client, workflowId);
       if (!described || described.type !== WORKFLOW_TYPE) return none;
-      // A run that names another transaction is not its owner.
       const its = described.typedSearchAttributes.get(EsignTransactionId);
+      // The provider says this transaction is this referenceId's, and the workflow of the referenceId does not name it:
+      // it owns another, or none yet (a run still uploading or creating, which may be a newer run as well as this
+      // transaction's owner whose create has not answered). An earlier run may have owned it, one visibility may not
+      // show yet (it lags): asked again a few times before concluding from this run, so a late completion is not
+      // archived without what its owner left (nor again, when its owner archived it), nor left waiting for a run
+      // that will never take it. Measured on the server's clock (this attempt's schedule against the first's), as a
+      // test server skipping time keeps it.
+      if (its !== input.transactionId && info.currentAttemptScheduledTimestampMs - info.scheduledTimestampMs < VISIBILITY_LAG_MS)
+        throw ApplicationFailure.retryable(
+          'the ended run that owned this transaction is not in visibility yet; looked for again',
+          FailureType.ProviderUnavailable,
+        );
+      // A run that names another transaction is not its owner.
       if (its !== undefined && its !== input.transactionId) {
-        // The provider says this transaction is this referenceId's, and the workflow of the referenceId now owns another:
-        // an earlier run owned it, one visibility may not show yet (it lags). Asked again a few times before giving up,
-        // so a late completion is not archived without what its owner left (nor again, when its owner archived it).
-        // Measured on the server's clock (this attempt's schedule against the first's), as a test server skipping time keeps it.
-        if (info.currentAttemptScheduledTimestampMs - info.scheduledTimestampMs < VISIBILITY_LAG_MS)
-          throw ApplicationFailure.retryable(
-            'the ended run that owned this transaction is not in visibility yet; looked for again',
-            FailureType.ProviderUnavailable,
-          );
         log.warn('no ended run of this referenceId names the transaction: archived without what its owner left', {
           workflowId,
           its,

@@ -59,6 +59,18 @@ const rethrowProvider = (err: unknown): never => {
   throw providerFailure(err);
 };
 
+/**
+ * A final failure (not retried, so no retry delay to keep), its first detail (the provider's status:
+ * workflows/transaction/steps.ts `providerRefusal`) also saying until when a replace given up on may still land
+ * (`landsUntilOf` there reads it).
+ */
+function withLandsUntil(failure: ApplicationFailure, landsUntil: number): ApplicationFailure {
+  const [first, ...rest] = failure.details ?? [];
+  const details = [{ ...(typeof first === 'object' && first !== null ? first : {}), landsUntil }, ...rest];
+  const { message, type, nonRetryable, cause, category } = failure;
+  return new ApplicationFailure(message, type, nonRetryable, details, cause, undefined, category);
+}
+
 function toState(transactionId: string, record: TransactionRecord): TransactionState {
   const reported = record.participants.some((p) => p.status !== undefined);
   return {
@@ -238,18 +250,25 @@ export function createTransactionActivities(deps: TransactionDeps) {
 
     /**
      * Replaces the transaction. After a retry, an earlier attempt given up on may still reach the provider: the answer
-     * says until when (`landsUntil`), so a withdraw that follows makes sure it held past then.
+     * says until when (`landsUntil`), so a withdraw that follows makes sure it held past then. So does the failure
+     * when the retry is refused (a 4xx): the refusal is the retry's, and the attempt given up on may still land.
      */
     async updateTransaction(input: {
       transactionId: string;
       request: UpdateTransactionRequest;
     }): Promise<TransactionRef & { landsUntil?: number }> {
       const { info, cancellationSignal } = Context.current();
+      const landsUntil = () => (info.attempt > 1 ? Date.now() + deps.client.abandonsAfterMs : undefined);
       const record = await callProvider(() =>
         deps.client.updateTransaction(input.transactionId, input.request, { signal: cancellationSignal }),
-      );
+      ).catch((err: unknown) => {
+        // Only a failure that ends the activity reaches the workflow: one retried is answered by a later attempt.
+        const until = landsUntil();
+        throw until !== undefined && err instanceof ApplicationFailure && err.nonRetryable ? withLandsUntil(err, until) : err;
+      });
       const ref = { transactionId: input.transactionId, esignId: record.esignId ?? '', status: record.status };
-      return info.attempt > 1 ? { ...ref, landsUntil: Date.now() + deps.client.abandonsAfterMs } : ref;
+      const until = landsUntil();
+      return until !== undefined ? { ...ref, landsUntil: until } : ref;
     },
 
     async createSigningUrl(input: { esignId: string; participantIds: string[]; style?: IframeStyle }): Promise<{ url: string }> {

@@ -94,6 +94,11 @@ const REFUSAL_PATHS = [
   'replace-lands-after-withdraw.json',
   'status-reads-down-cancel-refused-then-completed.json',
 ];
+/**
+ * A replace whose first attempt was given up on and whose retry the provider refused (422), then a cancel whose
+ * withdraw waits past the refused replace's window and withdraws again (test/replace-refused-window.test.ts) (from 0.2.0).
+ */
+const REPLACE_REFUSED_PATHS = ['replace-refused-lands-after-withdraw.json'];
 /** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
 const RECORDED = [
   ...STATE_MACHINE_PATHS,
@@ -122,7 +127,15 @@ const EXPECTED: Record<string, string[]> = {
     'cancel-in-hand-over-1.json',
     'cancel-in-hand-over-2.json',
   ],
-  [CURRENT_VERSION]: [...RECORDED, ...BULK_PATHS, ...EVENT_LOG_PATHS, ...STRAY_PATHS, ...LATE_REFUSED_PATHS, ...REFUSAL_PATHS],
+  [CURRENT_VERSION]: [
+    ...RECORDED,
+    ...BULK_PATHS,
+    ...EVENT_LOG_PATHS,
+    ...STRAY_PATHS,
+    ...LATE_REFUSED_PATHS,
+    ...REFUSAL_PATHS,
+    ...REPLACE_REFUSED_PATHS,
+  ],
 };
 /** Workflow types whose open runs move to the current version (each declares AUTO_UPGRADE beside its definition). */
 const FOLLOW_CURRENT = ['esignInbox', 'esignLateCompletion', 'evidenceUpkeep', 'esignEventLog'];

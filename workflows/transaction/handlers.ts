@@ -26,7 +26,7 @@ import { readCompletedNotification, readNotification } from '../notification.js'
 import { buildUpdateRequest } from '../requests.js';
 import type { SigningTransaction } from './machine.js';
 import { statusOf } from './view.js';
-import { providerRefusal, type Steps } from './steps.js';
+import { landsUntilOf, providerRefusal, type Steps } from './steps.js';
 
 const finished = (what: string) => ApplicationFailure.nonRetryable(what, FailureType.TransactionFinished);
 
@@ -119,10 +119,17 @@ export class Requests {
       if (tx.isFinishing() || tx.withdrawing || tx.phase === 'overdue')
         throw finished(`transaction is ${tx.cancel ? 'being cancelled' : tx.phase}; it can no longer be replaced`);
       const next = buildUpdateRequest(tx.request!, tx.input!.referenceId, change);
-      const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next });
+      const keepLandsUntil = (until: number | undefined) => {
+        if (until !== undefined) tx.replaceLandsUntil = Math.max(tx.replaceLandsUntil, until);
+      };
+      const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next }).catch((err: unknown) => {
+        // A retry refused (a 4xx): the attempt given up on before it may still land, as after a retry that succeeded.
+        keepLandsUntil(landsUntilOf(err));
+        throw err;
+      });
       tx.request = { ...tx.request!, ...next };
       tx.providerStatus = ref.status;
-      if (ref.landsUntil !== undefined) tx.replaceLandsUntil = Math.max(tx.replaceLandsUntil, ref.landsUntil);
+      keepLandsUntil(ref.landsUntil);
       if (!tx.isFinishing()) tx.moveTo(change.status === 'draft' ? 'draft' : 'awaiting_signatures');
       return { status: ref.status };
     });

@@ -75,6 +75,17 @@ export function providerRefusal(err: unknown): { status: number | null; message:
 }
 
 /**
+ * Until when a replace whose failure this is may still land: set by `updateTransaction` when an attempt before the
+ * one that failed was given up on (it may reach the provider yet); undefined otherwise.
+ */
+export function landsUntilOf(err: unknown): number | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure)) return undefined;
+  const landsUntil = (cause.details?.[0] as { landsUntil?: unknown } | undefined)?.landsUntil;
+  return typeof landsUntil === 'number' && Number.isFinite(landsUntil) ? landsUntil : undefined;
+}
+
+/**
  * The provider confirmed its own deletion webhook by answering 404 for the transaction: it no longer has it, so it
  * can no longer complete; it ends `deleted` (docs/spec-gaps.md, row 52).
  */
