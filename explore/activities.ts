@@ -9,7 +9,9 @@
  * inbox activities, which start the inbox and late-completion workflows on the
  * same server. Upload, archive and the integrator's events are stubs that
  * keep the real contracts (idempotent archive commit, ArchiveInvalid for a
- * ZIP the archive refuses) and record what they did in the model.
+ * ZIP the archive refuses) and record what they did in the model. The evidence
+ * upkeep lists the model's archives with the real activity and renews them in a
+ * model of its own (explore/upkeep.ts).
  *
  * Faults are planned, not drawn: the plan names the n-th call of an activity
  * and whether it fails before its effect or after it (the response is lost,
@@ -18,7 +20,6 @@
  * lets the shrinker drop faults one by one.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { createEvidenceUpkeepActivities } from '../activities/evidence-upkeep.js';
 import { createBulkActivities } from '../activities/bulk.js';
 import { createInboxActivities } from '../activities/inbox.js';
 import type { EsignActivities } from '../activities/index.js';
@@ -29,11 +30,11 @@ import { createCompletionActivities, DEFAULT_CALLBACK_DELIVERY } from '../activi
 import type { UploadDocumentsInput, UploadDocumentsResult } from '../activities/documents.js';
 import type { EsignClient } from '../src/esign/client.js';
 import { FailureType } from '../src/failures.js';
-import { LocalArchiveStore } from '../src/archive/store.js';
 import { UrlPolicy } from '../activities/support/url-policy.js';
 import type { ArchiveResult, EsignTransactionResult, IntegratorEvent } from '../src/definitions/transaction.js';
 import type { ProviderModel } from './provider-model.js';
 import { createBulkExplorerActivities, type BulkActivityOptions } from './bulk.js';
+import { UpkeepModel } from './upkeep.js';
 
 /** Where the explorer's transactions send their integrator events (never contacted: the stubs record them). */
 export const CALLBACK_URL = 'https://integrator.invalid/esign-events';
@@ -104,6 +105,8 @@ export interface ExplorerActivityOptions {
   inboxOrphanAfter?: string;
   /** A `bulk` schedule's store, task queue and crashes (explore/bulk.ts); without it the bulk activities refuse to run. */
   bulk?: BulkActivityOptions;
+  /** The archive as the evidence upkeep walks it (explore/upkeep.ts); one over `model`'s archives by default. */
+  upkeep?: UpkeepModel;
 }
 
 /** Every activity of the workflows, over the model, with the planned faults. */
@@ -119,8 +122,8 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
     }),
     ...createTransactionActivities({ client: modelClient(model) }),
     ...createInboxActivities(options.inboxOrphanAfter ? { orphanAfter: options.inboxOrphanAfter } : {}),
-    // The transaction never calls them; the worker registers every activity (unconfigured, they refuse to run).
-    ...createEvidenceUpkeepActivities({ archive: new LocalArchiveStore('explorer-has-no-archive') }),
+    // The walk's listing over the model's archive keys, and a model of the renewal (explore/upkeep.ts).
+    ...(options.upkeep ?? new UpkeepModel(model)).activities(),
     ...(options.bulk ? createBulkExplorerActivities(options.bulk) : createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' })),
   };
   const lateEvents = createCompletionActivities({ urlPolicy: new UrlPolicy([new URL(CALLBACK_URL).origin]) });

@@ -20,6 +20,10 @@
  * - events: with a callback, the event log delivered the transaction's events
  *   in sequence order, 1 to n with no gap, the outcome last (but for a late
  *   completion's event, numbered after it).
+ *
+ * After the operator's and the server's moves, explore/operation-checks.ts adds `upkeep` (every evidence upkeep walk)
+ * and `versioning` (every run told its target version changed, or to continue as new); what a terminate allows is
+ * said where it changes a check here (archived-once, events).
  */
 import proto from '@temporalio/proto';
 import { FailureType } from '../src/failures.js';
@@ -28,6 +32,7 @@ import type { MessageOutcome, Observation, PartRecord } from './observation.js';
 import type { ModelTransaction } from './provider-model.js';
 import type { Replayer } from './lane.js';
 import { QUERY_LOST_IN_RESTART } from './sticky-queues.js';
+import { checkOperations, SERVER_SUGGESTS_CONTINUE_AS_NEW_AT } from './operation-checks.js';
 
 export type CheckName =
   | 'ended'
@@ -40,7 +45,9 @@ export type CheckName =
   | 'replay'
   | 'late-path'
   | 'events'
-  | 'history-bound';
+  | 'history-bound'
+  | 'upkeep'
+  | 'versioning';
 
 export interface Finding {
   check: CheckName;
@@ -60,6 +67,24 @@ export const HISTORY_BOUND_SLACK = 100;
 const DEADLINE_SLACK_MS = 30 * 60_000;
 /** The transaction workflow's own bound when its input gives none (workflows/esign-transaction.ts). */
 const DEFAULT_HISTORY_BOUND = 2_000;
+/** The event log's (workflows/event-log.ts `MAX_HISTORY`). */
+const EVENT_LOG_HISTORY_BOUND = 5_000;
+
+/** Whether an operator terminated the late completion of `transactionId`, and no completion webhook came after that. */
+function lateLeftTerminated(observation: Observation, transactionId: string): boolean {
+  const ops = observation.operations;
+  const terminated = ops?.terminations.filter((x) => x.workflow === 'lateCompletion' && x.terminated && x.transactionId === transactionId);
+  const last = terminated?.at(-1);
+  return !!last && !ops!.completionsAgain.some((c) => c.transactionId === transactionId && c.at >= last.at);
+}
+
+/** How many times an operator terminated the late completion of `transactionId`. */
+function lateTerminations(observation: Observation, transactionId: string): number {
+  return (
+    observation.operations?.terminations.filter((x) => x.workflow === 'lateCompletion' && x.terminated && x.transactionId === transactionId)
+      .length ?? 0
+  );
+}
 
 export async function check(observation: Observation, replayer: Replayer | undefined): Promise<Finding[]> {
   const findings: Finding[] = [];
@@ -88,6 +113,8 @@ export async function check(observation: Observation, replayer: Replayer | undef
   const ours = observation.bulk ? [...model.transactions.values()] : model.byReference(referenceId);
   for (const t of ours) {
     const commits = model.archives.filter((a) => a.transactionId === t.id);
+    // A late completion an operator terminated before it archived, with no completion after: nothing archives it.
+    if (t.status === 'completed' && commits.length === 0 && lateLeftTerminated(observation, t.id)) continue;
     if (t.status === 'completed' && commits.length !== 1) {
       found(
         'archived-once',
@@ -137,6 +164,19 @@ export async function check(observation: Observation, replayer: Replayer | undef
     }
   }
 
+  // The workflows around the transaction: the event log's own bound, and where a real server suggests continuing
+  // as new for those that never do (the inbox, a late completion: both short-lived).
+  for (const h of observation.histories) {
+    const bound = h.workflowId.startsWith('esign-events-')
+      ? EVENT_LOG_HISTORY_BOUND
+      : h.workflowId.startsWith('esign-inbox-') || h.workflowId.startsWith('esign-late-')
+        ? SERVER_SUGGESTS_CONTINUE_AS_NEW_AT
+        : undefined;
+    const length = h.history.events?.length ?? 0;
+    if (bound !== undefined && length > bound + HISTORY_BOUND_SLACK)
+      found('history-bound', `${h.workflowId} (run ${h.runId}) has ${length} events; its bound is ${bound}`);
+  }
+
   // --------------------------------------------------------------- replay
   if (replayer) {
     for (const h of observation.histories) {
@@ -163,7 +203,7 @@ export async function check(observation: Observation, replayer: Replayer | undef
 
   // --------------------------------------------------------------- events
   const result = results[0];
-  if (!observation.parts && schedule.setup.callback && result) {
+  if ((schedule.kind ?? 'transaction') === 'transaction' && schedule.setup.callback && result) {
     // First deliveries only: a retried attempt repeats an event with its sequence, which the receiver deduplicates.
     const firsts: number[] = [];
     for (const e of model.events.filter((x) => x.via === 'attemptLoggedEvent'))
@@ -171,12 +211,22 @@ export async function check(observation: Observation, replayer: Replayer | undef
     const expected = Array.from({ length: firsts.length }, (_, i) => i + 1);
     if (firsts.join(',') !== expected.join(','))
       found('events', `the event log delivered sequences ${firsts.join(', ')}, not 1 to ${firsts.length} in order`);
-    // The outcome closes the transaction's own events; only a late completion's may follow it.
-    const last = model.events.filter((x) => x.via === 'attemptLoggedEvent' && x.type !== 'transaction.completed_late').at(-1);
-    if (last?.type !== `transaction.${result.status}`)
-      found('events', `the last event delivered is ${last?.type ?? 'none'}, not transaction.${result.status}`);
+    // The outcome closes the transaction's own events; only a late completion's may follow it (its archive, or a
+    // refusal of its ZIP).
+    const lateTypes = ['transaction.completed_late', 'transaction.archive_invalid'];
+    const delivered = model.events.filter((x) => x.via === 'attemptLoggedEvent');
+    const outcome = delivered.findIndex((x) => x.type === `transaction.${result.status}`);
+    // (A retry of an attempt whose answer was lost sends the outcome again, with its key.)
+    const after =
+      outcome < 0 ? [] : delivered.slice(outcome + 1).filter((x) => !lateTypes.includes(x.type) && x.key !== delivered[outcome]!.key);
+    if (outcome < 0 || after.length > 0)
+      found(
+        'events',
+        `the last event delivered is ${(after.at(-1) ?? delivered.filter((x) => x.type !== 'transaction.completed_late').at(-1))?.type ?? 'none'}, not transaction.${result.status}`,
+      );
   }
-  if (observation.parts && !observation.bulk && schedule.setup.callback) checkEventLog(observation, parts, results, found);
+  if (!observation.bulk && schedule.setup.callback) checkEventLog(observation, parts, results, found);
+  checkOperations(observation, found);
   return findings;
 }
 
@@ -312,6 +362,25 @@ function checkTransaction(
     if (m.kind === 'cancel' && m.type === FailureType.WithdrawRefused) {
       if (!signed) found('messages', `${what} was refused (WithdrawRefused) though nobody had signed: ${m.message ?? ''}`);
     }
+    if (m.kind === 'signingUrl' && m.outcome === 'ok' && m.participantId) {
+      // The provider's URL for the participant asked for, of this transaction.
+      // (Update-with-start answers with the workflow's handle and `signingUrl`.)
+      const answer = m.value as { url?: string; signingUrl?: string; transactionId?: string };
+      const url = answer.url ?? answer.signingUrl;
+      const tx = ours[0];
+      if (!tx || url !== `https://provider.invalid/sign/${tx.esignId}/${m.participantId}` || answer.transactionId !== tx.id)
+        found(
+          'messages',
+          `${what} answered ${url ?? 'no URL'} of ${answer.transactionId ?? 'no transaction'}, not the provider's URL for ${m.participantId} of ${tx?.id ?? 'none'}`,
+        );
+    }
+    if (m.kind === 'replace' && m.outcome === 'ok' && m.asked) {
+      // The provider's record after the replace: the status asked for, which the provider's trail shows it made.
+      const status = (m.value as { status?: string })?.status;
+      const by = m.asked === 'draft' ? 'withdraw or replace to draft' : 'replace to esign_pending';
+      if (status !== m.asked || !ours.some((t) => t.trail.some((x) => x.status === m.asked && x.by === by)))
+        found('messages', `${what} to ${m.asked} answered ${status ?? 'nothing'}, but the provider never made it ${m.asked} for a replace`);
+    }
     if (m.kind === 'retryArchive' && m.outcome === 'ok' && (m.value as { status?: string })?.status !== 'completed')
       found('messages', `${what} returned ${(m.value as { status?: string })?.status}`);
     if (m.kind === 'retryArchive' && m.type === FailureType.ArchiveInvalid && model.refusals.length <= (m.refusalsAtAsk ?? 0))
@@ -403,8 +472,10 @@ function checkEventLog(
   const view = observation.eventLog;
   if (!view) {
     // A log idle since a worker restart has its next task on the dead worker's queue, where the test server leaves a
-    // query (explore/sticky-queues.ts): that log is not observed, rather than failed.
-    if (model.deliveries.length > 0 && !observation.eventLogError?.includes(QUERY_LOST_IN_RESTART))
+    // query (explore/sticky-queues.ts): that log is not observed, rather than failed. A log an operator terminated
+    // has no view to read (`temporal workflow terminate` leaves no result) until an event starts it again.
+    const terminated = observation.operations?.terminations.some((x) => x.workflow === 'eventLog' && x.terminated);
+    if (model.deliveries.length > 0 && !terminated && !observation.eventLogError?.includes(QUERY_LOST_IN_RESTART))
       found('events', `the event log could not be read after the end: ${observation.eventLogError ?? ''}`);
     return;
   }
@@ -476,10 +547,15 @@ function checkEventLog(
     }
     const refused = model.refusals.filter((id) => id === t.id).length;
     const told = events.filter((e) => e.type === 'transaction.archive_invalid' && e.key.startsWith(`${t.id}:`)).length;
-    if (told !== refused) found('events', `${t.id}: ${refused} archive(s) refused, ${told} transaction.archive_invalid event(s)`);
+    // A late completion terminated between a refusal and telling of it: that refusal goes untold.
+    const untold = lateTerminations(observation, t.id);
+    if (told > refused || told < refused - untold)
+      found('events', `${t.id}: ${refused} archive(s) refused, ${told} transaction.archive_invalid event(s)`);
     const lateArchived = t.status === 'completed' && model.archives.some((a) => a.transactionId === t.id) && result?.status !== 'completed';
     const lateEvents = events.filter((e) => e.key === `${t.id}:transaction.completed_late`).length;
-    if (lateArchived && lateEvents !== 1)
+    // Terminated after its archive and before its event, with no completion after to start it again: no event.
+    const mayBeUntold = lateEvents === 0 && lateLeftTerminated(observation, t.id);
+    if (lateArchived && lateEvents !== 1 && !mayBeUntold)
       found('events', `${t.id} was archived late, with ${lateEvents} transaction.completed_late event(s)`);
     if (!lateArchived && lateEvents > 0) found('events', `transaction.completed_late for ${t.id}, which was not archived late`);
   }

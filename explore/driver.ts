@@ -17,6 +17,11 @@
  * still holds open (so an overdue workflow ends too), and an operator repairs
  * an archive that refused its ZIP. A workflow still open past the bound is a
  * finding, reported with where it stalled.
+ *
+ * The operator's and the server's moves (explore/schedule.ts `addOperations`) are steps like the others: a deploy or
+ * a suggested continue-as-new gives the lane's pass-through a hint for a running run (explore/server-hints.ts), an
+ * upkeep step starts an evidence upkeep walk (each is followed to its end after the last transaction), a terminate
+ * stops the event log or a late completion where it is.
  */
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle, type WorkflowUpdateHandle } from '@temporalio/client';
@@ -56,6 +61,9 @@ import type { Lane } from './lane.js';
 import type { MessageOutcome, Observation, PartRecord, RecordedHistory, WorkflowEnd } from './observation.js';
 import { ENDED, ProviderModel, uuidFactory } from './provider-model.js';
 import type { Delivery, Schedule, ScheduleSetup, Step, TimedStep } from './schedule.js';
+import type { ServerHintKind } from './server-hints.js';
+import { UpkeepModel } from './upkeep.js';
+import type { EvidenceUpkeepResult } from '../src/definitions/evidence-upkeep.js';
 import { pendingTimerDeadlines, taskInFlight } from './timers.js';
 
 /** Real time a step or an advance may take: a timer due sooner is fired first (see `settle`). */
@@ -90,8 +98,10 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   const batchId = `bulk-x${schedule.seed}-r${run}`;
   const store = new MemoryStore();
   const rowReference = (row: number) => rowReferenceId(batchId, row + 2);
+  const upkeep = new UpkeepModel(model);
   const activities = createExplorerActivities({
     model,
+    upkeep,
     faults: schedule.faults,
     ...(schedule.bulk ? { bulk: { store, taskQueue: lane.taskQueue, crashMidPage: schedule.bulk.crashMidPage } } : {}),
   });
@@ -105,6 +115,18 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   let directAfterEnd = 0;
   let restarts = 0;
   let handedBack: number;
+  const operations: NonNullable<Observation['operations']> = {
+    hints: [],
+    terminations: [],
+    completionsAgain: [],
+    upkeeps: [],
+    upkeep,
+    continuedAs: {},
+    acted: {},
+  };
+  const tally = (kind: string) => void (operations.acted[kind] = (operations.acted[kind] ?? 0) + 1);
+  // The pass-through reads the worker's tasks only for a schedule that gives hints.
+  lane.hints.reset(givesHints(schedule));
 
   // --------------------------------------------------------- the timeline
   let t0 = 0;
@@ -133,6 +155,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
             ...[...model.transactions.values()].map((t) => inboxIdFor(t.id)),
           ]
         : [workflowId, eventLogIdFor(referenceId), ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))];
+      ids.push(...operations.upkeeps.filter((u) => u.end.kind === 'stalled').map((u) => u.workflowId));
       const histories = await Promise.all(
         ids.map((id) =>
           client.workflow
@@ -182,7 +205,12 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         .describe()
         .catch(() => undefined);
       const closedAt = log?.closeTime?.getTime();
-      if (log?.status.name === 'COMPLETED' && closedAt !== undefined && closedAt >= from && !unlockedFor.has(log.runId)) {
+      // Closed on its own during this sleep; or terminated by the schedule's operator after its parent closed (before
+      // this sleep, maybe: the terminate is a step).
+      const wedged =
+        (log?.status.name === 'COMPLETED' && closedAt !== undefined && closedAt >= from) ||
+        (log?.status.name === 'TERMINATED' && closedAt !== undefined && (await parentClosedBefore(log.parentExecution, closedAt)));
+      if (log && wedged && !unlockedFor.has(log.runId)) {
         unlockedFor.add(log.runId);
         options.log?.('the test server kept time skipping locked after the event log closed: unlocking it');
         await env.connection.testService?.unlockTimeSkipping({});
@@ -191,6 +219,17 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   };
   /** The event log runs whose close wedged the test server's time skipping, each unlocked once. */
   const unlockedFor = new Set<string>();
+  const parentClosedBefore = async (parent: { workflowId?: string | null; runId?: string | null } | undefined, at: number) => {
+    if (!parent?.workflowId) return false;
+    const closed = await client.workflow
+      .getHandle(parent.workflowId, parent.runId ?? undefined)
+      .describe()
+      .then(
+        (d) => d.closeTime?.getTime(),
+        () => undefined,
+      );
+    return closed !== undefined && closed <= at;
+  };
   const runDue = async () => {
     const current = await now();
     while (queue.length > 0 && queue[0]!.at <= current) {
@@ -276,12 +315,14 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     label: string,
     kind: MessageOutcome['kind'],
     send: (h: ReturnType<typeof handle>) => Promise<WorkflowUpdateHandle<unknown>>,
+    extra: Partial<MessageOutcome> = {},
   ) => {
     const accepted = send(handle());
     track(
       label,
       kind,
       accepted.then((u) => u.result()),
+      extra,
     );
     await Promise.race([accepted.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   };
@@ -300,16 +341,23 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     emittedAt = at;
     switch (step.kind) {
       case 'signingUrl':
-        await update(label, step.kind, (h) =>
-          h.startUpdate(issueSigningUrlUpdate, {
-            args: [{ participantIds: [participantIds[step.participant]!] }],
-            waitForStage: WorkflowUpdateStage.ACCEPTED,
-          }),
+        await update(
+          label,
+          step.kind,
+          (h) =>
+            h.startUpdate(issueSigningUrlUpdate, {
+              args: [{ participantIds: [participantIds[step.participant]!] }],
+              waitForStage: WorkflowUpdateStage.ACCEPTED,
+            }),
+          { participantId: participantIds[step.participant]! },
         );
         return;
       case 'replace':
-        await update(label, step.kind, (h) =>
-          h.startUpdate(replaceTransactionUpdate, { args: [{ status: step.status }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+        await update(
+          label,
+          step.kind,
+          (h) => h.startUpdate(replaceTransactionUpdate, { args: [{ status: step.status }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+          { asked: step.status },
         );
         return;
       case 'cancel':
@@ -338,28 +386,77 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       case 'strayWebhook':
         await deliver(strayNotification(), 'direct');
         return;
-      case 'restartWorker': {
-        restarts++;
-        await lane.restartWorker();
-        // Each open workflow gets a webhook for another transaction (ignored, counted as rejected): its task then
-        // leaves the dead worker's queue at once, before an update can. The test server mishandles an update that
-        // comes in a task handed back that way (it refuses the next completion), which a real server never sees.
-        const open: string[] = [];
-        for (const id of [workflowId, ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))]) {
-          const stray = strayNotification('esign-declined');
-          const sent = await (
-            id === workflowId
-              ? handle().signal(esignEventSignal, stray)
-              : client.workflow.getHandle(id).signal(inboxNotificationSignal, stray)
-          ).then(
-            () => true,
-            () => false,
-          );
-          if (sent) open.push(id);
-        }
-        await lane.moved(open);
+      case 'restartWorker':
+        await restartWorker();
+        return;
+      case 'deploy': {
+        // The pinned runs learn that the target changed; the auto-upgrade ones move to the new version's worker.
+        const pinned = schedule.bulk
+          ? [batchId, ...Array.from({ length: schedule.bulk.rows }, (_, r) => workflowIdFor(rowReference(r)))]
+          : [workflowId];
+        for (const id of pinned) await hint('targetVersionChanged', id, step.kind);
+        if (step.restart) await restartWorker();
         return;
       }
+      case 'suggestContinueAsNew':
+        await hint(
+          'suggestContinueAsNew',
+          step.workflow === 'transaction' ? workflowId : step.workflow === 'batch' ? batchId : eventLogIdFor(referenceId),
+          step.kind,
+        );
+        return;
+      case 'upkeep': {
+        upkeep.evidence = step.evidence;
+        upkeep.authority = step.authority;
+        upkeep.addOthers(step.others);
+        const keysAtStart = upkeep.keys();
+        const id = `esign-upkeep-x${schedule.seed}-${run}-${operations.upkeeps.length + 1}`;
+        const started = await client.workflow.start('evidenceUpkeep', { workflowId: id, taskQueue, args: [{}] });
+        operations.upkeeps.push({
+          workflowId: id,
+          startedAt: await now(),
+          keysAtStart,
+          renewalsAtStart: Object.fromEntries(upkeep.archives().map((a) => [a.key, a.renewals.length])),
+          end: { kind: 'stalled', where: 'still walking when the schedule ended' },
+        });
+        if (step.suggestContinueAsNew) give('suggestContinueAsNew', id, started.firstExecutionRunId, step.kind, await now());
+        tally(step.kind);
+        return;
+      }
+      case 'terminate': {
+        const id = step.workflow === 'eventLog' ? eventLogIdFor(referenceId) : tx ? lateCompletionIdFor(tx.id) : undefined;
+        if (!id) return;
+        const h = client.workflow.getHandle(id);
+        const running = await h.describe().then(
+          (d) => d.status.name === 'RUNNING',
+          () => false,
+        );
+        // `temporal workflow terminate`: the run ends where it is, with no say.
+        const terminated =
+          running &&
+          (await h.terminate("terminated by the explorer's operator").then(
+            () => true,
+            () => false,
+          ));
+        operations.terminations.push({
+          workflow: step.workflow,
+          workflowId: id,
+          at: await now(),
+          terminated,
+          ...(tx && step.workflow === 'lateCompletion' ? { transactionId: tx.id } : {}),
+        });
+        if (terminated) tally(`terminate ${step.workflow}`);
+        return;
+      }
+      case 'completionAgain':
+        if (!tx) return;
+        fates = [[{ via: 'bridge', afterMs: 0 }]];
+        if (model.completionAgain(tx.id)) {
+          operations.completionsAgain.push({ transactionId: tx.id, at });
+          tally(step.kind);
+        }
+        fates = [];
+        return;
       case 'badZip':
         model.badZips = true;
         return;
@@ -410,6 +507,49 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     }
   };
 
+  /** The worker stops and a new one starts with an empty cache; each open workflow's next task goes to it. */
+  async function restartWorker(): Promise<void> {
+    restarts++;
+    await lane.restartWorker();
+    // Each open workflow gets a webhook for another transaction (ignored, counted as rejected): its task then
+    // leaves the dead worker's queue at once, before an update can. The test server mishandles an update that
+    // comes in a task handed back that way (it refuses the next completion), which a real server never sees.
+    const open: string[] = [];
+    for (const id of [workflowId, ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))]) {
+      const stray = strayNotification('esign-declined');
+      const sent = await (
+        id === workflowId ? handle().signal(esignEventSignal, stray) : client.workflow.getHandle(id).signal(inboxNotificationSignal, stray)
+      ).then(
+        () => true,
+        () => false,
+      );
+      if (sent) open.push(id);
+    }
+    await lane.moved(open);
+  }
+
+  /** Gives a hint to a workflow's current run, if it runs. */
+  async function hint(kind: ServerHintKind, id: string, by: string): Promise<void> {
+    const described = await client.workflow
+      .getHandle(id)
+      .describe()
+      .catch(() => undefined);
+    if (described?.status.name !== 'RUNNING') return;
+    give(kind, id, described.runId, by, await now());
+  }
+
+  function give(kind: ServerHintKind, id: string, runId: string, by: string, at: number): void {
+    const given = lane.hints.give(kind, id, runId);
+    if (operations.hints.some((h) => h.runId === runId && h.kind === kind)) return;
+    // A bulk row polls at most every 6 hours (the input's default: the batch gives only the interval).
+    operations.hints.push({
+      ...given,
+      at,
+      maxPollMs: schedule.bulk ? Math.max(setup.reconcileMaxIntervalMs, 6 * HOUR) : setup.reconcileMaxIntervalMs,
+    });
+    tally(by);
+  }
+
   // ------------------------------------------------------------------ run
   let end: WorkflowEnd | undefined;
   const histories: RecordedHistory[] = [];
@@ -457,6 +597,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         await advanceTo((await now()) + HOUR);
       }
     }
+    await finishUpkeeps();
   } finally {
     options.onPhase?.('collecting histories');
     // Updates still waiting are answered (or refused) by now, or never will be: the workflow has ended.
@@ -469,6 +610,13 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       // Whatever is still running (a stalled run) stops here: its timers would otherwise fire in the next run's time.
       await after.terminateLeftovers();
     }
+    for (const walk of operations.upkeeps) {
+      histories.push(...(await chainOf(walk.workflowId).catch(() => [] as RecordedHistory[])));
+      await client.workflow
+        .getHandle(walk.workflowId)
+        .terminate('the explorer ended this run')
+        .catch(() => undefined);
+    }
     handedBack = await lane.forget(run);
   }
   return observed();
@@ -477,6 +625,9 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     const first = parts[0];
     // The earlier transactions' runs were collected as each ended; the last's chain (and every other workflow) just now.
     const earlier = parts.slice(0, -1).flatMap((p) => p.histories);
+    // What the server told the runs is in their histories, as a real server records it (explore/server-hints.ts).
+    for (const h of [...earlier, ...histories]) lane.hints.patchHistory(h.runId, h.history);
+    operations.continuedAs = Object.fromEntries(lane.hints.continuedAs);
     return {
       schedule,
       referenceId,
@@ -491,9 +642,10 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       restarts: { count: restarts, tasksHandedBack: handedBack },
       startedAt: first?.startedAt ?? t0,
       simulatedMs: (await now()) - (first?.startedAt ?? t0),
-      ...(schedule.kind && !schedule.bulk ? { parts } : {}),
+      ...(!schedule.bulk ? { parts } : {}),
       ...(eventLog ? { eventLog } : {}),
       ...(eventLogError && !eventLog ? { eventLogError } : {}),
+      operations,
       ...(bulk ? { bulk } : {}),
     };
   }
@@ -595,19 +747,53 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     return { batchId, end: batchEnd, rows };
   }
 
+  /**
+   * Each upkeep walk to its end: it runs in the schedule's time, so most have ended; one whose authority was down
+   * retries for a while. A walk not over a day later did not end.
+   */
+  async function finishUpkeeps(): Promise<void> {
+    for (const walk of operations.upkeeps) {
+      options.onPhase?.(`waiting for the upkeep walk ${walk.workflowId}`);
+      const h = client.workflow.getHandle(walk.workflowId);
+      const giveUpAt = (await now()) + DAY;
+      for (;;) {
+        const described = await h.describe();
+        if (described.status.name !== 'RUNNING') {
+          walk.end = await h.result().then(
+            (result: EvidenceUpkeepResult) => ({
+              kind: 'result' as const,
+              result,
+              ...(described.closeTime ? { closedAt: described.closeTime.getTime() } : {}),
+            }),
+            (err: unknown) => ({ kind: 'failed' as const, message: errorText(err) }),
+          );
+          break;
+        }
+        if ((await now()) >= giveUpAt) {
+          walk.end = { kind: 'stalled', where: `still walking a day after the schedule's end (${described.historyLength} events)` };
+          break;
+        }
+        await advanceTo((await now()) + 10 * MINUTE);
+        await runDue();
+      }
+    }
+  }
+
+  /** Every run of a workflow, following continue-as-new back from the last. */
+  async function chainOf(id: string): Promise<RecordedHistory[]> {
+    let runId: string | undefined = (await client.workflow.getHandle(id).describe()).runId;
+    const runs: RecordedHistory[] = [];
+    while (runId) {
+      const history = await client.workflow.getHandle(id, runId).fetchHistory();
+      runs.unshift({ workflowId: id, runId, history });
+      runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    }
+    return runs;
+  }
+
   /** The batch's runs and each row transaction's, with their event logs, inboxes and late completions. */
   async function batchHistories(): Promise<RecordedHistory[]> {
     const out: RecordedHistory[] = [];
-    const chainOf = async (id: string) => {
-      let runId: string | undefined = (await client.workflow.getHandle(id).describe()).runId;
-      const runs: RecordedHistory[] = [];
-      while (runId) {
-        const history = await client.workflow.getHandle(id, runId).fetchHistory();
-        runs.unshift({ workflowId: id, runId, history });
-        runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
-      }
-      return runs;
-    };
     out.push(...(await chainOf(batchId)));
     for (let r = 0; r < (schedule.bulk?.rows ?? 0); r++)
       out.push(...(await chainOf(workflowIdFor(rowReference(r))).catch(() => [] as RecordedHistory[])));
@@ -648,6 +834,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
           'signingUrl@start',
           'signingUrl',
           startEsignTransaction(client, input, { taskQueue, signingUrlFor: { participantIds: [participantIds[0]!] } }),
+          { participantId: participantIds[0]! },
         );
         await waitUntilStarted(handle());
       } else {
@@ -670,11 +857,11 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       partAtEnd = model.byReference(referenceId).map((t) => ({ id: t.id, status: t.status, everSigned: t.everSigned }));
       // The late path: moves of the world after the end, then time for the inbox and a late completion to finish.
       const lateFrom = await now();
-      late.forEach((step, i) =>
-        enqueue(lateFrom + (i + 1) * MINUTE, `${prefix}late ${step.kind}`, () =>
-          take(step, `${prefix}late ${step.kind}`, lateFrom + (i + 1) * MINUTE),
-        ),
-      );
+      late.forEach((step, i) => {
+        // A minute apart, in order; an operator's move may come hours later (its delay).
+        const at = lateFrom + (i + 1) * MINUTE + ('delayMs' in step ? (step.delayMs ?? 0) : 0);
+        enqueue(at, `${prefix}late ${step.kind}`, () => take(step, `${prefix}late ${step.kind}`, at));
+      });
       await settleAfterEnd(lateFrom);
       // A reused referenceId's next transaction is a new chain of runs: this one's is collected now.
       if (schedule.next && schedule.next.length > part) chain = await after.transactionRuns().catch(() => []);
@@ -784,6 +971,12 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       await late.startUpdate(lateRetryArchiveUpdate, { args: [], waitForStage: WorkflowUpdateStage.ACCEPTED }).catch(() => undefined);
     }
   }
+}
+
+/** Whether a schedule gives the server's hints (explore/server-hints.ts): only then are the worker's tasks read on their way. */
+function givesHints(schedule: Schedule): boolean {
+  const all = [schedule.steps, schedule.late, ...(schedule.next ?? []).flatMap((n) => [n.steps, n.late])].flat();
+  return all.some((s) => s.kind === 'deploy' || s.kind === 'suggestContinueAsNew' || (s.kind === 'upkeep' && s.suggestContinueAsNew));
 }
 
 function stepLabel(step: TimedStep): string {

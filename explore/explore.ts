@@ -13,6 +13,7 @@ import { eventName, type Observation } from './observation.js';
 import { bundleWorkflows, Lane, Replayer, type WorkflowBundle } from './lane.js';
 import { generateSchedule, type GeneratorFeatures, type Schedule } from './schedule.js';
 import { shrink } from './shrink.js';
+import { openDefects, type Regression } from './regressions.js';
 
 /** The share of seeds that are `reuse` schedules (explore/schedule.ts), unless the caller says otherwise. */
 export const DEFAULT_REUSE_SHARE = 0.12;
@@ -23,6 +24,8 @@ export interface SeedOutcome {
   seed: number;
   schedule: Schedule;
   findings: Finding[];
+  /** Findings of a defect already known and not fixed yet (explore/regressions/*.json with `open`), by its name. */
+  known: (Finding & { defect: string })[];
   /** How it ended, in a few words ("completed", "cancelled by request", "stalled"). */
   ended: string;
   /** What the run went through, to see what the schedules reach. */
@@ -41,6 +44,11 @@ export interface ExplorerOptions {
   reuse?: number;
   /** The share of seeds that drive a bulk send (`bulk` schedules). */
   bulk?: number;
+  /**
+   * How often the schedules draw the operator's and the server's moves (deploys, suggested continue-as-new, upkeep
+   * walks, terminations), as a multiple of their usual shares: 1 by default, 0 for none.
+   */
+  operations?: number;
   log?: (line: string) => void;
 }
 
@@ -53,6 +61,7 @@ export class Explorer {
   readonly #all: Lane[];
   readonly #waiting: ((lane: Lane) => void)[] = [];
   readonly #log: (line: string) => void;
+  readonly #open: Regression[];
   #runs = 0;
 
   private constructor(
@@ -62,8 +71,10 @@ export class Explorer {
     features: GeneratorFeatures,
     workflow: WorkflowFeatures,
     log: (line: string) => void,
+    open: Regression[],
   ) {
     this.workflow = workflow;
+    this.#open = open;
     this.#bundle = bundle;
     this.#replayer = replayer;
     this.#free = [...lanes];
@@ -81,10 +92,11 @@ export class Explorer {
       restarts: true,
       reuse: options.reuse ?? DEFAULT_REUSE_SHARE,
       bulk: options.bulk ?? DEFAULT_BULK_SHARE,
+      operations: options.operations ?? 1,
     };
     const bundle = await bundleWorkflows(options.workflows);
     const lanes = await Promise.all(Array.from({ length: options.lanes ?? 1 }, (_, i) => Lane.start(bundle, `explore-lane-${i + 1}`)));
-    return new Explorer(bundle, new Replayer(bundle), lanes, features, available, options.log ?? (() => {}));
+    return new Explorer(bundle, new Replayer(bundle), lanes, features, available, options.log ?? (() => {}), await openDefects());
   }
 
   get lanes(): number {
@@ -174,7 +186,23 @@ export class Explorer {
         try {
           // A stall the test server's timer race caused says nothing of the workflow: the seed runs again.
           const { observation, findings, realMs } = await this.#runPastRace(schedule);
-          outcome = { seed, schedule, findings, ended: endedAs(observation), coverage: coverageOf(observation), realMs };
+          const coverage = coverageOf(observation);
+          // A defect already known (and saved with `open`) is reported as such, not as a new finding.
+          const known = findings.flatMap((f) => {
+            const defect = this.#open.find(
+              (r) => r.open!.check === f.check && r.open!.after !== undefined && (coverage.operations[r.open!.after] ?? 0) > 0,
+            );
+            return defect ? [{ ...f, defect: defect.name }] : [];
+          });
+          outcome = {
+            seed,
+            schedule,
+            findings: findings.filter((f) => !known.some((k) => k.check === f.check && k.detail === f.detail)),
+            known,
+            ended: endedAs(observation),
+            coverage,
+            realMs,
+          };
         } catch (err) {
           // A run that hung, or the explorer itself broke on this seed (a server call failed): reported, not hidden.
           const hung = err instanceof RunTimeout;
@@ -182,6 +210,7 @@ export class Explorer {
             seed,
             schedule,
             findings: [{ check: 'ended', detail: hung ? err.message : `explorer error: ${(err as Error).stack ?? String(err)}` }],
+            known: [],
             ended: hung ? 'hung' : 'explorer error',
             coverage: NO_COVERAGE,
             realMs: 0,
@@ -273,6 +302,12 @@ export interface Coverage {
   failedEvents: number;
   /** Archive attempts refused (a bad ZIP), by the transaction or the late path. */
   refusals: number;
+  /**
+   * The operator's and the server's moves that acted, by kind: a deploy or a suggestion that reached a running run,
+   * an upkeep walk, a terminate of a running workflow (`terminate eventLog`, `terminate lateCompletion`), a completion
+   * sent again; and `upkeep renewed` (archives renewed) and `continued on a hint` (runs that continued as new after one).
+   */
+  operations: Record<string, number>;
 }
 const NO_COVERAGE: Coverage = {
   runs: 0,
@@ -285,6 +320,7 @@ const NO_COVERAGE: Coverage = {
   transactions: 0,
   failedEvents: 0,
   refusals: 0,
+  operations: {},
 };
 
 export function coverageOf(o: Observation): Coverage {
@@ -306,7 +342,21 @@ export function coverageOf(o: Observation): Coverage {
     transactions: o.bulk ? o.bulk.rows.filter((r) => r.end).length : (o.parts?.length ?? 1),
     failedEvents: o.eventLog?.events.filter((e) => e.state === 'failed').length ?? 0,
     refusals: o.model.refusals.length,
+    operations: operationsOf(o),
   };
+}
+
+function operationsOf(o: Observation): Record<string, number> {
+  const ops = o.operations;
+  if (!ops) return {};
+  const out = { ...ops.acted };
+  const renewed = ops.upkeep.archives().filter((a) => a.renewals.length > 0).length;
+  if (renewed > 0) out['upkeep renewed'] = renewed;
+  const continued = ops.hints.filter((h) =>
+    o.histories.some((x) => x.runId === h.runId && x.history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes),
+  ).length;
+  if (continued > 0) out['continued on a hint'] = continued;
+  return out;
 }
 
 /** What a set of runs reached, in one paragraph. */
@@ -324,12 +374,24 @@ export function describeCoverage(outcomes: readonly SeedOutcome[]): string {
     `continued as new in ${continued.length} runs (up to ${Math.max(0, ...continued.map((o) => o.coverage.runs))} runs of one transaction)`,
     `${outcomes.reduce((n, o) => n + o.coverage.lateArchives, 0)} completions archived late`,
     `${outcomes.reduce((n, o) => n + o.coverage.faults, 0)} activity faults fired`,
+    `operator's and server's moves: ${
+      [...sumOf(outcomes.map((o) => o.coverage.operations))]
+        .sort()
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none'
+    }`,
     `${outcomes.reduce((n, o) => n + o.coverage.restarts, 0)} worker restarts (${outcomes.reduce((n, o) => n + o.coverage.tasksHandedBack, 0)} tasks moved off a dead worker's queue)`,
     `update answers: ${[...answers]
       .sort()
       .map(([k, n]) => `${k} ${n}`)
       .join(', ')}`,
   ].join('; ');
+}
+
+function sumOf(records: readonly Record<string, number>[]): Map<string, number> {
+  const sum = new Map<string, number>();
+  for (const r of records) for (const [k, n] of Object.entries(r)) sum.set(k, (sum.get(k) ?? 0) + n);
+  return sum;
 }
 
 /** The transaction's pending workflow task and activities, and its last events: where a hung run waits. */

@@ -19,6 +19,7 @@ import { workflowsPath } from '../src/worker/create-worker.js';
 import { cliTypeOf, esignSearchAttributes } from '../src/definitions/search-attributes.js';
 import { createExplorerActivities } from './activities.js';
 import { ProviderModel } from './provider-model.js';
+import { ServerHints } from './server-hints.js';
 import { StickyQueueDrain, StickyQueueSpy } from './sticky-queues.js';
 
 export type WorkflowBundle = NonNullable<WorkerOptions['workflowBundle']>;
@@ -104,7 +105,8 @@ export class Lane {
     const env = await startTimeSkippingServer();
     // A connection of the lane's own for its client: a lane that hung is abandoned with calls still retrying on
     // it, and closing it under them would throw from their timers.
-    const lane = new Lane(env, bundle, name, await StickyQueueSpy.start(env.address), await Connection.connect({ address: env.address }));
+    const spy = await StickyQueueSpy.start(env.address, new ServerHints());
+    const lane = new Lane(env, bundle, name, spy, await Connection.connect({ address: env.address }));
     await lane.startWorker();
     return lane;
   }
@@ -196,6 +198,11 @@ export class Lane {
     await this.env.teardown();
   }
 
+  /** What the server tells this lane's workflows beyond what the test server does (explore/server-hints.ts). */
+  get hints(): ServerHints {
+    return this.#spy.hints;
+  }
+
   /** How many workflow task completions the test server refused with its timer race (sdk-java#2606) so far. */
   get refusedCompletions(): number {
     return this.#spy.refusedCompletions;
@@ -218,11 +225,14 @@ export class Lane {
   }
 }
 
-/** The run a workflow belongs to: `esign-x<seed>-<run>`, a bulk send's `bulk-x<seed>-r<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */
+/** The run a workflow belongs to: `esign-x<seed>-<run>`, an upkeep walk's `esign-upkeep-x<seed>-<run>-<n>`, a bulk send's `bulk-x<seed>-r<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */
 export function runOf(workflowId: string): number {
   // The transaction, and its event log (esign-events-<referenceId>).
   const reference = /^esign-(?:events-)?x\d+-(\d+)$/.exec(workflowId);
   if (reference) return Number(reference[1]);
+  // An evidence upkeep walk of the run (esign-upkeep-x<seed>-<run>-<n>).
+  const upkeep = /^esign-upkeep-x\d+-(\d+)-\d+$/.exec(workflowId);
+  if (upkeep) return Number(upkeep[1]);
   // A bulk send (bulk-x<seed>-r<run>), its rows' transactions (esign-bulk-x<seed>-r<run>.<line>) and their logs.
   const batch = /^(?:esign-(?:events-)?)?bulk-x\d+-r(\d+)(?:\.\d+)?$/.exec(workflowId);
   if (batch) return Number(batch[1]);

@@ -1,4 +1,4 @@
-// `npm run explore -- --seeds N [--seed S] [--from S] [--lanes L] [--schedule file.json] [--no-shrink] [--workflows path] [--reuse share] [--bulk share]`
+// `npm run explore -- --seeds N [--seed S] [--from S] [--lanes L] [--schedule file.json] [--no-shrink] [--workflows path] [--reuse share] [--bulk share] [--operations scale]`
 //
 // Runs the interleaving explorer (explore/explore.ts; docs/reliability.md, "Interleaving explorer") over seeds
 // from..from+N-1, prints seeds per second and the outcomes, and for each failing seed its schedule, shrunk, as
@@ -27,6 +27,8 @@ const { values } = parseArgs({
     reuse: { type: 'string' },
     /** The share of seeds that are `bulk` schedules. */
     bulk: { type: 'string' },
+    /** How often the operator's and the server's moves are drawn, as a multiple of their shares (0: never). */
+    operations: { type: 'string', default: '1' },
     verbose: { type: 'boolean', default: false },
   },
   allowNegative: true,
@@ -36,7 +38,7 @@ const from = values.seed !== undefined ? Number(values.seed) : Number(values.fro
 const lanes = Number(values.lanes);
 if (![count, from, lanes].every(Number.isInteger) || count < 1 || lanes < 1) {
   console.error(
-    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>]',
+    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--operations <scale>]',
   );
   process.exit(2);
 }
@@ -58,6 +60,7 @@ const explorer = await Explorer.start({
   ...(values['bad-zips'] !== undefined ? { badZips: values['bad-zips'] } : {}),
   ...(values.reuse !== undefined ? { reuse: Number(values.reuse) } : {}),
   ...(values.bulk !== undefined ? { bulk: Number(values.bulk) } : {}),
+  operations: Number(values.operations),
   log: (line) => console.log(`  ${line}`),
 });
 // Interrupted or broken, the explorer still stops its time-skipping servers before it exits.
@@ -71,7 +74,7 @@ process.on('uncaughtException', (err) => {
   stop(1);
 });
 const reproduce = (seed: number) =>
-  `npm run explore -- --seed ${seed}${values.workflows ? ` --workflows ${values.workflows}` : ''}${values['bad-zips'] ? ' --bad-zips' : ''}${values.reuse !== undefined ? ` --reuse ${values.reuse}` : ''}${values.bulk !== undefined ? ` --bulk ${values.bulk}` : ''}`;
+  `npm run explore -- --seed ${seed}${values.workflows ? ` --workflows ${values.workflows}` : ''}${values['bad-zips'] ? ' --bad-zips' : ''}${values.reuse !== undefined ? ` --reuse ${values.reuse}` : ''}${values.bulk !== undefined ? ` --bulk ${values.bulk}` : ''}${values.operations !== '1' ? ` --operations ${values.operations}` : ''}`;
 
 let failed: number;
 try {
@@ -92,8 +95,11 @@ try {
     let done = 0;
     const outcomes = await explorer.explore(seeds, (o) => {
       done++;
-      if (values.verbose || values.seed !== undefined || o.findings.length > 0)
-        console.log(`seed ${o.seed}: ${o.ended} in ${o.realMs} ms${o.findings.map((f) => `\n  FAIL ${f.check}: ${f.detail}`).join('')}`);
+      if (values.verbose || values.seed !== undefined || o.findings.length > 0 || o.known.length > 0)
+        console.log(
+          `seed ${o.seed}: ${o.ended} in ${o.realMs} ms${o.findings.map((f) => `\n  FAIL ${f.check}: ${f.detail}`).join('')}` +
+            o.known.map((f) => `\n  KNOWN (open defect ${f.defect}) ${f.check}: ${f.detail}`).join(''),
+        );
       else if (done % 100 === 0) console.log(`${done} seeds, ${(done / ((Date.now() - started) / 1000)).toFixed(2)} seeds/s`);
     });
     const seconds = (Date.now() - started) / 1000;
@@ -109,6 +115,10 @@ try {
           .join(', ')}`,
     );
     console.log(describeCoverage(outcomes));
+    const known = new Map<string, number[]>();
+    for (const o of outcomes) for (const d of new Set(o.known.map((f) => f.defect))) known.set(d, [...(known.get(d) ?? []), o.seed]);
+    for (const [defect, seeds] of known)
+      console.log(`known open defect ${defect} (explore/regressions/${defect}.json) shown again by seed(s) ${seeds.join(', ')}`);
     if (values.seed !== undefined) console.log(describeSchedule(outcomes[0]!.schedule));
     for (const o of failing.slice(0, Number(values['max-shrink']))) await report(o);
     if (failing.length > Number(values['max-shrink']))

@@ -5,6 +5,9 @@ import type { ModelStatus, ProviderModel } from './provider-model.js';
 import type { Schedule, ScheduleSetup } from './schedule.js';
 import type { EventLogView } from '../src/definitions/event-log.js';
 import type { BatchResult } from '../src/definitions/bulk.js';
+import type { EvidenceUpkeepResult } from '../src/definitions/evidence-upkeep.js';
+import type { ServerHint } from './server-hints.js';
+import type { UpkeepModel } from './upkeep.js';
 
 export type WorkflowEnd =
   | { kind: 'result'; result: EsignTransactionResult; /** The server's clock when it closed (epoch ms). */ closedAt?: number }
@@ -16,6 +19,9 @@ export interface MessageOutcome {
   /** The step that sent it ("cancel@+5400s"). */
   step: string;
   kind: 'signingUrl' | 'replace' | 'cancel' | 'retryArchive' | 'query' | 'redeliver' | 'lateRetry' | 'bulkCancel';
+  /** `signingUrl`: for whom; `replace`: the status asked for. */
+  participantId?: string;
+  asked?: string;
   outcome: 'pending' | 'ok' | 'failed' | 'error';
   type?: string;
   message?: string;
@@ -78,12 +84,54 @@ export interface Observation {
   eventLog?: EventLogView;
   /** Why the event log could not be read, if it could not. */
   eventLogError?: string;
+  /** The operator's and the server's moves the schedule made, and the evidence upkeep's walks. */
+  operations?: Operations;
   /** A `bulk` schedule: the batch's end and each row's transaction. */
   bulk?: {
     batchId: string;
     end: { kind: 'result'; result: BatchResult } | Exclude<WorkflowEnd, { kind: 'result' }>;
     rows: { referenceId: string; end?: WorkflowEnd; startedAt?: number }[];
   };
+}
+
+/** A hint the server gave a run (explore/server-hints.ts), when, and by which step. */
+export interface GivenHint extends ServerHint {
+  /** The server's clock when it was given (epoch ms). */
+  at: number;
+  /** The run's longest wait between two tasks of its own (its poll interval at most), which bounds when it learns of it. */
+  maxPollMs: number;
+}
+
+export interface UpkeepWalk {
+  workflowId: string;
+  startedAt: number;
+  /** The archive's keys, and each archive's renewals, when the walk started. */
+  keysAtStart: string[];
+  renewalsAtStart: Record<string, number>;
+  end:
+    | { kind: 'result'; result: EvidenceUpkeepResult; closedAt?: number }
+    | { kind: 'failed'; message: string }
+    | { kind: 'stalled'; where: string };
+}
+
+export interface Operations {
+  hints: GivenHint[];
+  /** An operator's `temporal workflow terminate`: of what, when, and whether it was running (then terminated). */
+  terminations: {
+    workflow: 'eventLog' | 'lateCompletion';
+    workflowId: string;
+    at: number;
+    terminated: boolean;
+    transactionId?: string;
+  }[];
+  /** The provider's completion webhooks sent once more. */
+  completionsAgain: { transactionId: string; at: number }[];
+  upkeeps: UpkeepWalk[];
+  upkeep: UpkeepModel;
+  /** How each run that continued as new asked for its next run's versioning behaviour (numbers), where the worker was seen asking. */
+  continuedAs: Record<string, number>;
+  /** The moves that acted (a terminate of a running workflow, a hint given to a running run, a walk started), by step kind. */
+  acted: Record<string, number>;
 }
 
 let eventNames: Record<number, string> | undefined;

@@ -227,6 +227,14 @@ export class ProviderModel {
     return true;
   }
 
+  /** The completion webhook of a completed transaction, sent once more (a new notification id, as a provider's resend has). */
+  completionAgain(id: string): boolean {
+    const t = this.transactions.get(id);
+    if (!t || t.status !== 'completed') return false;
+    this.#emit(t, 'esign-completed');
+    return true;
+  }
+
   decline(id: string, participant: number, reason = 'I do not agree'): boolean {
     const t = this.transactions.get(id);
     const p = t?.participants[participant];

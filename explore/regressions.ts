@@ -4,6 +4,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import type { CheckName } from './checks.js';
 import type { Schedule } from './schedule.js';
 
 export interface Regression {
@@ -13,10 +14,22 @@ export interface Regression {
   defect: string;
   /** What the explorer reported when it found it. */
   found?: string;
+  /**
+   * A defect found and not fixed yet: the schedule still fails `check` (test/explorer-regressions.test.ts asserts it
+   * does, so a fix shows as a failure there, to remove this). With `after`, a seed that fails `check` after that move
+   * (a coverage key of explore/explore.ts, `terminate eventLog`, say) is reported as this known defect rather than as
+   * a new finding; without, every seed that shows it again fails as any other.
+   */
+  open?: { check: CheckName; after?: string };
   schedule: Schedule;
 }
 
 export const REGRESSIONS_DIR = fileURLToPath(new URL('./regressions/', import.meta.url));
+
+/** The defects found and not fixed yet. */
+export async function openDefects(dir = REGRESSIONS_DIR): Promise<Regression[]> {
+  return (await loadRegressions(dir)).filter((r) => r.open);
+}
 
 export async function loadRegressions(dir = REGRESSIONS_DIR): Promise<Regression[]> {
   const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json')).sort();

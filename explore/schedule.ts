@@ -12,6 +12,7 @@
 import { seededRandom } from '../src/util/seeded-random.js';
 import { FAULTABLE, type PlannedFault } from './activities.js';
 import type { ModelOperation } from './provider-model.js';
+import type { UpkeepAuthority, UpkeepEvidence } from './upkeep.js';
 
 /**
  * What a schedule drives. `transaction` (or none, in the files written before there were kinds): one transaction
@@ -71,7 +72,34 @@ export type Step =
   /** An operator asks `retryEsignArchive` (src/client) without having fixed anything. */
   | { kind: 'operatorRetry' }
   /** An operator cancels the bulk send (`cancelBatch`, src/client/bulk.ts). */
-  | { kind: 'bulkCancel' };
+  | { kind: 'bulkCancel' }
+  /**
+   * A new Worker Deployment version becomes current. The pinned runs (the transaction; a bulk send and its rows) are
+   * told their target version changed from their next task on (explore/server-hints.ts), and must move to it at their
+   * continue-as-new. `restart`: the auto-upgrade workflows (inbox, late completion, event log, upkeep) move to the new
+   * version's worker at their next task, which has none of them cached (a worker restart).
+   */
+  | { kind: 'deploy'; restart: boolean }
+  /** The server suggests continue-as-new to a workflow's current run (its history grew past the server's limit) from its next task on. */
+  | { kind: 'suggestContinueAsNew'; workflow: 'transaction' | 'eventLog' | 'batch' }
+  /**
+   * The evidence upkeep walks the archive (workflows/evidence-upkeep.ts, explore/upkeep.ts): the schedule's archives and
+   * `others` already there; each archive's evidence is `evidence[i]` by the order archives came in, cyclically; the
+   * time-stamping authority is `authority`. `suggestContinueAsNew`: the server suggests it to the walk's first run.
+   * In the late moves, `delayMs` after its turn.
+   */
+  | {
+      kind: 'upkeep';
+      others: number;
+      evidence: UpkeepEvidence[];
+      authority: UpkeepAuthority;
+      suggestContinueAsNew: boolean;
+      delayMs?: number;
+    }
+  /** An operator terminates a workflow (`temporal workflow terminate`): the event log, or the transaction's late completion. */
+  | { kind: 'terminate'; workflow: 'eventLog' | 'lateCompletion'; delayMs?: number }
+  /** The provider sends a completed transaction's completion webhook once more, through the bridge. */
+  | { kind: 'completionAgain'; delayMs?: number };
 
 export type TimedStep = Step & { /** Simulated milliseconds after the start. */ at: number };
 
@@ -132,6 +160,11 @@ export interface GeneratorFeatures {
   reuse?: number;
   /** The share of seeds that are `bulk` schedules. */
   bulk?: number;
+  /**
+   * How often the operator's and the server's moves (deploys, continue-as-new suggested, upkeep walks, terminations)
+   * are drawn, as a multiple of their shares (`OPERATIONS`): 0 or absent, never.
+   */
+  operations?: number;
 }
 
 const MINUTE = 60_000;
@@ -166,8 +199,11 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
   const reuse = features.reuse ?? 0;
   const kind: ScheduleKind = draw < reuse ? 'reuse' : draw < reuse + (features.bulk ?? 0) ? 'bulk' : 'transaction';
   const random = seededRandom(seed ^ 0x0e5c1a7e);
-  if (kind === 'transaction') return { seed, ...drawTransaction(random, features, PLAIN) };
-  if (kind === 'bulk') return { seed, kind, ...drawBulk(random) };
+  // The operator's and the server's moves come from a stream of their own too: the rest of a schedule stays as it was.
+  const withOperations = (schedule: Schedule): Schedule =>
+    features.operations ? addOperations(schedule, seededRandom(seed ^ 0x0b5e7a11), features.operations) : schedule;
+  if (kind === 'transaction') return withOperations({ seed, ...drawTransaction(random, features, PLAIN) });
+  if (kind === 'bulk') return withOperations({ seed, kind, ...drawBulk(random) });
   const first = drawTransaction(random, features, { ...REUSE, archivePrefix: random() < 0.5 ? 'tenant-a' : undefined });
   const next: NextTransaction[] = [];
   for (let i = 1, n = random() < 0.1 ? 3 : 2; i < n; i++) {
@@ -179,7 +215,83 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
     });
     next.push({ gapMs, setup, steps, late });
   }
-  return { seed, kind, ...first, next };
+  return withOperations({ seed, kind, ...first, next });
+}
+
+/**
+ * How often each of the operator's and the server's moves is drawn, per transaction of a schedule (a bulk send: per
+ * batch). Rare: each costs a round trip or more (a deploy that moves the auto-upgrade workflows costs a worker), and
+ * 200 seeds still see each act a few times to a dozen.
+ */
+const OPERATIONS = { deploy: 0.08, suggest: 0.06, upkeep: 0.06, terminateLog: 0.05, terminateLate: 0.08 };
+
+/** Adds the operator's and the server's moves to a schedule: into its steps (at their times) and its late moves. */
+function addOperations(schedule: Schedule, random: () => number, scale: number): Schedule {
+  const chance = (p: number) => random() < p;
+  const share = (p: number) => chance(Math.min(1, p * scale));
+  const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  /**
+   * With (just after) a step already there: a move racing another; or anywhere in the first `within` of the time to
+   * the deadline (a transaction is often over well before it).
+   */
+  const when = (steps: readonly TimedStep[], deadlineMs: number, within = 1.1) =>
+    steps.length > 0 && chance(0.4) ? pick(steps).at + int(0, 2) * 1000 : int(0, Math.round((deadlineMs * within) / 1000)) * 1000;
+  if (schedule.bulk) {
+    const steps = [...schedule.steps];
+    const deadline = schedule.setup.signingDeadlineMs;
+    if (share(OPERATIONS.deploy)) steps.push({ kind: 'deploy', restart: false, at: when(steps, deadline) });
+    if (share(OPERATIONS.suggest)) steps.push({ kind: 'suggestContinueAsNew', workflow: 'batch', at: when(steps, deadline) });
+    return { ...schedule, steps: steps.sort((a, b) => a.at - b.at) };
+  }
+  const faults = [...schedule.faults];
+  const part = (setup: ScheduleSetup, base: readonly TimedStep[], baseLate: readonly Step[]) => {
+    const steps = [...base];
+    let late = [...baseLate];
+    const deadline = setup.signingDeadlineMs;
+    if (share(OPERATIONS.deploy)) steps.push({ kind: 'deploy', restart: chance(0.4), at: when(steps, deadline, 0.5) });
+    if (share(OPERATIONS.suggest)) {
+      const workflow = setup.callback && chance(0.4) ? 'eventLog' : 'transaction';
+      steps.push({ kind: 'suggestContinueAsNew', workflow, at: when(steps, deadline, 0.5) });
+    }
+    if (share(OPERATIONS.upkeep)) {
+      // Sometimes more than a page of archives (100), so a walk continues as new when the server suggests it.
+      const large = chance(0.15);
+      const upkeep: Step = {
+        kind: 'upkeep',
+        others: large ? int(100, 110) : int(0, 4),
+        evidence: Array.from({ length: int(1, 4) }, () => pick(['current', 'due', 'due', 'lapsed', 'unsealed', 'tampered'] as const)),
+        authority: pick(['ok', 'ok', 'down', 'refuses'] as const),
+        suggestContinueAsNew: large && chance(0.7),
+      };
+      // Beside a signature (its archive may be committed during the walk), anywhere, or after the end (its late archive too).
+      const signs = steps.filter((s) => s.kind === 'sign');
+      const where = pick(['sign', 'anywhere', 'late'] as const);
+      if (where === 'late') late.push({ ...upkeep, delayMs: int(0, 12 * 60) * MINUTE });
+      else steps.push({ ...upkeep, at: where === 'sign' && signs.length > 0 ? pick(signs).at + int(0, 2) * 1000 : when(steps, deadline) });
+      if (chance(0.3))
+        for (let i = int(1, 2); i > 0; i--)
+          faults.push({
+            activity: pick(['renewArchiveEvidence', 'renewArchiveEvidence', 'listArchivesForUpkeep'] as const),
+            call: int(1, 3),
+            when: chance(0.5) ? 'before' : 'after',
+          });
+    }
+    if (setup.callback && share(OPERATIONS.terminateLog)) {
+      if (chance(0.5)) steps.push({ kind: 'terminate', workflow: 'eventLog', at: when(steps, deadline) });
+      else late.push({ kind: 'terminate', workflow: 'eventLog', delayMs: int(0, 24 * 60) * MINUTE });
+    }
+    if (late.some((s) => s.kind === 'resend') && share(OPERATIONS.terminateLate)) {
+      // A late completion waits for an operator only when its ZIP was refused: terminated there, past the latest late webhook.
+      if (!late.some((s) => s.kind === 'badZip')) late = [{ kind: 'badZip' }, ...late];
+      late.push({ kind: 'terminate', workflow: 'lateCompletion', delayMs: 12 * HOUR });
+      if (chance(0.7)) late.push({ kind: 'completionAgain', delayMs: 13 * HOUR });
+    }
+    return { steps: steps.sort((a, b) => a.at - b.at), late };
+  };
+  const first = part(schedule.setup, schedule.steps, schedule.late);
+  const next = schedule.next?.map((n) => ({ ...n, ...part(n.setup, n.steps, n.late) }));
+  return { ...schedule, ...first, faults, ...(next ? { next } : {}) };
 }
 
 /** A bulk send of 2 to 5 rows (one page) and what happens to it: cancels, signers, 429s, a crash mid-page. */
@@ -449,8 +561,9 @@ function drawTransaction(
         step = { kind, operation: 'getTransaction' };
         break;
       default:
-        // The kinds that carry nothing but their kind (cancel, query, strayWebhook, restartWorker, fixZip, resend).
-        step = { kind };
+        // The kinds that carry nothing but their kind (cancel, query, strayWebhook, restartWorker, fixZip, resend); the
+        // operator's and the server's moves are never drawn here (addOperations adds them).
+        step = { kind } as Step;
     }
     steps.push({ ...step, at });
   }

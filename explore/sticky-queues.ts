@@ -24,13 +24,14 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { HINTED_PATHS, POLL_WORKFLOW_TASK_PATH, WORKFLOW_TASK_COMPLETED_PATH, type ServerHints } from './server-hints.js';
 
 const { PollWorkflowTaskQueueRequest } = proto.temporal.api.workflowservice.v1;
 const { QueryResultType, TaskQueueKind, WorkflowTaskFailedCause } = proto.temporal.api.enums.v1;
 /** Why a query sent to a restarted worker's queue failed: the test server's limit, not the workflow's. */
 export const QUERY_LOST_IN_RESTART = 'explorer: the query went to the queue of a worker that was restarted';
-const POLL_PATH = '/temporal.api.workflowservice.v1.WorkflowService/PollWorkflowTaskQueue';
-const COMPLETE_PATH = '/temporal.api.workflowservice.v1.WorkflowService/RespondWorkflowTaskCompleted';
+const POLL_PATH = POLL_WORKFLOW_TASK_PATH;
+const COMPLETE_PATH = WORKFLOW_TASK_COMPLETED_PATH;
 
 /**
  * The test server's answer to a workflow task completion that cancels a timer which fired while the task ran
@@ -39,7 +40,10 @@ const COMPLETE_PATH = '/temporal.api.workflowservice.v1.WorkflowService/RespondW
  */
 export const TEST_SERVER_TIMER_RACE = 'invalid history builder state for action';
 
-/** A gRPC pass-through (HTTP/2, plain text) that records the sticky queues polled through it. */
+/**
+ * A gRPC pass-through (HTTP/2, plain text) that records the sticky queues polled through it, and gives the worker the
+ * server's hints (explore/server-hints.ts) in the tasks it forwards.
+ */
 export class StickyQueueSpy {
   readonly address: string;
   /** Every sticky queue a worker has polled through this spy. */
@@ -49,13 +53,17 @@ export class StickyQueueSpy {
   readonly #server: http2.Http2Server;
   readonly #upstream: http2.ClientHttp2Session;
 
-  private constructor(server: http2.Http2Server, upstream: http2.ClientHttp2Session) {
+  private constructor(
+    server: http2.Http2Server,
+    upstream: http2.ClientHttp2Session,
+    readonly hints: ServerHints,
+  ) {
     this.#server = server;
     this.#upstream = upstream;
     this.address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
-  static async start(upstreamAddress: string): Promise<StickyQueueSpy> {
+  static async start(upstreamAddress: string, hints: ServerHints): Promise<StickyQueueSpy> {
     const upstream = http2.connect(`http://${upstreamAddress}`);
     upstream.on('error', () => {}); // each stream reports its own errors
     const server = http2.createServer();
@@ -67,10 +75,11 @@ export class StickyQueueSpy {
         upstream,
         (queue) => spy.on?.(queue),
         () => spy.refused?.(),
+        hints,
       ),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const started = new StickyQueueSpy(server, upstream);
+    const started = new StickyQueueSpy(server, upstream, hints);
     spy.on = (queue) => started.stickyQueues.add(queue);
     spy.refused = () => void started.refusedCompletions++;
     return started;
@@ -89,6 +98,7 @@ function forward(
   upstream: http2.ClientHttp2Session,
   onSticky: (queue: string) => void,
   onRefusedCompletion: () => void,
+  hints: ServerHints,
 ): void {
   const path = String(headers[':path']);
   const outgoing: http2.OutgoingHttpHeaders = { ':method': 'POST', ':path': path };
@@ -101,16 +111,26 @@ function forward(
     return;
   }
   const body: Buffer[] = [];
-  const inspect = path === POLL_PATH;
+  // An answer that may carry workflow tasks is held whole while hints are on, and forwarded with them set.
+  const hinted = hints.enabled && HINTED_PATHS.has(path);
+  const answer: Buffer[] = [];
+  const inspect = path === POLL_PATH || hinted;
   stream.on('data', (chunk: Buffer) => {
     if (inspect) body.push(chunk);
     call.write(chunk);
   });
   stream.on('end', () => {
     call.end();
-    if (inspect) {
+    if (path === POLL_PATH) {
       const queue = stickyQueueOf(Buffer.concat(body));
       if (queue) onSticky(queue);
+    }
+    if (hinted && path === COMPLETE_PATH) {
+      try {
+        hints.noteCompletion(Buffer.concat(body));
+      } catch {
+        // Not a completion the hints can read: nothing to note.
+      }
     }
   });
   // The worker gave up (a long poll at shutdown): so does the upstream call.
@@ -131,11 +151,13 @@ function forward(
   call.on('response', (response) => {
     noteRefusal(response);
     if (stream.closed) return;
-    const answer: http2.OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(response)) if (value !== undefined) answer[name] = value;
+    const headers: http2.OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(response)) if (value !== undefined) headers[name] = value;
+    // A hinted answer may change its length.
+    if (hinted) delete headers['content-length'];
     // A trailers-only answer (an error) ends here; otherwise the body and the trailers follow.
-    if (response['grpc-status'] !== undefined) stream.respond(answer, { endStream: true });
-    else stream.respond(answer, { waitForTrailers: true });
+    if (response['grpc-status'] !== undefined) stream.respond(headers, { endStream: true });
+    else stream.respond(headers, { waitForTrailers: true });
   });
   stream.on('wantTrailers', () => {
     const out: http2.OutgoingHttpHeaders = {};
@@ -147,10 +169,21 @@ function forward(
     noteRefusal(t);
   });
   call.on('data', (chunk: Buffer) => {
-    if (!stream.closed && !stream.destroyed) stream.write(chunk);
+    if (hinted) answer.push(chunk);
+    else if (!stream.closed && !stream.destroyed) stream.write(chunk);
   });
   call.on('end', () => {
-    if (!stream.closed && !stream.destroyed && stream.headersSent && !stream.writableEnded) stream.end();
+    if (stream.closed || stream.destroyed || !stream.headersSent || stream.writableEnded) return;
+    if (hinted && answer.length > 0) {
+      let out: Buffer = Buffer.concat(answer);
+      try {
+        out = hints.patchResponse(path, Buffer.concat(body), out);
+      } catch {
+        // Not a message the hints can read: forwarded as it came.
+      }
+      stream.write(out);
+    }
+    stream.end();
   });
 }
 

@@ -1,5 +1,6 @@
 // Schedules the interleaving explorer once failed on (explore/regressions/*.json), replayed as they are:
-// each names the defect it showed, and must now pass every check.
+// each names the defect it showed, and must now pass every check; one marked `open` (a defect found and not fixed
+// yet) must still fail its check, so that its fix is noticed.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Explorer } from '../explore/explore.js';
 import { loadRegressions } from '../explore/regressions.js';
@@ -24,7 +25,13 @@ for (const r of regressions) {
     // Runs are not perfectly repeatable (threads and the server race), so each schedule runs a few times.
     for (let i = 0; i < 3; i++) {
       const { findings } = await explorer.run(r.schedule);
-      expect(findings).toEqual([]);
+      // A defect not fixed yet still shows (once fixed, this fails: remove `open` from its file).
+      if (r.open)
+        expect(
+          findings.map((f) => f.check),
+          `${r.name} is marked open: does it still fail ${r.open.check}?`,
+        ).toContain(r.open.check);
+      else expect(findings).toEqual([]);
     }
   });
 }
