@@ -14,7 +14,7 @@ import type { UrlPolicy } from './support/url-policy.js';
 import { TemplateDocumentNotFound } from '../src/templates/errors.js';
 import type { TemplateStore } from '../src/templates/store.js';
 import { ObjectRefused, type ObjectStore } from '../src/storage/object-store.js';
-import { documentObjectKey } from '../src/storage/documents.js';
+import { documentObjectKey, isPdfHead } from '../src/storage/documents.js';
 
 export interface DocumentDeps {
   client: EsignClient;
@@ -197,8 +197,6 @@ async function inspect(handle: FileHandle, fileName: string, label: string, maxB
   if (!isPdfHead(head)) throw invalid(`${label} is not a PDF`);
   return { handle, size: st.size, mtimeMs: st.mtimeMs, fileName };
 }
-
-const isPdfHead = (head: Uint8Array) => Buffer.from(head.subarray(0, 5)).toString('latin1') === '%PDF-';
 
 /**
  * The bytes of an open document as sent, read through its descriptor only, from offset 0 to the size fstat gave:

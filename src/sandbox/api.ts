@@ -12,7 +12,7 @@ import {
 import { SandboxError, validated } from './errors.js';
 import type { ClientInfo } from './authentication.js';
 import type { SandboxMailer } from './mailer.js';
-import { InvalidPdfError, inspectPdf } from './pdf.js';
+import { InvalidPdfError, inspectPdf } from '../storage/pdf-inspect.js';
 import { ownedTransaction, toRecord } from './records.js';
 import type { SandboxStore, TransactionBody, TransactionRow as TransactionRecordRow } from './store.js';
 import type { SandboxTokens } from './tokens.js';

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { inspectPdf } from '../sandbox/pdf.js';
+import { inspectPdf } from '../storage/pdf-inspect.js';
 import type { TemplateTag } from './definition.js';
 
 /** The provider's upload limit (docs/spec-gaps.md row 21) and the worker's default. */
