@@ -2,7 +2,8 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { UnsafeZipError, verifyZip } from '../src/archive/zip-verify.js';
+import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip } from '../src/archive/zip-verify.js';
+import { workerConfigFromEnv } from '../src/worker/config.js';
 import { samplePdf } from '../src/sandbox/pdf.js';
 import { renameZipEntry, writeZip, type ZipEntrySpec } from './support/zip.js';
 
@@ -90,5 +91,31 @@ describe('verifyZip', () => {
     const dotdot = await zipOf('dotdot-kind.zip', [{ name: 'xx/evil.pdf', data: pdf }]);
     await renameZipEntry(dotdot, 'xx/evil.pdf', '../evil.pdf');
     expect(await kindOf('dotdot-kind.zip', await readFile(dotdot))).toBe(false);
+  });
+});
+
+describe("the worker's ZIP limits (ESIGN_ZIP_MAX_*)", () => {
+  const base = { ESIGN_PROVIDER_TOKEN: 'token', ESIGN_SIGNATURE_VERIFICATION: 'off' };
+
+  it('are the defaults unless set, and a ZIP beyond the ones set is refused', async () => {
+    expect(workerConfigFromEnv(base).zipLimits).toEqual(DEFAULT_ZIP_LIMITS);
+    const limits = workerConfigFromEnv({
+      ...base,
+      ESIGN_ZIP_MAX_ENTRIES: '1',
+      ESIGN_ZIP_MAX_UNCOMPRESSED_BYTES: '1000000',
+      ESIGN_ZIP_MAX_RATIO: '50',
+    }).zipLimits;
+    expect(limits).toEqual({ maxEntries: 1, maxTotalUncompressed: 1_000_000, maxRatio: 50 });
+    const two = await zipOf('two-for-limits.zip', [
+      { name: 'a.pdf', data: pdf },
+      { name: 'b.pdf', data: pdf },
+    ]);
+    await expect(verifyZip(two)).resolves.toHaveLength(2);
+    await expect(verifyZip(two, limits)).rejects.toBeInstanceOf(UnsafeZipError);
+  });
+
+  it('refuses a limit that is not a positive number, naming the variable', () => {
+    expect(() => workerConfigFromEnv({ ...base, ESIGN_ZIP_MAX_ENTRIES: '0' })).toThrow(/ESIGN_ZIP_MAX_ENTRIES/);
+    expect(() => workerConfigFromEnv({ ...base, ESIGN_ZIP_MAX_RATIO: 'many' })).toThrow(/ESIGN_ZIP_MAX_RATIO/);
   });
 });

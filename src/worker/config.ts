@@ -6,6 +6,7 @@ import { envBool, envList, parseEnv } from '../util/env.js';
 import { parseCertificates } from '../evidence/pki.js';
 import { parsePin } from '../evidence/trust.js';
 import type { EvidencePolicy } from '../archive/evidence.js';
+import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../archive/zip-verify.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 import { ProviderEnv, providerSettings } from '../esign/provider-env.js';
 import { templateStoreSetting, type TemplateStoreSetting } from '../templates/env.js';
@@ -35,6 +36,13 @@ export const WorkerEnv = z.object({
     .int()
     .positive()
     .default(25 * 1024 * 1024),
+  /**
+   * What a completed ZIP may hold before it is refused unread (src/archive/zip-verify.ts): entries, bytes once
+   * uncompressed, and the uncompressed/compressed ratio of any entry (a zip bomb's mark).
+   */
+  ESIGN_ZIP_MAX_ENTRIES: z.coerce.number().int().positive().default(DEFAULT_ZIP_LIMITS.maxEntries),
+  ESIGN_ZIP_MAX_UNCOMPRESSED_BYTES: z.coerce.number().int().positive().default(DEFAULT_ZIP_LIMITS.maxTotalUncompressed),
+  ESIGN_ZIP_MAX_RATIO: z.coerce.number().positive().default(DEFAULT_ZIP_LIMITS.maxRatio),
   ESIGN_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(100),
   ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().positive().default(40),
   // A transaction spends most of its life waiting for signers: a cached one costs about 0.6 MiB and saves only a
@@ -104,6 +112,7 @@ export interface WorkerConfig {
   /** Hosts of allowedUrls that may resolve to internal addresses (src/http/outbound.ts). */
   allowedInternalHosts: string[];
   maxDocumentBytes: number;
+  zipLimits: ZipLimits;
   minReconcileInterval: string;
   /** Never logged. */
   callbackSecrets: string[];
@@ -220,6 +229,11 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     allowedUrls: e.ESIGN_ALLOWED_URLS,
     allowedInternalHosts: e.ESIGN_ALLOWED_INTERNAL_HOSTS,
     maxDocumentBytes: e.ESIGN_MAX_DOCUMENT_BYTES,
+    zipLimits: {
+      maxEntries: e.ESIGN_ZIP_MAX_ENTRIES,
+      maxTotalUncompressed: e.ESIGN_ZIP_MAX_UNCOMPRESSED_BYTES,
+      maxRatio: e.ESIGN_ZIP_MAX_RATIO,
+    },
     minReconcileInterval: e.ESIGN_MIN_RECONCILE_INTERVAL,
     callbackSecrets: e.ESIGN_CALLBACK_SECRETS,
     callbackAttempts: e.ESIGN_CALLBACK_ATTEMPTS,

@@ -152,6 +152,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       documentRoots: config.documentRoots,
       allowedUrls: config.allowedUrls,
       maxDocumentBytes: config.maxDocumentBytes,
+      zipLimits: config.zipLimits,
       minReconcileInterval: config.minReconcileInterval,
       callbackSecrets: config.callbackSecrets,
       callbackDelivery: { ...DEFAULT_CALLBACK_DELIVERY, attempts: config.callbackAttempts },
