@@ -31,6 +31,21 @@ function fontBytes(name: FontName): Promise<Uint8Array> {
   return bytes;
 }
 
+/**
+ * fontkit, parsing each font file once per process: pdf-lib asks it to parse the file for every document it embeds
+ * the font in, and parsing its tables (and the glyphs and layout lookups it then caches on the font) was most of what
+ * a certificate cost. The font is only read, never changed: each document still embeds its own subset of it.
+ */
+const parsed = new WeakMap<Uint8Array, ReturnType<typeof fontkit.create>>();
+const parsedOnce: typeof fontkit = {
+  create(bytes, postscriptName) {
+    if (postscriptName !== undefined) return fontkit.create(bytes, postscriptName);
+    let font = parsed.get(bytes);
+    if (!font) parsed.set(bytes, (font = fontkit.create(bytes)));
+    return font;
+  },
+};
+
 /** One face and the faces that stand in for characters it lacks. */
 export interface Face {
   fonts: { font: PDFFont; has: Set<number> }[];
@@ -45,7 +60,7 @@ export class UnicodeFonts {
 
   /** Embeds the fonts `texts` need into `doc` (the CJK face only when some text needs it). */
   static async embed(doc: PDFDocument, texts: Iterable<string>): Promise<UnicodeFonts> {
-    doc.registerFontkit(fontkit);
+    doc.registerFontkit(parsedOnce);
     const load = async (name: FontName) => {
       const font = await doc.embedFont(await fontBytes(name), { subset: true });
       fileOf.set(font, name);

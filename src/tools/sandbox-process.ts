@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxControlClient } from '../sandbox/control-client.js';
 import { launch, type Launched } from './launch.js';
@@ -19,6 +20,10 @@ export interface SandboxProcess {
 
 /** Starts the provider sandbox in its own process (so its memory and CPU are not the caller's), on a free port. */
 export async function launchSandbox(dataDir: string, env: Record<string, string> = {}): Promise<SandboxProcess> {
+  // The test suite's one PKI for all its sandboxes (test/setup/temporal-server.ts): its keys, not new ones, as a
+  // restarted sandbox keeps the keys in its data dir.
+  const pki = globalThis.process.env.ESIGN_TEST_SANDBOX_PKI;
+  if (pki && !existsSync(join(dataDir, 'pki'))) await cp(pki, join(dataDir, 'pki'), { recursive: true });
   const process = await launch('src/sandbox/main.ts', {
     env: { SANDBOX_PORT: '0', SANDBOX_DATA_DIR: dataDir, SANDBOX_MAX_UPLOAD_BYTES: String(2 ** 31), ...env },
     ready: /listening on \S+[\s\S]*dev API token:\s+\S+[\s\S]*webhook secret:\s+\S+\s/,

@@ -5,6 +5,7 @@ import { startDevServer } from '../../src/temporal/dev-server.js';
 import type { TestProject } from 'vitest/node';
 import { ensureTemporalBinaries } from '../../src/temporal/binaries.js';
 import { writeWorkflowBundle } from '../../src/tools/bundle.js';
+import { SandboxSeal } from '../../src/sandbox/seal.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,9 +28,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // about forty files start workers. Set before the test processes are forked, which inherit it.
   const bundleDir = await mkdtemp(join(tmpdir(), 'esign-test-bundle-'));
   const bundling = writeWorkflowBundle(bundleDir);
+  // One sandbox PKI (CA, seal and time-stamping keys) for the run, copied into each sandbox's data dir
+  // (test/support/sandbox.ts, src/tools/sandbox-process.ts) rather than generated for each test file.
+  const pki = join(bundleDir, 'sandbox-pki');
+  const pkiMade = SandboxSeal.open(pki);
   const binaries = await ensureTemporalBinaries('all');
   const env = await startDevServer({ cliPath: binaries.cli });
   process.env.ESIGN_WORKFLOW_BUNDLE = await bundling;
+  await pkiMade;
+  process.env.ESIGN_TEST_SANDBOX_PKI = pki;
   project.provide('temporalAddress', env.address);
   project.provide('temporalNamespace', env.namespace ?? 'default');
   project.provide('temporalTestServerPath', binaries.testServer);

@@ -30,10 +30,14 @@ export interface TestSandbox {
 }
 
 /** A real sandbox over HTTP on a free port, in a fresh data dir. */
-/** One sandbox PKI per test process, copied into each sandbox's data dir: RSA key generation costs about a second. */
+/**
+ * One sandbox PKI per test run (ESIGN_TEST_SANDBOX_PKI, made by test/setup/temporal-server.ts), else per test
+ * process, copied into each sandbox's data dir: RSA key generation costs about a second of CPU.
+ */
 let sharedPki: Promise<string> | undefined;
 async function seedPki(dataDir: string): Promise<void> {
   sharedPki ??= (async () => {
+    if (process.env.ESIGN_TEST_SANDBOX_PKI) return process.env.ESIGN_TEST_SANDBOX_PKI;
     const dir = await mkdtemp(join(tmpdir(), 'esign-sandbox-pki-'));
     await SandboxSeal.open(dir);
     return dir;
