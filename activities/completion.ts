@@ -123,14 +123,16 @@ export function createCompletionActivities(deps: CompletionDeps) {
 
     /**
      * Hands an event that comes after the transaction ended (`transaction.completed_late`) to its event log, which
-     * numbers it after the others: signals the log if it runs, starts it again from its last view if it closed after
-     * its retention, or starts one if the transaction never had one. Idempotent: the log takes an event's key once.
+     * numbers it after the others: signals the log if it runs, starts it again from its last state if it closed
+     * (after its retention, or terminated by an operator: src/client/event-log-recovery.ts), or starts one if the
+     * transaction never had one. A closed log whose state cannot be read fails this (retried) rather than start a
+     * log numbered from 1 again. Idempotent: the log takes an event's key once.
      */
     async appendToEventLog(input: { referenceId: string; callbackUrl: string; event: IntegratorEvent }): Promise<void> {
       deps.urlPolicy.check(input.callbackUrl, 'callbackUrl');
       const { client, info } = Context.current();
       const workflowId = eventLogIdFor(input.referenceId);
-      // A running log just takes the signal; a closed one starts again from its last view, delivering to the
+      // A running log just takes the signal; a closed one starts again from its last state, delivering to the
       // endpoint of the transaction that now speaks (a referenceId used again may name another); else a new one.
       const { restart } = await eventLogState(client, input.referenceId);
       const start: EventLogInput = restart

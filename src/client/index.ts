@@ -66,7 +66,7 @@ export {
 // Events sent to the transaction's callbackUrl: verifying them, and the event log (what was sent, redelivery).
 export { EsignEventRejected, EsignEventVerifier } from './events.js';
 export type { VerifiedEsignEvent } from './events.js';
-export { listEsignEvents, NoEventLog, redeliverEsignEvents } from './event-log.js';
+export { EventLogUnreadable, listEsignEvents, NoEventLog, redeliverEsignEvents } from './event-log.js';
 export { eventLogIdFor, eventLogQuery, redeliverEventsUpdate } from '../definitions/event-log.js';
 export type { DeliveryAttempt, EndpointHealth, EventLogView, LoggedEvent, RedeliverRequest } from '../definitions/event-log.js';
 

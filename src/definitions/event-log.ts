@@ -97,3 +97,30 @@ export interface RedeliverRequest {
 
 /** Sends the chosen events again (same `webhook-id`), in order, once those still pending went; answers how many. */
 export const redeliverEventsUpdate = defineUpdate<{ queued: number; sequences: number[] }, [RedeliverRequest]>('redeliverEvents');
+
+/** The events that end a transaction. */
+const ENDS = new Set<IntegratorEvent['type']>([
+  'transaction.completed',
+  'transaction.declined',
+  'transaction.cancelled',
+  'transaction.expired',
+  'transaction.deleted',
+]);
+
+/**
+ * Every transaction the log names has ended (the log's `ended`: then it may close after its retention). Each event's
+ * key starts with its provider transaction's id (the referenceId, for one never created), and each of those has an
+ * end event: a referenceId used again for a later transaction opens the log again until that one ends too. A late
+ * completion ends its transaction as its end did. The log (workflows/event-log.ts) and a client reading a closed log's
+ * history (src/client/event-log-recovery.ts) both decide it so.
+ */
+export function everyTransactionEnded(events: readonly Pick<LoggedEvent, 'key' | 'type'>[]): boolean {
+  const named = new Set<string>();
+  const ended = new Set<string>();
+  for (const e of events) {
+    const transaction = e.key.slice(0, Math.max(0, e.key.indexOf(':')));
+    named.add(transaction);
+    if (ENDS.has(e.type) || e.type === 'transaction.completed_late') ended.add(transaction);
+  }
+  return ended.size > 0 && [...named].every((t) => ended.has(t));
+}
