@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { describeIfExists } from '../src/client/describe.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { WORKFLOW_TYPE, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
@@ -58,11 +58,40 @@ export function createInboxActivities(deps: InboxDeps) {
      * being the provider's record's. A running one will register; an ended
      * one (or none) will not, and the caller archives the completion late
      * with what the owner left: its outcome and uploads' hashes (its
-     * result), its archive prefix and callback (its input).
+     * result), its archive prefix and callback (its input). When the
+     * provider's record could not be read, the owner is found without it
+     * (`unconfirmed`), so a late copy of a completion its owner archived is
+     * still known for one.
      */
-    async findTransactionOwner(input: { transactionId: string; referenceId: string | null }): Promise<TransactionOwner> {
+    async findTransactionOwner(input: {
+      transactionId: string;
+      /** The referenceId the provider's record names (null: it names none); with `unconfirmed`, the bridge's, if any. */
+      referenceId: string | null;
+      /**
+       * The provider's record could not be read (a final 4xx, or no answer): the owner is the run that names the
+       * transaction in visibility, else the workflow of `referenceId`; with neither, it cannot be told (a failure),
+       * which is not "there is none".
+       */
+      unconfirmed?: boolean;
+    }): Promise<TransactionOwner> {
       const { client, info } = Context.current();
       const none: TransactionOwner = { owner: 'ended', ownerWorkflowId: null, outcome: null };
+      if (input.unconfirmed) {
+        const named = await runNaming(client, input.transactionId);
+        if (named?.status === 'RUNNING') return { owner: 'running', ownerWorkflowId: named.workflowId };
+        if (named) return endedOwner(client, named.workflowId, named.runId, named.status, input.transactionId);
+        if (!input.referenceId) {
+          if (info.currentAttemptScheduledTimestampMs - info.scheduledTimestampMs < VISIBILITY_LAG_MS)
+            throw ApplicationFailure.retryable(
+              'no run names this transaction in visibility (yet), and the provider’s record was not read; looked for again',
+              FailureType.ProviderUnavailable,
+            );
+          throw ApplicationFailure.nonRetryable(
+            'the owner of this transaction cannot be told: no run names it in visibility, and neither the provider’s record nor the bridge gave its referenceId',
+            FailureType.ProviderUnavailable,
+          );
+        }
+      }
       if (!input.referenceId) return none;
       const workflowId = workflowIdFor(input.referenceId);
       // The referenceId may have been used again since: the run that ended naming this transaction is its owner.
@@ -137,7 +166,6 @@ export function createInboxActivities(deps: InboxDeps) {
   };
 }
 
-/** The archive prefix and callback of a workflow run's input (the first event of its history, decoded as the client decodes results). */
 /**
  * The run of `workflowId` that ended (not by continue-as-new) naming `transactionId`, from visibility: with a
  * reused referenceId the latest run may be another transaction's. Undefined when visibility has none (yet), or
@@ -159,6 +187,50 @@ async function endedRunNaming(
     log.info('could not search visibility for the run that owned the transaction', { workflowId, error: (err as Error).message });
   }
   return undefined;
+}
+
+/**
+ * The transaction workflow run that names `transactionId` (its `EsignTransactionId`), whatever its workflow id, found
+ * without the provider's record: from visibility, with its status as the server has it now (visibility lags an end).
+ * A run that continued as new is followed to its chain's latest run. Undefined when visibility shows none (yet), or
+ * cannot be asked (a server without advanced visibility, such as the time-skipping test server).
+ */
+async function runNaming(
+  client: Client,
+  transactionId: string,
+): Promise<{ workflowId: string; runId: string; status: string } | undefined> {
+  // The id goes into the query as a string literal: one that could close the literal is not looked up.
+  if (/['"\\]/.test(transactionId)) return undefined;
+  let found: { workflowId: string; runId?: string } | undefined;
+  try {
+    const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${EsignTransactionId.name} = '${transactionId}'`;
+    for await (const run of client.workflow.list({ query })) {
+      if (run.status.name !== 'CONTINUED_AS_NEW') {
+        found = { workflowId: run.workflowId, runId: run.runId };
+        break;
+      }
+      found ??= { workflowId: run.workflowId };
+    }
+  } catch (err) {
+    log.info('could not search visibility for the run that names the transaction', { transactionId, error: (err as Error).message });
+    return undefined;
+  }
+  if (!found) return undefined;
+  const { workflowId } = found;
+  const describe = (runId?: string) =>
+    client.workflow
+      .getHandle(workflowId, runId)
+      .describe()
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return undefined;
+        throw err;
+      });
+  let described = await describe(found.runId);
+  if (described?.status.name === 'CONTINUED_AS_NEW') described = await describe();
+  // The chain's latest run may be a later transaction's (a reused referenceId): only a run that names this one is its owner.
+  if (!described || described.type !== WORKFLOW_TYPE || described.typedSearchAttributes.get(EsignTransactionId) !== transactionId)
+    return undefined;
+  return { workflowId, runId: described.runId, status: described.status.name };
 }
 
 /** What an ended owner left for a late completion: its outcome and uploads' hashes (result), prefix and callback (input). */
@@ -192,6 +264,7 @@ async function endedOwner(
   };
 }
 
+/** The archive prefix and callback of a workflow run's input (the first event of its history, decoded as the client decodes results). */
 async function startInput(
   client: Client,
   workflowId: string,

@@ -99,6 +99,12 @@ const REFUSAL_PATHS = [
  * withdraw waits past the refused replace's window and withdraws again (test/replace-refused-window.test.ts) (from 0.2.0).
  */
 const REPLACE_REFUSED_PATHS = ['replace-refused-lands-after-withdraw.json'];
+/**
+ * A late copy of a completion its owner archived, whose read of the provider's record the provider refused (422): the
+ * owner found without it, the copy dropped; and an owner that could not be told at first, found before the
+ * completion would be closed as orphaned (test/inbox-refused-read.test.ts records them) (from 0.2.0).
+ */
+const INBOX_REFUSED_READ_PATHS = ['inbox-owner-archived-read-refused.json', 'inbox-owner-found-before-orphaned.json'];
 /** Every path 0.1.0 recorded, which the current code records too (npm run replay:regenerate). */
 const RECORDED = [
   ...STATE_MACHINE_PATHS,
@@ -135,6 +141,7 @@ const EXPECTED: Record<string, string[]> = {
     ...LATE_REFUSED_PATHS,
     ...REFUSAL_PATHS,
     ...REPLACE_REFUSED_PATHS,
+    ...INBOX_REFUSED_READ_PATHS,
   ],
 };
 /** Workflow types whose open runs move to the current version (each declares AUTO_UPGRADE beside its definition). */

@@ -39,7 +39,8 @@ import {
 } from '../src/definitions/inbox.js';
 import { readNotification } from './notification.js';
 import { EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
-import { LATE_COMPLETION_PATCH, LATE_RETRY_PATCH, OWNER_LOOKUP_PATCH } from './patches.js';
+import { findOwner } from './inbox-owner.js';
+import { LATE_COMPLETION_PATCH, LATE_RETRY_PATCH, OWNER_LOOKUP_PATCH, OWNER_WITHOUT_RECORD_PATCH } from './patches.js';
 import { versioningBehavior } from './versioning.js';
 
 const starter = proxyActivities<EsignActivities>({
@@ -47,14 +48,6 @@ const starter = proxyActivities<EsignActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   summary: 'Start the archiving of a completion nobody waits for',
 });
-/** A few attempts only: when the owner cannot be found, the inbox waits for it as before. */
-const lookup = (summary: string) =>
-  proxyActivities<EsignActivities>({
-    startToCloseTimeout: '1 minute',
-    heartbeatTimeout: '10 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
-    summary,
-  });
 
 /** What a late completion archives and reports with: how the owner ended, and what it handed over. */
 type Handover = Omit<OwnerFinished, 'outcome'> & { outcome: EsignOutcome | null };
@@ -129,19 +122,10 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
     await condition(() => pending.some((n) => n.event === ESIGN_COMPLETED_EVENT));
     if (patched(OWNER_LOOKUP_PATCH)) {
       try {
-        const described = await lookup('Read the completed transaction at the provider').describeTransaction(input.transactionId);
-        if (described.status === 'completed') {
-          const found = await lookup('Find the workflow that owns this transaction').findTransactionOwner({
-            transactionId: input.transactionId,
-            referenceId: described.referenceId,
-          });
-          if (found.owner === 'ended') return found;
+        const found = await findOwner(input);
+        if (found?.owner === 'ended') return found;
+        if (found)
           log.info('a completion arrived before its transaction workflow registered; waiting for it', { owner: found.ownerWorkflowId });
-        } else {
-          log.warn('a completion arrived, but the provider says otherwise; waiting as for any notification', {
-            providerStatus: described.status,
-          });
-        }
       } catch (err) {
         if (isCancellation(err)) throw err;
         log.warn('could not find the owner of a completion; waiting as for any notification', { error: (err as Error).message });
@@ -165,6 +149,17 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
       CancellationScope.current().cancel();
     }
   });
+  if (!registered && !ended && pending.some((n) => n.event === ESIGN_COMPLETED_EVENT) && patched(OWNER_WITHOUT_RECORD_PATCH)) {
+    // A completion is about to be closed as orphaned, and archived without what an owner left: its owner is looked
+    // up once more (the provider may answer now, visibility has long caught up), so one that ended is not missed.
+    // None found, or none to be found, it is closed as orphaned as before.
+    try {
+      const found = await findOwner(input);
+      if (found?.owner === 'ended' && found.ownerWorkflowId !== null) ended = found;
+    } catch (err) {
+      log.warn('could not find the owner of a completion before closing it as orphaned', { error: (err as Error).message });
+    }
+  }
   if (ended && owner === null) {
     // Nobody will register: what the ended owner left stands in for its OwnerFinished signal.
     const { ownerWorkflowId, owner: _found, ...handover } = ended;
@@ -173,6 +168,11 @@ export async function esignInbox(input: InboxInput): Promise<InboxResult> {
     finishedAs = handover;
     for (const n of pending.splice(0)) {
       if (n.event === ESIGN_COMPLETED_EVENT && handover.outcome !== 'completed') late.push(n);
+      else if (n.event === ESIGN_COMPLETED_EVENT)
+        log.info('a late copy of a completion its owner archived: dropped', {
+          notificationId: n.data.notificationId,
+          owner: ownerWorkflowId,
+        });
       else log.info('stale notification: the transaction workflow has finished', { notificationId: n.data.notificationId });
     }
     log.warn('a completion arrived that no transaction workflow will take: its owner has ended, or there is none', {

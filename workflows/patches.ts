@@ -22,6 +22,13 @@ export const OWNER_LOOKUP_PATCH = 'inbox-looks-up-owner-of-completion';
  * if the earlier run did not archive); histories before it started one at most.
  */
 export const LATE_RETRY_PATCH = 'inbox-retries-late-completion';
+/**
+ * When the provider does not answer the inbox's read of a completed transaction (a final 4xx, or not at all), the
+ * owner is still looked up, without the record (the run that names the transaction, or the referenceId the bridge
+ * routed by); and a completion about to be closed as orphaned has its owner looked up once more. Histories before it
+ * waited as for any notification, then archived the completion without what its owner left, even one it had archived.
+ */
+export const OWNER_WITHOUT_RECORD_PATCH = 'inbox-finds-owner-without-provider-record';
 
 // ------------------------------------------------------- esignLateCompletion
 /**

@@ -74,6 +74,8 @@ export async function deliverNotification(client: Client, notification: EsignWeb
   const args: InboxInput = {
     transactionId: notification.data.transaction_id,
     ...(options.orphanAfter ? { orphanAfter: options.orphanAfter } : {}),
+    // What the provider's record named: the inbox finds the owner by it too, should its own read of the record fail.
+    ...(referenceId !== null ? { referenceId } : {}),
   };
   try {
     await client.withDeadline(deadline, () =>

@@ -25,6 +25,12 @@ export interface InboxInput {
   orphanAfter?: string;
   /** How long the inbox stays to acknowledge late redeliveries once its transaction finished. */
   retainAfterOwnerFinished?: string;
+  /**
+   * The referenceId the provider's record named when the bridge routed the completion that started the inbox (its
+   * owner, `esign-<referenceId>`, had no running run): the inbox looks its owner up by it, besides the transaction id,
+   * when its own read of the record fails.
+   */
+  referenceId?: string;
 }
 
 export interface InboxResult {
@@ -59,7 +65,9 @@ export const inboxStatusQuery = defineQuery<{ owner: string | null; pending: num
 /**
  * Who owns a transaction whose completion reached an inbox no workflow has
  * registered with (`findTransactionOwner`): the workflow `esign-<referenceId>`
- * named by the provider's record.
+ * named by the provider's record; when that record cannot be read, the run that
+ * names the transaction (`EsignTransactionId`), or the workflow of the
+ * referenceId the bridge routed the completion by.
  */
 export type TransactionOwner =
   /** It runs: it registers with the inbox and follows the transaction to its end by itself. */
