@@ -102,6 +102,20 @@ const MAX_LOOKUP_PAGES = 200;
 export function createTransactionActivities(deps: TransactionDeps) {
   const lookupPages = deps.createLookupPages ?? 10;
 
+  /** Throws, saying why the 404 is not taken as the provider's answer, unless the provider answers its list. */
+  async function providerAnswersItsList(notFound: EsignApiError, signal: AbortSignal): Promise<void> {
+    const listed = await deps.client.listTransactions({ limit: 1 }, { signal }).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+    if (listed === undefined) return;
+    throw ApplicationFailure.create({
+      message: `${notFound.message}; the provider did not answer its list either (${listed.message}), so the 404 is not taken as its answer`,
+      type: FailureType.ProviderUnavailable,
+      details: [{ status: null, kind: 'not_found_unconfirmed' }],
+    });
+  }
+
   /**
    * Finds the transaction an earlier attempt created: StoragePaths are unique
    * per upload, so a record with our referenceId and exactly our StoragePaths
@@ -156,9 +170,18 @@ export function createTransactionActivities(deps: TransactionDeps) {
       return toRef(listed, 'createTransaction');
     },
 
-    /** The provider's status of the transaction, with each participant's progress when the provider reports it. */
+    /**
+     * The provider's status of the transaction, with each participant's progress when the provider reports it. A 404
+     * is the provider's answer only while it answers its list: a wrong base URL, or a gateway answering 404 for
+     * everything, must never be taken for the provider not having the transaction (the workflow ends it `deleted` on
+     * a second 404, workflows/transaction/steps.ts `readState`).
+     */
     async getTransactionStatus(transactionId: string): Promise<TransactionState> {
-      const record = await callProvider(() => deps.client.getTransaction(transactionId, { signal: Context.current().cancellationSignal }));
+      const signal = Context.current().cancellationSignal;
+      const record = await whileHeartbeating(() => deps.client.getTransaction(transactionId, { signal })).catch(async (err: unknown) => {
+        if (err instanceof EsignApiError && err.kind === 'http' && err.status === 404) await providerAnswersItsList(err, signal);
+        throw providerFailure(err);
+      });
       return toState(transactionId, record);
     },
 

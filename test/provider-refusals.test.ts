@@ -1,18 +1,22 @@
 // A provider that fails or refuses one endpoint while the rest of its API works (test/support/provider-proxy.ts, in
 // front of the sandbox): a signing-URL endpoint that keeps failing or answers 4xx never holds the transaction's loop
-// nor fails its run; a 404 ends a transaction `deleted` only as the confirmation of the provider's own deletion
-// webhook, and alone (a poll, a withdraw) ends nothing, as it may be passing; reads that keep failing never hold a
-// cancel; a replace given up on that reaches the provider after the
-// withdraw does not leave a cancelled transaction signable (issue 39, defect 4 and two suspects).
-import { randomBytes } from 'node:crypto';
+// nor fails its run; a 404 ends a transaction `deleted` as the confirmation of the provider's own deletion webhook, or
+// of an earlier 404 (a provider that deleted it, lost the webhook and forgot it: the run never ended), and a 404 that
+// passes (a poll, a withdraw) ends nothing; reads that keep failing never hold a cancel; a replace given up on that
+// reaches the provider after the withdraw does not leave a cancelled transaction signable (issue 39, defect 4 and two
+// suspects; explore/regressions/purged-after-lost-deletion-never-ends.json).
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { format } from 'prettier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTransactionActivities } from '../activities/transactions.js';
 import { cancelEsignTransaction, getEsignTransaction, issueSigningUrl } from '../src/client/transactions.js';
+import { EsignStatus } from '../src/definitions/search-attributes.js';
 import { replaceTransactionUpdate } from '../src/definitions/transaction.js';
 import { EsignClient } from '../src/esign/client.js';
 import { failureTypeOf } from '../src/client/failures.js';
@@ -21,6 +25,7 @@ import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { ProviderProxy } from './support/provider-proxy.js';
+import { StubHttpServer } from './support/stub-http.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -111,13 +116,18 @@ describe('a provider that no longer has a deleted transaction (404)', () => {
   let proxy: ProviderProxy;
   /** Transactions the provider "forgot": every call naming them answers 404. */
   const forgotten = new Set<string>();
+  /** Transactions whose replace (the withdraw's PUT) answers 404 while their reads answer (a 404 that passes). */
+  const writesMisrouted = new Set<string>();
   beforeAll(async () => {
     env = await startEsignTestEnv({
       bridge: true,
       providerClient: async (sandbox) => (proxy = await ProviderProxy.start(sandbox.running.url, sandbox.token)).client,
     });
-    proxy.answer = (_method, path) =>
-      [...forgotten].some((id) => path.includes(`/transactions/${id}`)) ? { status: 404, detail: 'no such transaction' } : undefined;
+    proxy.answer = (method, path) =>
+      [...forgotten].some((id) => path.includes(`/transactions/${id}`)) ||
+      (method === 'PUT' && [...writesMisrouted].some((id) => path.includes(`/transactions/${id}`)))
+        ? { status: 404, detail: 'no such transaction' }
+        : undefined;
   });
   afterAll(async () => {
     await env?.close();
@@ -137,20 +147,31 @@ describe('a provider that no longer has a deleted transaction (404)', () => {
     await record(handle, 'deleted-confirmed-by-404.json');
   }, 60_000);
 
-  it('a cancel whose withdraw meets a 404 alone is answered ProviderRejected; the run follows the transaction on', async () => {
+  it('a cancel whose withdraw meets a 404 that passes (the read after it answers) is answered ProviderRejected; the run follows on', async () => {
     const input = env.input();
     const { handle } = await env.start(input);
     const { transactionId, participants } = await waitForPhase(handle, 'awaiting_signatures');
-    forgotten.add(transactionId!);
+    writesMisrouted.add(transactionId!);
     const refused = await cancelEsignTransaction(env.temporal.client, input.referenceId, 'no longer needed').catch((e: unknown) => e);
     expect(failureTypeOf(refused)).toBe(FailureType.ProviderRejected);
-    // The provider answers again, and still had it: it completes, and is archived.
-    forgotten.delete(transactionId!);
+    // The provider still had it: it completes, and is archived.
+    writesMisrouted.delete(transactionId!);
     for (const p of participants) await env.sandbox.control.signAs(transactionId!, p.id);
     expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'completed' });
-  }, 60_000);
+  }, 90_000);
 
-  it('a 404 met by the reconciliation poll alone ends nothing: the transaction is followed on and completes', async () => {
+  it('a cancel whose withdraw meets a 404, confirmed by a read a little later, returns the end: deleted by the provider', async () => {
+    const input = env.input();
+    const { handle } = await env.start(input);
+    const { transactionId } = await waitForPhase(handle, 'awaiting_signatures');
+    forgotten.add(transactionId!);
+    const cancelled = await cancelEsignTransaction(env.temporal.client, input.referenceId, 'no longer needed');
+    expect(cancelled).toMatchObject({ status: 'deleted', endedBy: 'provider', reason: expect.stringContaining('404') as string });
+    expect(await resultWithin(handle, 10_000)).toEqual(cancelled);
+    await record(handle, 'cancel-withdraw-404-then-404-again.json');
+  }, 90_000);
+
+  it('404s for less than the confirmation interval end nothing (they may be passing): the transaction is followed on and completes', async () => {
     const { handle } = await env.start(env.input({ reconcileInterval: '1 second' }));
     const { transactionId, participants } = await waitForPhase(handle, 'awaiting_signatures');
     forgotten.add(transactionId!);
@@ -161,6 +182,90 @@ describe('a provider that no longer has a deleted transaction (404)', () => {
     for (const p of participants) await env.sandbox.control.signAs(transactionId!, p.id);
     expect(await resultWithin(handle, 30_000)).toMatchObject({ status: 'completed' });
   }, 60_000);
+});
+
+describe('a provider that deleted a transaction, lost its deletion webhook, then forgot it (404 from then on)', () => {
+  let env: EsignTestEnv;
+  let receiver: EventReceiver;
+  let proxy: ProviderProxy;
+  /** Transactions the provider forgot: every call naming them answers 404 (its list still answers). */
+  const forgotten = new Set<string>();
+  beforeAll(async () => {
+    receiver = await EventReceiver.start(secret);
+    // No bridge: the sandbox's deletion webhook reaches nobody (lost).
+    env = await startEsignTestEnv({
+      deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] },
+      providerClient: async (sandbox) => (proxy = await ProviderProxy.start(sandbox.running.url, sandbox.token)).client,
+    });
+    proxy.answer = (_method, path) =>
+      [...forgotten].some((id) => path.includes(`/transactions/${id}`)) ? { status: 404, detail: 'no such transaction' } : undefined;
+  });
+  afterAll(async () => {
+    await env?.close();
+    await proxy?.close();
+    await receiver?.close();
+  });
+
+  it('ends `deleted` by the provider once a read a little later answers 404 again: its event, its EsignStatus, no failed run', async () => {
+    const { handle } = await env.start(env.input({ reconcileInterval: '1 second', callbackUrl: receiver.url }));
+    const { transactionId } = await waitForPhase(handle, 'awaiting_signatures');
+    forgotten.add(transactionId!);
+    await env.sandbox.control.forceEnd(transactionId!, 'deleted');
+    const result = await resultWithin(handle, 60_000);
+    expect(result).toMatchObject({ status: 'deleted', endedBy: 'provider', reason: expect.stringContaining('404') as string });
+    // Not at the first 404: the end waited for another, a little later.
+    expect(proxy.answered.filter((r) => r === `GET /transactions/${transactionId}`).length).toBeGreaterThanOrEqual(2);
+    const described = await handle.describe();
+    expect(described.status.name).toBe('COMPLETED');
+    expect(described.typedSearchAttributes.get(EsignStatus)).toBe('deleted');
+    await expect.poll(() => receiver.of('transaction.deleted').map((e) => e.data.status), { timeout: 20_000 }).toEqual(['deleted']);
+    await record(handle, 'deleted-webhook-lost-then-404-twice.json');
+  }, 90_000);
+});
+
+describe("the read's 404 counts only while the provider answers its list", () => {
+  let stub: StubHttpServer;
+  let listAnswers = true;
+  beforeAll(async () => {
+    stub = await StubHttpServer.start();
+    stub.handler = (req, res) => {
+      const listed = req.method === 'GET' && new URL(req.url ?? '/', 'http://stub').pathname === '/transactions';
+      res.setHeader('content-type', 'application/problem+json');
+      if (listed && listAnswers) {
+        res.setHeader('content-type', 'application/json');
+        return void res.end(JSON.stringify({ data: [], total: 0 }));
+      }
+      res.statusCode = 404;
+      res.end(JSON.stringify({ title: 'Not Found', status: 404, detail: 'no such thing' }));
+    };
+  });
+  afterAll(async () => {
+    await stub?.close();
+  });
+
+  const read = async () => {
+    const client = new EsignClient({ baseUrl: stub.url, token: 'test-token' });
+    try {
+      const activities = createTransactionActivities({ client });
+      return await new MockActivityEnvironment()
+        .run((id: string) => activities.getTransactionStatus(id), randomUUID())
+        .catch((e: unknown) => e as Error);
+    } finally {
+      await client.close();
+    }
+  };
+
+  it('answered: a final ProviderRejected with the 404, which the workflow counts', async () => {
+    listAnswers = true;
+    expect(await read()).toMatchObject({ type: FailureType.ProviderRejected, nonRetryable: true, details: [{ status: 404 }] });
+  });
+
+  it('not answered (a wrong base URL): a retryable failure without the 404, which the workflow does not count', async () => {
+    listAnswers = false;
+    const failure = (await read()) as Error;
+    expect(failure).toMatchObject({ type: FailureType.ProviderUnavailable, nonRetryable: false, details: [{ status: null }] });
+    expect(failure.message).toMatch(/did not answer its list either/);
+  });
 });
 
 describe('a replace whose first attempt timed out and lands after the withdraw', () => {

@@ -86,13 +86,16 @@ const EVENT_LOG_PATHS = ['event-log-failed-then-redelivered.json', 'event-log-re
 /**
  * A provider that fails or refuses (test/provider-refusals.test.ts) (from 0.2.0): reminders whose signing URL keeps
  * failing, then signed; a deletion confirmed by a 404; a cancel after a replace
- * whose first attempt was given up on and landed after the withdraw.
+ * whose first attempt was given up on and landed after the withdraw; a deletion whose webhook was lost, then 404s
+ * for long enough to confirm it; a cancel whose withdraw meets a 404 that the read after it confirms.
  */
 const REFUSAL_PATHS = [
   'reminder-url-failing-then-completed.json',
   'deleted-confirmed-by-404.json',
   'replace-lands-after-withdraw.json',
   'status-reads-down-cancel-refused-then-completed.json',
+  'deleted-webhook-lost-then-404-twice.json',
+  'cancel-withdraw-404-then-404-again.json',
 ];
 /**
  * A replace whose first attempt was given up on and whose retry the provider refused (422), then a cancel whose

@@ -28,12 +28,11 @@ import { buildCreateRequest, validInput } from './requests.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { Clock } from './clock.js';
 import { Endings } from './transaction/endings.js';
-import type { TransactionState } from '../activities/transactions.js';
 import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
 import { handOverTo, type ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
-import { READ_AGAIN_MS, readState, Steps } from './transaction/steps.js';
+import { READ_AGAIN_MS, readState, Steps, type Reading } from './transaction/steps.js';
 import { handOnStrays } from './transaction/strays.js';
 import { versioningBehavior } from './versioning.js';
 
@@ -105,8 +104,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     ]);
     // The bridge signals the workflow id, not a run: webhooks reach this run as they reached the last.
   }
-  const { transactionId } = tx.created!;
-  const read = (summary: string, deletedSaid = false) => readState(steps, tx, summary, deletedSaid);
+  const read = (summary: string, reading?: Reading) => readState(steps, tx, summary, reading);
   const handOver = () => handOverTo(valid, tx.carry());
 
   // ------------------------------------- 3. follow the transaction to its end
@@ -154,7 +152,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       const announced = tx.notified;
       // Cleared before the read: a completion announced while it runs is confirmed next, not forgotten.
       tx.notified = undefined;
-      const confirmed = await read(`Confirm with the provider (${announced})`, announced === ESIGN_DELETED_EVENT);
+      const confirmed = await read(`Confirm with the provider (${announced})`, announced === ESIGN_DELETED_EVENT ? 'deletion' : 'read');
       // Refused: the next poll reads it again (a completion is then confirmed as any other).
       if (!confirmed) continue;
       const end = await endings.follow(confirmed, true);
@@ -231,15 +229,10 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (integrator.reminderDue()) continue;
 
     // ------------------------------- reconciliation: a webhook may be lost
-    let polled: TransactionState;
-    try {
-      polled = await steps.poll('Check the provider (a webhook may be lost)', (a) => a.getTransactionStatus(transactionId));
-    } catch (err) {
-      log.warn('reconciliation poll failed; will poll again', { error: (err as Error).message });
-      continue;
-    }
+    const polled = await read('Check the provider (a webhook may be lost)', 'poll');
+    // Not answered: the next poll reads again (soon after a 404: a second one ends it `deleted`).
+    if (!polled) continue;
     tx.lastReconciledAt = clock.iso();
-    tx.readSoon = false;
     const end = await endings.follow(polled);
     if (end) return end;
     if (!isProviderEndStatus(polled.status)) tx.pollMs = Math.min(maxPollMs, tx.pollMs * BACKOFF);

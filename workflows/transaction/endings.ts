@@ -13,7 +13,7 @@ import type { EsignOutcome, EsignTransactionResult } from '../../src/definitions
 import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
-import { providerRefusal, type Gone, type Steps } from './steps.js';
+import { providerRefusal, readAfterNotFound, type Gone, type Steps } from './steps.js';
 import { handOnAfterEnd, tellInbox } from './strays.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
@@ -163,7 +163,10 @@ export class Endings {
     } catch (err) {
       const refusal = providerRefusal(err);
       if (!refusal) throw err;
-      // Refused (a 404 too: alone it proves nothing, row 52): nothing was withdrawn, so it is followed as is.
+      // Nothing withdrawn, so it is followed as is; after a 404 (alone it proves nothing), once a read says if it is gone.
+      const read = refusal.status === 404 ? await readAfterNotFound(this.steps, tx) : undefined;
+      const end = read && (await this.follow(read));
+      if (end) return end;
       return this.#refused(why, attempt, `the provider refused the withdraw: ${refusal.message}`, FailureType.ProviderRejected);
     }
     if (w.status !== undefined) tx.providerStatus = w.status;

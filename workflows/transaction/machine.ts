@@ -49,8 +49,8 @@ export class SigningTransaction {
   /** The end a webhook (or poll) announced, still to be confirmed with the provider. */
   notified: EsignEndEvent | undefined;
   cancel: CancelAttempt | undefined;
-  /** A withdraw (cancel or deadline) is under way: no replace may start. */
-  withdrawing = false;
+  withdrawing = false; // a withdraw (cancel or deadline) is under way: no replace may start
+  notFoundSince: number | undefined; // when the provider first answered 404 for it, with no answer since (./steps.ts)
   replaceLandsUntil = 0; // until when a replace given up on may still land (its landsUntil): a withdraw waits past it
   lastReconciledAt: string | null;
   accepted: number;

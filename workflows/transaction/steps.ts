@@ -6,7 +6,7 @@
  * replace, a withdraw) run one at a time too, so a withdraw never races a
  * replace that would make the transaction signable again.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, log, sleep } from '@temporalio/workflow';
 import type { TransactionState } from '../../activities/transactions.js';
 import { FailureType } from '../../src/failures.js';
 import { LOCAL_POLL, localStep, PROVIDER, REPORT, step } from '../activity-options.js';
@@ -43,6 +43,11 @@ export class Steps {
   /** The final report. */
   report<T>(summary: string, call: Call<T>): Promise<T> {
     return this.#local(REPORT, summary, call);
+  }
+
+  /** The workflow's time (./clock.ts: the time before a local activity, until the next workflow task). */
+  now(): number {
+    return this.#clock.now();
   }
 
   /** A change at the provider (replace, withdraw): one at a time. */
@@ -85,40 +90,48 @@ export function landsUntilOf(err: unknown): number | undefined {
   return typeof landsUntil === 'number' && Number.isFinite(landsUntil) ? landsUntil : undefined;
 }
 
-/**
- * The provider confirmed its own deletion webhook by answering 404 for the transaction: it no longer has it, so it
- * can no longer complete; it ends `deleted` (docs/spec-gaps.md, row 52).
- */
-/** How soon the loop polls again after a read the provider did not answer. */
+/** How soon the loop polls again after a read the provider did not answer, or answered 404. */
 export const READ_AGAIN_MS = 30_000;
+/**
+ * How long after a first 404 for the transaction a read must answer 404 again to confirm the provider no longer has
+ * it: the loop's next poll comes READ_AGAIN_MS (jittered: 27 to 33 s) after a 404, a withdraw's read as long.
+ */
+export const NOT_FOUND_CONFIRMED_AFTER_MS = 20_000;
 
+/** The provider no longer has the transaction (404, confirmed): it can no longer complete; it ends `deleted`. */
 export const GONE = { status: 'deleted', gone: true } as const;
 export type Gone = typeof GONE;
 
 /**
+ * What a read is for: `poll`, the reconciliation poll (at its backed-off interval unless a 404 asks for a read
+ * soon); `deletion`, confirming the provider's own signed deletion webhook; `read`, anything else.
+ */
+export type Reading = 'read' | 'poll' | 'deletion';
+
+/**
  * The provider's state; undefined when it refused to say (a 4xx, not retried) or did not answer within a poll's few
  * attempts: the loop reads it again at its next poll, never failing the run, and never held by a read retried for as
- * long as the provider is down (a cancel, the deadline's withdraw and the hand-over wait on the loop). A 404 is its
- * end (`GONE`) only when `deletedSaid`: the provider's own signed deletion webhook is being confirmed. Alone, a 404 may
- * be passing or a wrong base URL, and the transaction may still complete.
+ * long as the provider is down (a cancel, the deadline's withdraw and the hand-over wait on the loop). A 404 is the
+ * transaction's end (`GONE`) when it confirms the provider's own deletion webhook, or an earlier 404 (`notFound`).
  */
 export async function readState(
   steps: Steps,
   tx: SigningTransaction,
   summary: string,
-  deletedSaid: boolean,
+  reading: Reading = 'read',
 ): Promise<Gone | TransactionState | undefined> {
   // Not told: the next poll comes soon (READ_AGAIN_MS), not at an interval backed off to an hour, since a
   // completion announced may be waiting on it.
-  tx.readSoon = true;
+  if (reading !== 'poll') tx.readSoon = true;
   try {
     const state = await steps.poll(summary, (a) => a.getTransactionStatus(tx.created!.transactionId));
     tx.readSoon = false;
+    tx.notFoundSince = undefined;
     return state;
   } catch (err) {
     if (isCancellation(err)) throw err;
     const refusal = providerRefusal(err);
-    if (refusal?.status === 404 && deletedSaid) return GONE;
+    if (refusal?.status === 404) return notFound(tx, steps.now(), reading === 'deletion');
     if (refusal)
       log.warn('the provider refused to say how the transaction stands; it is read again at the next poll', {
         status: refusal.status,
@@ -128,4 +141,31 @@ export async function readState(
       log.warn('the provider did not say how the transaction stands; it is read again at the next poll', { error: (err as Error).message });
     return undefined;
   }
+}
+
+/**
+ * A read answered 404 (the read activity counts one only while the provider answers its list, so a wrong base URL
+ * never does). The end (`GONE`) when it confirms the provider's deletion webhook, or a 404 at least
+ * NOT_FOUND_CONFIRMED_AFTER_MS before it with no answer between: a provider that deleted the transaction and lost
+ * its webhook, then forgot it, answers nothing else for it, and it can no longer complete. A first 404 ends nothing
+ * (it may be passing: a proxy, a deploy at the provider); the transaction is read again soon
+ * (docs/decisions/provider-404-confirmed-by-a-second-read.md, docs/spec-gaps.md row 52).
+ */
+function notFound(tx: SigningTransaction, now: number, deletedSaid: boolean): Gone | undefined {
+  const since = tx.notFoundSince;
+  if (deletedSaid || (since !== undefined && now - since >= NOT_FOUND_CONFIRMED_AFTER_MS)) return GONE;
+  tx.notFoundSince = since ?? now;
+  tx.readSoon = true;
+  log.warn('the provider answers 404 for the transaction; it is read again shortly, and ends deleted if it answers 404 again');
+  return undefined;
+}
+
+/**
+ * A withdraw answered 404: the provider may no longer have the transaction. Read again once a 404 there would confirm
+ * it: `GONE`, or how the transaction stands, or undefined when the provider did not say.
+ */
+export async function readAfterNotFound(steps: Steps, tx: SigningTransaction): Promise<Gone | TransactionState | undefined> {
+  tx.notFoundSince ??= steps.now();
+  await sleep(READ_AGAIN_MS, { summary: 'The withdraw was answered 404: read again to see whether the provider still has it' });
+  return readState(steps, tx, 'Confirm that the provider no longer has the transaction (its withdraw was answered 404)');
 }
