@@ -10,6 +10,8 @@ COPY scripts/preflight.cjs ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+# The provider sandbox, which compose runs until ESIGN_PROVIDER_URL names a real provider; no product code imports it.
+COPY packages/sandbox ./packages/sandbox
 COPY workflows ./workflows
 COPY activities ./activities
 COPY scripts ./scripts

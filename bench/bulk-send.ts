@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { batchProgress, cancelBatch, sendBulk } from '../src/client/bulk.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
 import { LocalObjectStore } from '../src/storage/object-store.js';
 import { LocalTemplateStore } from '../src/templates/index.js';
 import { NDA_DEFINITION, ndaCsv } from '../test/support/nda-template.js';

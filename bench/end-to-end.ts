@@ -13,8 +13,8 @@ import { getEsignTransaction } from '../src/client/transactions.js';
 import { join } from 'node:path';
 import { writeHashed } from '../src/util/streams.js';
 import type { baselineTransaction } from './baseline-workflows.js';
-import { launch } from '../src/tools/launch.js';
-import { commandCpuSeconds, pool, processUsage } from '../src/tools/measure.js';
+import { launch } from '../tools/support/launch.js';
+import { commandCpuSeconds, pool, processUsage } from '../tools/support/measure.js';
 import {
   describeCounts,
   describeSpread,

@@ -3,8 +3,8 @@ import { Runtime } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { machine, machineCpu, pool } from '../src/tools/measure.js';
-import { projectRoot } from '../src/tools/launch.js';
+import { machine, machineCpu, pool } from '../tools/support/measure.js';
+import { projectRoot } from '../tools/support/launch.js';
 
 /** Samples this process's RSS until stopped; returns the peak. */
 export function rssSampler(everyMs = 10): { stop(): number } {

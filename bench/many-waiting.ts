@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { WORKFLOW_TYPE } from '../src/definitions/transaction.js';
-import { pool, processUsage } from '../src/tools/measure.js';
+import { pool, processUsage } from '../tools/support/measure.js';
 import { fmt, markdownTable, mib, record } from './lib.js';
 import { benchSigner, startBenchStack } from './stack.js';
 

@@ -5,7 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { startDevServer, type DevServerOptions } from '../src/temporal/dev-server.js';
+import { startDevServer, type DevServerOptions } from '../tools/temporal/dev-server.js';
 
 /**
  * Warm-up transactions per path before a measurement (default 10, the figures' own). The bench smoke gives 0: its

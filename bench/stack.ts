@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { EsignClient } from '../src/esign/client.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
-import { launch, type Launched } from '../src/tools/launch.js';
-import { prebuiltBundle } from '../src/tools/bundle.js';
-import { launchSandbox, sandboxBridgeEnv, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
-import { freePort } from '../src/util/net.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
+import { launch, type Launched } from '../tools/support/launch.js';
+import { prebuiltBundle } from '../tools/support/bundle.js';
+import { launchSandbox, sandboxBridgeEnv, sandboxWorkerEnv } from '../tools/support/sandbox-process.js';
+import { freePort } from '../tools/support/net.js';
 import { benchTemporal, type BenchTemporal } from './setup.js';
 
 /** The whole system for a scenario: a dev server, and the sandbox, bridge and worker each in its own process. */

@@ -11,8 +11,8 @@ import { Client, Connection } from '@temporalio/client';
 import autocannon from 'autocannon';
 import { Webhook } from 'standardwebhooks';
 import { esignCompletedSignal, workflowIdFor } from '../src/definitions/transaction.js';
-import { launch } from '../src/tools/launch.js';
-import { freePort } from '../src/util/net.js';
+import { launch } from '../tools/support/launch.js';
+import { freePort } from '../tools/support/net.js';
 import { fmt, markdownTable, percentile, record } from './lib.js';
 import { benchTemporal, WARMUP } from './setup.js';
 

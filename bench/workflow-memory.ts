@@ -3,7 +3,7 @@
 // in a fresh process; the figures include the client's starts in that process,
 // the same for every variant.
 import { execFile } from 'node:child_process';
-import { projectRoot } from '../src/tools/launch.js';
+import { projectRoot } from '../tools/support/launch.js';
 import { fmt, markdownTable, record } from './lib.js';
 import { baselineBundle } from './setup.js';
 

@@ -13,10 +13,24 @@ import { batchKeys, BULK_WORKFLOW_TYPE, rowReferenceId, type BatchResult } from 
 import { WORKFLOW_TYPE } from '../src/definitions/transaction.js';
 import type { EsignClient } from '../src/esign/client.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
-import type { BatchRun } from './bulk.js';
 import { checkHistory } from './checks.js';
 import { runsOf, versionsOf } from './versions.js';
 import type { RollingDeploy } from './workers.js';
+
+/** What the driver (./bulk.ts) saw of the batch; `checkBatch` holds it against the sources of truth. */
+export interface BatchRun {
+  batchId: string;
+  rows: number;
+  /** Driven transactions started when it was submitted. */
+  submittedAfter: number;
+  /** What the two submissions answered, and how many attempts the first took (a lost answer makes a retry find it). */
+  existing: [first: boolean, second: boolean];
+  firstAttempts: number;
+  /** The batch workflow's result, or why there is none. */
+  result: BatchResult | Error;
+  /** From the first submission to the batch workflow's close. */
+  seconds: number;
+}
 
 export interface BatchChecks {
   batchId: string;

@@ -10,12 +10,12 @@ import { getEsignTransaction } from '../src/client/transactions.js';
 import { rowReferenceId, type BatchResult } from '../src/definitions/bulk.js';
 import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { EsignClient } from '../src/esign/client.js';
-import type { SandboxControlClient } from '../src/sandbox/control-client.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
+import type { SandboxControlClient } from '../src/client/sandbox-control.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
 import { LocalObjectStore } from '../src/storage/object-store.js';
 import { LocalTemplateStore } from '../src/templates/index.js';
 import { NDA_DEFINITION, ndaCsv } from '../test/support/nda-template.js';
-import { checkBatch, type BatchChecks } from './bulk-checks.js';
+import { checkBatch, type BatchChecks, type BatchRun } from './bulk-checks.js';
 import type { ChaosChecks } from './checks.js';
 import { ignoreEnded, type Retrying } from './client-calls.js';
 import type { Scenario } from './schedule.js';
@@ -40,21 +40,6 @@ export interface BatchOptions {
   rows: number;
   /** The integrator's endpoint, as the driven transactions have. */
   callbackUrl: string;
-}
-
-/** What the driver saw of the batch; ./bulk-checks.ts holds it against the sources of truth. */
-export interface BatchRun {
-  batchId: string;
-  rows: number;
-  /** Driven transactions started when it was submitted. */
-  submittedAfter: number;
-  /** What the two submissions answered, and how many attempts the first took (a lost answer makes a retry find it). */
-  existing: [first: boolean, second: boolean];
-  firstAttempts: number;
-  /** The batch workflow's result, or why there is none. */
-  result: BatchResult | Error;
-  /** From the first submission to the batch workflow's close. */
-  seconds: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

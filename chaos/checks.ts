@@ -8,7 +8,7 @@ import type { Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { EsignClient } from '../src/esign/client.js';
 import { hashFile, hashStream } from '../src/util/streams.js';
-import type { SandboxControlClient } from '../src/sandbox/control-client.js';
+import type { SandboxControlClient } from '../src/client/sandbox-control.js';
 import type { ArchiveManifest } from '../src/archive/store.js';
 import { esignCompletedSignal, esignEventSignal, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { ChaosReceiver } from './receiver.js';

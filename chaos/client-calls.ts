@@ -1,6 +1,6 @@
 // The drivers' client calls are retried as a backend would retry them while Temporal or the provider is down:
 // until the run's deadline, every retry counted for the report (faults the clients absorbed).
-import { SandboxControlError } from '../src/sandbox/control-client.js';
+import { SandboxControlError } from '../src/client/sandbox-control.js';
 
 /** Errors that retrying cannot fix: the run reports them instead of looping. */
 export class Final extends Error {}

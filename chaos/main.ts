@@ -1,6 +1,6 @@
 // `npm run chaos [-- --seed N --transactions M --concurrency C --batch-rows B --keep --cluster]`
 import { parseArgs } from 'node:util';
-import { projectRoot } from '../src/tools/launch.js';
+import { projectRoot } from '../tools/support/launch.js';
 import { formatReport, writeRunReport } from './report.js';
 import { runChaos } from './run-chaos.js';
 

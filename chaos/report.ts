@@ -1,6 +1,6 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { machine } from '../src/tools/measure.js';
+import { machine } from '../tools/support/measure.js';
 import type { ChaosReport } from './run-chaos.js';
 
 const list = (counts: Record<string, number>) =>

@@ -16,16 +16,16 @@ import { getEsignTransaction, startEsignTransaction } from '../src/client/transa
 import { newCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { dataConverterFromEnv } from '../src/codec/data-converter.js';
 import { EsignClient } from '../src/esign/client.js';
-import type { FaultConfigInput } from '../src/sandbox/faults.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
-import { ensureTemporalBinaries } from '../src/temporal/binaries.js';
-import { freePort } from '../src/util/net.js';
+import type { FaultConfigInput } from '../src/client/sandbox-control.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
+import { ensureTemporalBinaries } from '../tools/temporal/binaries.js';
+import { freePort } from '../tools/support/net.js';
 import { issueSigningUrlUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
-import { SandboxControlError } from '../src/sandbox/control-client.js';
-import { prebuiltBundle } from '../src/tools/bundle.js';
-import { launchSandbox, sandboxBridgeEnv, sandboxWorkerEnv } from '../src/tools/sandbox-process.js';
-import { RoundRobinBalancer } from '../src/cluster/balancer.js';
+import { SandboxControlError } from '../src/client/sandbox-control.js';
+import { prebuiltBundle } from '../tools/support/bundle.js';
+import { launchSandbox, sandboxBridgeEnv, sandboxWorkerEnv } from '../tools/support/sandbox-process.js';
+import { RoundRobinBalancer } from '../tools/cluster/balancer.js';
 import { checkRun, type ChaosChecks } from './checks.js';
 import { ChaosBatch } from './bulk.js';
 import type { BatchChecks } from './bulk-checks.js';
@@ -42,7 +42,7 @@ import {
 import { ChaosReceiver } from './receiver.js';
 import { clusterTemporal, devServerTemporal } from './temporal.js';
 import { ChaosWorkers, type RollingDeploy } from './workers.js';
-import { Service } from '../src/tools/service.js';
+import { Service } from '../tools/support/service.js';
 
 export interface ChaosOptions {
   seed: number;

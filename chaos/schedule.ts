@@ -1,4 +1,4 @@
-import type { FaultConfigInput } from '../src/sandbox/faults.js';
+import type { FaultConfigInput } from '../src/client/sandbox-control.js';
 import { seededRandom } from '../src/util/seeded-random.js';
 
 /** How the driver ends a transaction; the checks hold its outcome against the provider's final state. */

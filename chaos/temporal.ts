@@ -3,11 +3,11 @@
 // its own), behind one interface the schedule drives.
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { startDevServer } from '../src/temporal/dev-server.js';
-import { freePort } from '../src/util/net.js';
-import { PostgresServer } from '../src/cluster/postgres.js';
-import { freeClusterPorts, setupNamespace, setupSchemas, TemporalCluster } from '../src/cluster/temporal.js';
-import { ensureTemporalServer } from '../src/cluster/topology.js';
+import { startDevServer } from '../tools/temporal/dev-server.js';
+import { freePort } from '../tools/support/net.js';
+import { PostgresServer } from '../tools/cluster/postgres.js';
+import { freeClusterPorts, setupNamespace, setupSchemas, TemporalCluster } from '../tools/cluster/temporal.js';
+import { ensureTemporalServer } from '../tools/cluster/topology.js';
 import type { ChaosAction } from './schedule.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

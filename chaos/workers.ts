@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { Service } from '../src/tools/service.js';
+import { Service } from '../tools/support/service.js';
 
 /** What the deploy did and when (epoch milliseconds, this machine's clock, which the local server shares). */
 export interface RollingDeploy {

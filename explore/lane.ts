@@ -14,7 +14,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { EsignActivities } from '../activities/index.js';
-import { ensureTemporalBinaries, executableFor } from '../src/temporal/binaries.js';
+import { ensureTemporalBinaries, executableFor } from '../tools/temporal/binaries.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
 import { cliTypeOf, esignSearchAttributes } from '../src/definitions/search-attributes.js';
 import { createExplorerActivities } from './activities.js';

@@ -2,7 +2,7 @@
  * The e-signature provider as a small state machine, in memory: what the
  * explorer's activities call instead of HTTP, and what the explorer's checks
  * compare the workflow's outcome with. It keeps the rules of the provider
- * sandbox (src/sandbox/api.ts) that the workflow depends on, and nothing else:
+ * sandbox (packages/sandbox/src/api.ts) that the workflow depends on, and nothing else:
  *
  * - a transaction is `draft` or `esign_pending` until it ends (`completed`,
  *   `declined`, `cancelled`, `expired`, `deleted`); an ended one never changes;

@@ -19,7 +19,7 @@ import { ArchiveDownloadRefused, downloadArchive } from '../src/client/archive.j
 import { DocumentRefused, objectStoreFromEnv, uploadDocument } from '../src/client/documents.js';
 import { esignCompletedSignal, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import { FailureType } from '../src/failures.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
 import { documentObjectKey } from '../src/storage/documents.js';
 import { LocalObjectStore } from '../src/storage/object-store.js';
 import { S3HttpClient, S3HttpObjectStore, signV4 } from '../src/storage/s3-http.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bridgeConfigFromEnv, startBridge, type RunningBridge } from '../src/bridge/index.js';
-import { projectRoot } from '../src/tools/launch.js';
+import { projectRoot } from '../tools/support/launch.js';
 import { newSecret, postWebhook, signedHeaders } from './support/bridge.js';
 import { sendJson, StubHttpServer } from './support/stub-http.js';
 

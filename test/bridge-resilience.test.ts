@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDevServer } from '../src/temporal/dev-server.js';
+import { startDevServer } from '../tools/temporal/dev-server.js';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { TransactionRef } from '../activities/transactions.js';
 import { statusQuery } from '../src/definitions/transaction.js';

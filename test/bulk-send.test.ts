@@ -3,7 +3,7 @@
 // slows it without losing a row; a cancel withdraws what is not signed and archives what is.
 import { fileURLToPath } from 'node:url';
 import { expect, inject, it } from 'vitest';
-import { launch, type Launched } from '../src/tools/launch.js';
+import { launch, type Launched } from '../tools/support/launch.js';
 import { batchProgress, cancelBatch, sendBulk } from '../src/client/bulk.js';
 import { BatchFileError } from '../src/bulk/rows.js';
 import { batchKeys, BULK_PAGE_ROWS, BULK_WORKFLOW_TYPE, type BatchResult } from '../src/definitions/bulk.js';

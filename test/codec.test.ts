@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { codecConfigFromEnv } from '../src/codec/config.js';
 import { buildCodecServer, type CodecToken } from '../src/codec/server.js';
-import { projectRoot } from '../src/tools/launch.js';
+import { projectRoot } from '../tools/support/launch.js';
 import { cancelUpdate, statusQuery } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 

@@ -8,9 +8,9 @@ import type { z } from 'zod';
 import { BridgeEnv } from '../src/bridge/config.js';
 import { CodecEnv } from '../src/codec/config.js';
 import { ProviderEnv } from '../src/esign/provider-env.js';
-import { SandboxEnv } from '../src/sandbox/config.js';
+import { SandboxEnv } from '../packages/sandbox/src/config.js';
 import { WorkerEnv } from '../src/worker/config.js';
-import { projectRoot } from '../src/tools/launch.js';
+import { projectRoot } from '../tools/support/launch.js';
 
 const doc = await readFile(join(projectRoot, 'docs/configuration.md'), 'utf8');
 
@@ -57,7 +57,7 @@ describe('docs/configuration.md', () => {
         } else if (/\.(ts|js|cjs|mjs|sh)$/.test(entry.name)) sources.push(await readFile(join(projectRoot, path), 'utf8'));
       }
     };
-    for (const dir of ['src', 'bin', 'scripts', 'test/setup', 'test/support']) await walk(dir);
+    for (const dir of ['src', 'packages/sandbox/src', 'tools', 'bin', 'scripts', 'test/setup', 'test/support']) await walk(dir);
     const code = sources.join('\n');
     const named = new Set([...bySection.values()].flatMap((s) => [...s]));
     const unread = [...named].filter((name) => !new RegExp(`\\b${name}\\b`).test(code));

@@ -69,6 +69,11 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   // `npm ci` runs the Node preflight (preinstall): the image has it before installing.
   expect(dockerfile.indexOf('COPY scripts/preflight.cjs')).toBeGreaterThan(-1);
   expect(dockerfile.indexOf('COPY scripts/preflight.cjs')).toBeLessThan(dockerfile.indexOf('RUN npm ci'));
+  // Every entry point a service runs is in the image: the sandbox's lives in packages/sandbox, the others' in src/.
+  const copied = [...dockerfile.matchAll(/^COPY (\S+) \.\/\1$/gm)].map((m) => m[1]!);
+  const entries = [...resolved.matchAll(/- (\S+\.ts)$/gm)].map((m) => m[1]!);
+  expect(entries).toContain('packages/sandbox/src/main.ts');
+  expect(entries.filter((entry) => !copied.some((dir) => entry.startsWith(`${dir}/`)))).toEqual([]);
 });
 
 /** The rendered config's services, each as its block of text (docker-compose 1.x renders YAML only). */

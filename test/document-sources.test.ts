@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentActivities, type UploadDocumentsInput, type UploadDocumentsResult } from '../activities/documents.js';
 import { UrlPolicy } from '../activities/support/url-policy.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
 import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { StubHttpServer } from './support/stub-http.js';
 

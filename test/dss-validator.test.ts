@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { samplePdf } from '../src/sandbox/pdf.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { dssCommand, validateWithDss } from './support/dss.js';
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_REASONS } from '../src/sandbox/page-messages.js';
+import { PAGE_REASONS } from '../packages/sandbox/src/page-messages.js';
 import { frameKeepsCookies, launchChromiumProfile, signEveryTag } from './support/browser.js';
 import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
 import { StubHttpServer } from './support/stub-http.js';

@@ -11,7 +11,7 @@ import {
   UploadResponse,
   WebhookEnvelope,
 } from '../src/esign/schemas.js';
-import { isAppliedColour } from '../src/sandbox/style.js';
+import { isAppliedColour } from '../packages/sandbox/src/style.js';
 import { describeIssues, issuesToProblemErrors } from '../src/util/zod-issues.js';
 import { createRequest } from './support/fixtures.js';
 

@@ -12,7 +12,7 @@ import type { CallbackDelivery } from '../activities/completion.js';
 import { listEsignEvents, NoEventLog, redeliverEsignEvents } from '../src/client/event-log.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { EVENT_LOG_WORKFLOW_TYPE, eventLogIdFor, type EventLogResult } from '../src/definitions/event-log.js';
-import { launch, type Launched } from '../src/tools/launch.js';
+import { launch, type Launched } from '../tools/support/launch.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { samplePdfFiles } from './support/sandbox.js';

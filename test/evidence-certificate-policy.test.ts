@@ -17,13 +17,14 @@ import {
   timestampingCertificateProblems,
   validatePath,
 } from '../src/evidence/certificate-policy.js';
-import { contentInfoDer, OID, signCms } from '../src/evidence/cms.js';
+import { contentInfoDer, signCms } from '../src/evidence/cms.js';
 import { readSignedData } from '../src/evidence/cms-read.js';
 import {
   certificateDer,
   createCertificateAuthority,
   issueSigningCertificate,
   loadSigningIdentity,
+  OID,
   parseCertificates,
   type SigningIdentity,
 } from '../src/evidence/pki.js';

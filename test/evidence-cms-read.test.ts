@@ -5,13 +5,14 @@ import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { beforeAll, expect, it } from 'vitest';
-import { contentInfoDer, OID, signCms, verifyCms } from '../src/evidence/cms.js';
+import { contentInfoDer, signCms, verifyCms } from '../src/evidence/cms.js';
 import { readSignedData } from '../src/evidence/cms-read.js';
 import {
   certificateDer,
   createCertificateAuthority,
   issueSigningCertificate,
   loadSigningIdentity,
+  OID,
   parseCertificates,
   type SigningIdentity,
 } from '../src/evidence/pki.js';

@@ -3,7 +3,7 @@
 import { afterEach, expect, it } from 'vitest';
 import type { EvidencePolicy } from '../src/archive/evidence.js';
 import { providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -14,7 +14,7 @@ import * as asn1js from 'asn1js';
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef, PDFString, StandardFonts } from 'pdf-lib';
 import * as pkijs from 'pkijs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { contentInfoDer, OID, signCms } from '../src/evidence/cms.js';
+import { contentInfoDer, signCms } from '../src/evidence/cms.js';
 import { findSeal, readLongTermData } from '../src/evidence/long-term.js';
 import { checkPdfSignature, type PdfSignatureCheck } from '../src/evidence/pades-verify.js';
 import { wholePdf } from '../src/evidence/pdf-bytes.js';
@@ -23,10 +23,11 @@ import {
   createCertificateAuthority,
   issueSigningCertificate,
   loadSigningIdentity,
+  OID,
   parseCertificates,
   type SigningIdentity,
 } from '../src/evidence/pki.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { bulkyPdf } from './support/bulky-pdf.js';
 import { trustAnchorsOnly } from '../src/evidence/trust.js';
 

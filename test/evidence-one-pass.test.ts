@@ -14,7 +14,7 @@ import { DEFAULT_ZIP_LIMITS } from '../src/archive/zip-verify.js';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
 import { StreamedPdf, type StreamedPdfOptions } from '../src/evidence/pdf-stream.js';
 import { parseCertificates } from '../src/evidence/pki.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { seededRandom } from '../src/util/seeded-random.js';
 import { bulkyPdf } from './support/bulky-pdf.js';
 import { forgeCompletedZip, sha256 } from './support/evidence.js';

@@ -11,10 +11,10 @@ import { evidenceCheck, type ArchiveEvidence, type EvidencePolicy, type Expected
 import { verifyZip } from '../src/archive/zip-verify.js';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
 import type { StreamedPdfOptions } from '../src/evidence/pdf-stream.js';
-import { sealPdf } from '../src/evidence/pades-sign.js';
+import { sealPdf } from '../packages/sandbox/src/evidence/pades-sign.js';
 import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../src/evidence/pki.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { workerConfigFromEnv } from '../src/worker/config.js';
 import { chainEvents } from '../src/esign/audit-chain.js';
 import { AUDIT_TRAIL_FORMAT_V1, type AuditTrail } from '../src/esign/evidence.js';

@@ -9,8 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
 import { parseCertificates } from '../src/evidence/pki.js';
 import { renewalVerdict, renewEvidence, RenewalRefused, type RenewalPolicy } from '../src/evidence/renewal.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { sourcesAt, timestampingCa, YEAR } from './support/renewal.js';
 import { trustAnchorsOnly } from '../src/evidence/trust.js';
 

@@ -23,7 +23,7 @@ import {
   parseCertificates,
   type PemKeyPair,
 } from '../src/evidence/pki.js';
-import { RevocationAuthority } from '../src/evidence/revocation.js';
+import { RevocationAuthority } from '../packages/sandbox/src/evidence/revocation.js';
 import { MAX_REVOCATION_BYTES, revocationStatus, type RevocationSources } from '../src/evidence/revocation-check.js';
 
 const SECOND = 1000;

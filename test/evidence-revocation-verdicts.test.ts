@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
 import { parseCertificates } from '../src/evidence/pki.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { trustAnchorsOnly } from '../src/evidence/trust.js';
 
 afterEach(() => {

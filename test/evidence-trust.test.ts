@@ -9,10 +9,10 @@ import { verifyZip } from '../src/archive/zip-verify.js';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
 import { renewalVerdict, renewEvidence } from '../src/evidence/renewal.js';
 import { providerTrust } from '../src/evidence/trust.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { forgeCompletedZip, sha256 } from './support/evidence.js';
 import { anotherSubscriber, issueTlsServerCertificate, sealWithOtherIdentity } from './support/forged-identities.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
 
 let genuineDir: string;
 let genuine: SandboxSeal;

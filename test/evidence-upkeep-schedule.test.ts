@@ -7,16 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpTimestampAuthority } from '@libpdf/core';
 import { Worker } from '@temporalio/worker';
-import { expect, it } from 'vitest';
+import { expect, expectTypeOf, it } from 'vitest';
 import { createEvidenceUpkeepActivities } from '../activities/evidence-upkeep.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
 import { ensureEvidenceUpkeepSchedule } from '../src/client/evidence-upkeep.js';
-import type { EvidenceUpkeepResult } from '../src/definitions/evidence-upkeep.js';
+import type { EvidenceUpkeepResult, EvidenceUpkeepWorkflow } from '../src/definitions/evidence-upkeep.js';
 import type { evidenceUpkeep } from '../workflows/evidence-upkeep.js';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
 import { parseCertificates } from '../src/evidence/pki.js';
 import { HttpRevocationProvider } from '../src/evidence/revocation-client.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
 import { pdfsig, pyhanko } from './support/evidence.js';
 import { eventually } from './support/eventually.js';
@@ -27,6 +27,10 @@ import { trustAnchorsOnly } from '../src/evidence/trust.js';
 
 const DAY = 24 * 3600 * 1000;
 const env = devServerAndSandbox();
+
+it('the signature clients start the upkeep by (src/definitions/) is the workflow’s own', () => {
+  expectTypeOf<typeof evidenceUpkeep>().toEqualTypeOf<EvidenceUpkeepWorkflow>();
+});
 
 it('the Schedule starts the upkeep, which renews what is due with the sandbox TSA; a worker restart keeps an operator’s pause', async () => {
   const { ctx, sandbox } = env;
@@ -72,7 +76,7 @@ it('the Schedule starts the upkeep, which renews what is due with the sandbox TS
         async () => (await schedule.describe()).info.recentActions[0]?.action.workflow,
       );
       const result: EvidenceUpkeepResult = await ctx.client.workflow
-        .getHandle<typeof evidenceUpkeep>(started.workflowId, started.firstExecutionRunId)
+        .getHandle<EvidenceUpkeepWorkflow>(started.workflowId, started.firstExecutionRunId)
         .result();
       expect(result).toMatchObject({ checked: 1, renewed: 1, lapsed: 0, refused: 0 });
     });

@@ -12,11 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyZip } from '../src/archive/zip-verify.js';
 import { AuditTrail } from '../src/esign/evidence.js';
 import { checkPdfSignature } from '../src/evidence/pades-verify.js';
-import { sealPdf } from '../src/evidence/pades-sign.js';
+import { sealPdf } from '../packages/sandbox/src/evidence/pades-sign.js';
 import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../src/evidence/pki.js';
 import { TimestampAuthority } from '../src/evidence/timestamp.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import {

@@ -1,4 +1,4 @@
-// The example integrator page (src/dev/host-page.ts) starts transactions and hands out signing URLs for any
+// The example integrator page (tools/dev/host-page.ts) starts transactions and hands out signing URLs for any
 // referenceId. Only its own page, and programs on this machine, may ask for them. A page on another site may
 // not (CSRF), and neither may a name rebound to 127.0.0.1 (DNS rebinding). A stub Temporal client records
 // what the page would have done.
@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { startHostPage, type RunningHostPage } from '../src/dev/host-page.js';
+import { startHostPage, type RunningHostPage } from '../tools/dev/host-page.js';
 
 const calls: string[] = [];
 const client = {

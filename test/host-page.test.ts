@@ -1,4 +1,4 @@
-// The example integrator the dev stack serves (src/dev/host-page.ts), driven
+// The example integrator the dev stack serves (tools/dev/host-page.ts), driven
 // in Chromium as a person would: start a transaction, sign it in the embedded
 // page as each signer, and watch the page's messages and the signed callback
 // events arrive.
@@ -7,8 +7,8 @@ import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cancelEsignTransaction } from '../src/client/transactions.js';
-import { startHostPage, type RunningHostPage } from '../src/dev/host-page.js';
-import { freePort } from '../src/util/net.js';
+import { startHostPage, type RunningHostPage } from '../tools/dev/host-page.js';
+import { freePort } from '../tools/support/net.js';
 import { launchChromium, signEveryTag } from './support/browser.js';
 import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
 

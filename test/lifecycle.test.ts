@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverNotification } from '../src/bridge/deliver.js';
 import { sandboxOwners } from './support/bridge.js';
 import type { EsignEndWebhook } from '../src/esign/schemas.js';
-import { SandboxControlError } from '../src/sandbox/control-client.js';
+import { SandboxControlError } from '../src/client/sandbox-control.js';
 import { cancelUpdate, issueSigningUrlUpdate, statusQuery } from '../src/definitions/transaction.js';
 import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
 import type { esignLateCompletion } from '../workflows/late-completion.js';

@@ -17,7 +17,7 @@ import { UrlPolicy } from '../activities/support/url-policy.js';
 import { s3Client } from '../src/archive/s3-store.js';
 import { uploadDocument } from '../src/client/documents.js';
 import { FailureType } from '../src/failures.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
 import { documentObjectKey } from '../src/storage/documents.js';
 import { LocalObjectStore, ObjectRefused, type ObjectStore } from '../src/storage/object-store.js';
 import { S3HttpClient, S3HttpObjectStore } from '../src/storage/s3-http.js';

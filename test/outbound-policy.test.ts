@@ -23,7 +23,7 @@ import {
   withGlobalFetchRefused,
   type Resolver,
 } from '../src/http/outbound.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { listener, plantedPdf, plantedPki, type Listener } from './support/planted-signature.js';
 import { timestampingCa } from './support/renewal.js';
 

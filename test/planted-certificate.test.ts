@@ -12,7 +12,7 @@ import { certificateDer, parseCertificates } from '../src/evidence/pki.js';
 import { renewEvidence } from '../src/evidence/renewal.js';
 import { HttpRevocationProvider } from '../src/evidence/revocation-client.js';
 import { providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
-import { SandboxSeal } from '../src/sandbox/seal.js';
+import { SandboxSeal } from '../packages/sandbox/src/seal.js';
 import { certDer } from './corpus/pki.js';
 import { listener, plantedPdf, plantedPki, sealIncrementally, type Listener } from './support/planted-signature.js';
 import { timestampingCa } from './support/renewal.js';

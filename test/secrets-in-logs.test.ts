@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { launch, type Launched } from '../src/tools/launch.js';
+import { launch, type Launched } from '../tools/support/launch.js';
 import { AesGcmCodec, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
 import { statusQuery } from '../src/definitions/transaction.js';
 import { postWebhook, signedHeaders } from './support/bridge.js';

@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startDevServer } from '../src/temporal/dev-server.js';
+import { startDevServer } from '../tools/temporal/dev-server.js';
 import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';

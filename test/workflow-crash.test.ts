@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
-import { launch, type Launched } from '../src/tools/launch.js';
+import { launch, type Launched } from '../tools/support/launch.js';
 import { statusQuery } from '../src/definitions/transaction.js';
 import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
 import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';

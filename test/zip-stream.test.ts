@@ -9,7 +9,7 @@ import { ZipFile } from 'yazl';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StreamingZipVerifier, type StreamVerdict } from '../src/archive/zip-stream.js';
 import { DEFAULT_ZIP_LIMITS, holdWhole, UnsafeZipError, verifyZip, type EntryInspector } from '../src/archive/zip-verify.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
 import { renameZipEntry, writeZip, type ZipEntrySpec } from './support/zip.js';
 
 let dir: string;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip } from '../src/archive/zip-verify.js';
 import { workerConfigFromEnv } from '../src/worker/config.js';
-import { samplePdf } from '../src/sandbox/pdf.js';
+import { samplePdf } from '../src/cli/sample-pdf.js';
 import { renameZipEntry, writeZip, type ZipEntrySpec } from './support/zip.js';
 
 let dir: string;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { batchProgress, cancelBatch, sendBulk } from '../../src/client/bulk.js';
-import { samplePdf } from '../../src/sandbox/pdf.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
 import { LocalObjectStore } from '../../src/storage/object-store.js';
 import { LocalTemplateStore } from '../../src/templates/index.js';
 import { createEsignWorker } from '../../src/worker/create-worker.js';

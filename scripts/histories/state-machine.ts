@@ -13,7 +13,7 @@ import { startEsignTransaction } from '../../src/client/transactions.js';
 import { eventLogIdFor } from '../../src/definitions/event-log.js';
 import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../../src/definitions/transaction.js';
 import { createCertificateAuthority, parseCertificates } from '../../src/evidence/pki.js';
-import type { RunningSandbox } from '../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../packages/sandbox/src/index.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';
 import { createEsignWorker, type EsignWorkerOptions } from '../../src/worker/create-worker.js';
 import { eventually } from '../../test/support/eventually.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { SandboxControlClient } from '../sandbox/control-client.js';
+import { SandboxControlClient } from '../client/sandbox-control.js';
 import { dataConverterFromEnv } from '../codec/data-converter.js';
 import { EsignClient } from '../esign/client.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';

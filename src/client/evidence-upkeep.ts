@@ -1,6 +1,10 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
-import { EVIDENCE_UPKEEP_SCHEDULE_ID, EVIDENCE_UPKEEP_WORKFLOW_ID } from '../definitions/evidence-upkeep.js';
-import type { evidenceUpkeep } from '../../workflows/evidence-upkeep.js';
+import {
+  EVIDENCE_UPKEEP_SCHEDULE_ID,
+  EVIDENCE_UPKEEP_WORKFLOW_ID,
+  EVIDENCE_UPKEEP_WORKFLOW_TYPE,
+  type EvidenceUpkeepWorkflow,
+} from '../definitions/evidence-upkeep.js';
 
 export interface UpkeepScheduleOptions {
   taskQueue: string;
@@ -17,9 +21,9 @@ export interface UpkeepScheduleOptions {
  */
 export async function ensureEvidenceUpkeepSchedule(client: Client, options: UpkeepScheduleOptions): Promise<'created' | 'updated'> {
   const scheduleId = options.scheduleId ?? EVIDENCE_UPKEEP_SCHEDULE_ID;
-  const action: ScheduleOptionsStartWorkflowAction<typeof evidenceUpkeep> = {
+  const action: ScheduleOptionsStartWorkflowAction<EvidenceUpkeepWorkflow> = {
     type: 'startWorkflow',
-    workflowType: 'evidenceUpkeep',
+    workflowType: EVIDENCE_UPKEEP_WORKFLOW_TYPE,
     workflowId: scheduleId === EVIDENCE_UPKEEP_SCHEDULE_ID ? EVIDENCE_UPKEEP_WORKFLOW_ID : scheduleId,
     taskQueue: options.taskQueue,
     args: [{}],

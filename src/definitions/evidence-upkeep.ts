@@ -4,6 +4,7 @@
  * chain ends within the horizon. Shared by the workflow, its activities, the worker and the CLI; no Node APIs.
  */
 
+export const EVIDENCE_UPKEEP_WORKFLOW_TYPE = 'evidenceUpkeep';
 export const EVIDENCE_UPKEEP_SCHEDULE_ID = 'esign-evidence-upkeep';
 export const EVIDENCE_UPKEEP_WORKFLOW_ID = 'esign-evidence-upkeep';
 
@@ -32,6 +33,9 @@ export interface EvidenceUpkeepTotals {
 }
 
 export type EvidenceUpkeepResult = EvidenceUpkeepTotals;
+
+/** The workflow's signature, for clients that start it (the Schedule's action) without importing workflow code. */
+export type EvidenceUpkeepWorkflow = (input?: EvidenceUpkeepInput) => Promise<EvidenceUpkeepResult>;
 
 export interface ArchivePage {
   keys: string[];

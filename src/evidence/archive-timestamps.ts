@@ -1,10 +1,10 @@
 import * as pkijs from 'pkijs';
 import { readSignedData } from './cms-read.js';
-import { chainExpiry, OID, outsideValidity, verifyCms } from './cms.js';
+import { chainExpiry, outsideValidity, verifyCms } from './cms.js';
 import { tokenProblems } from './timestamp.js';
 import type { LongTermData } from './long-term.js';
 import type { PdfBytes } from './pdf-bytes.js';
-import { summarize, type CertificateSummary } from './pki.js';
+import { type CertificateSummary, OID, summarize } from './pki.js';
 import type { TrustPolicy } from './trust.js';
 
 /** What the long-term part of a PAdES signature holds: its document time-stamps' times, and why not, if not. */

@@ -1,8 +1,7 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { OID } from './cms.js';
-import { certificateDer, EKU_TIME_STAMPING, EXT, formatName, summarize } from './pki.js';
+import { certificateDer, EKU_TIME_STAMPING, EXT, formatName, OID, summarize } from './pki.js';
 
 /**
  * What a certificate must be to vouch for a seal or a time-stamp, checked by hand: RFC 5280 path validation

@@ -3,20 +3,7 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import type { Digester } from './pdf-bytes.js';
 import { validatePath } from './certificate-policy.js';
-import { certificateDer, type SigningIdentity } from './pki.js';
-
-export const OID = {
-  data: '1.2.840.113549.1.7.1',
-  signedData: '1.2.840.113549.1.7.2',
-  contentType: '1.2.840.113549.1.9.3',
-  messageDigest: '1.2.840.113549.1.9.4',
-  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
-  /** RFC 3161: the content type of a time-stamp token. */
-  tstInfo: '1.2.840.113549.1.9.16.1.4',
-  /** RFC 3161 appendix A: a SignerInfo's unsigned attribute holding a time-stamp of its signature value. */
-  signatureTimeStampToken: '1.2.840.113549.1.9.16.2.14',
-  sha256: '2.16.840.1.101.3.4.2.1',
-} as const;
+import { certificateDer, OID, type SigningIdentity } from './pki.js';
 
 /**
  * The ESS signing-certificate-v2 attribute (RFC 5035), which binds the

@@ -1,10 +1,10 @@
 import type * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { readSignedData } from './cms-read.js';
-import { OID, verifyCms } from './cms.js';
+import { verifyCms } from './cms.js';
 import { wholePdf, type PdfBytes } from './pdf-bytes.js';
 import type { Indication, SubIndication } from './report.js';
-import { summarize, type CertificateSummary } from './pki.js';
+import { type CertificateSummary, OID, summarize } from './pki.js';
 import { checkLongTerm } from './archive-timestamps.js';
 import { findSeal, readLongTermData, SealedRevisionError, type LongTermData } from './long-term.js';
 import { checkSignatureTimestamp, type TimestampSummary } from './timestamp.js';

@@ -66,6 +66,20 @@ const OID_NAMES = new Map<string, string>([
   ['1.2.840.113549.1.9.1', 'E'],
 ]);
 
+/** Object identifiers of CMS and RFC 3161 (the signed-data structures, their attributes, SHA-256). */
+export const OID = {
+  data: '1.2.840.113549.1.7.1',
+  signedData: '1.2.840.113549.1.7.2',
+  contentType: '1.2.840.113549.1.9.3',
+  messageDigest: '1.2.840.113549.1.9.4',
+  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
+  /** RFC 3161: the content type of a time-stamp token. */
+  tstInfo: '1.2.840.113549.1.9.16.1.4',
+  /** RFC 3161 appendix A: a SignerInfo's unsigned attribute holding a time-stamp of its signature value. */
+  signatureTimeStampToken: '1.2.840.113549.1.9.16.2.14',
+  sha256: '2.16.840.1.101.3.4.2.1',
+} as const;
+
 /** The certificate extensions (RFC 5280 4.2.1) this project writes and reads, by OID. */
 export const EXT = {
   basicConstraints: '2.5.29.19',

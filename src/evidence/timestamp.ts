@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { readSignedData } from './cms-read.js';
-import { chainExpiry, contentInfoDer, OID, outsideValidity, signCms, verifyCms } from './cms.js';
+import { chainExpiry, contentInfoDer, outsideValidity, signCms, verifyCms } from './cms.js';
 import { chainAlgorithmProblems, essProblem, signerInfoAlgorithmProblems, timestampingCertificateProblems } from './certificate-policy.js';
-import { randomSerial, summarize, type CertificateSummary, type SigningIdentity } from './pki.js';
+import { type CertificateSummary, OID, randomSerial, type SigningIdentity, summarize } from './pki.js';
 
 /**
  * A time-stamping authority (RFC 3161) that issues tokens in-process: the

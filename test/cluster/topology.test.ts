@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTopology, type Topology } from '../../src/cluster/topology.js';
+import { startTopology, type Topology } from '../../tools/cluster/topology.js';
 import { dataConverterFromEnv } from '../../src/codec/data-converter.js';
 import { getEsignTransaction, startEsignTransaction } from '../../src/client/transactions.js';
 import type { EsignTransactionInput } from '../../src/transaction/input.js';

@@ -25,9 +25,9 @@ import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip, type VerifiedEntry } fro
 import { chainEvents } from '../../src/esign/audit-chain.js';
 import { AUDIT_TRAIL_ENTRY, COMPLETION_CERTIFICATE_ENTRY, type AuditTrail } from '../../src/esign/evidence.js';
 import { providerTrust, type TrustPolicy } from '../../src/evidence/trust.js';
-import { renderCompletionCertificate } from '../../src/sandbox/certificate.js';
-import { samplePdf } from '../../src/sandbox/pdf.js';
-import { SandboxSeal } from '../../src/sandbox/seal.js';
+import { renderCompletionCertificate } from '../../packages/sandbox/src/certificate.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
 import { forgeCompletedZip, sha256, type ForgedDocument } from '../support/evidence.js';
 import { buildZip, readZipEntries, type RawZipEntry, type RawZipOptions } from '../support/zip.js';
 import type { CorpusContext, VariantSpec } from './variants.js';

@@ -3,13 +3,13 @@
 // embedded content, no signed attributes at all, and RFC 3161 tokens over any value, at any time, by any TSA.
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { contentInfoDer, OID } from '../../src/evidence/cms.js';
-import { randomSerial } from '../../src/evidence/pki.js';
+import { contentInfoDer } from '../../src/evidence/cms.js';
+import { OID, randomSerial } from '../../src/evidence/pki.js';
 import { certDer, digest, HASH_OID, signRsa, type Hash, type Issued } from './pki.js';
 
 export const SIGNING_TIME = '1.2.840.113549.1.9.5';
 const SIGNING_CERTIFICATE_V1 = '1.2.840.113549.1.9.16.2.12';
-/** The sandbox's TSA policy (src/sandbox/seal.ts). */
+/** The sandbox's TSA policy (packages/sandbox/src/seal.ts). */
 export const TSA_POLICY = '2.25.324509471234506599763462635830418565645';
 
 export type SignedAttributes =

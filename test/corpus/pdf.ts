@@ -1,5 +1,5 @@
-// Sealing PDFs for the corpus as the sandbox does (src/evidence/pades-sign.ts `sealPdf`: a pdf-lib placeholder, the
-// CMS placed over its /ByteRange; then @libpdf/core's DSS and document time-stamp updates, src/sandbox/seal.ts), with
+// Sealing PDFs for the corpus as the sandbox does (packages/sandbox/src/evidence/pades-sign.ts `sealPdf`: a pdf-lib placeholder, the
+// CMS placed over its /ByteRange; then @libpdf/core's DSS and document time-stamp updates, packages/sandbox/src/seal.ts), with
 // every step open to a variant: the CMS, the time-stamp, the placeholder's dictionary, the bytes before and after
 // signing, the /ByteRange, the revocation data and the document time-stamps' authority. And hand-written incremental
 // updates, for the changes an attacker appends.

@@ -2,7 +2,7 @@
 // certificate, a time-stamping authority, and every certificate a variant needs that a real provider never issues
 // (a TLS server certificate, an unpinned one, SHA-1 and RSA-1024, a leaf used as a CA, a path-length violation,
 // expired, revoked, a TSA without its purpose, a foreign root). OCSP responses and CRLs are built here too, with what
-// src/evidence/revocation.ts never writes: revoked entries, delegated responders, SHA-1 signatures, stale dates.
+// packages/sandbox/src/evidence/revocation.ts never writes: revoked entries, delegated responders, SHA-1 signatures, stale dates.
 //
 // Everything is signed by hand (node:crypto), not by WebCrypto: a WebCrypto RSA key is bound to one hash at import,
 // and the corpus needs SHA-1 and SHA-256 signatures from the same keys. Keys are RSA-2048 (RSA-1024 where that is

@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDevServer } from '../../src/temporal/dev-server.js';
+import { startDevServer } from '../../tools/temporal/dev-server.js';
 import type { TestProject } from 'vitest/node';
-import { ensureTemporalBinaries } from '../../src/temporal/binaries.js';
-import { writeWorkflowBundle } from '../../src/tools/bundle.js';
-import { SandboxSeal } from '../../src/sandbox/seal.js';
+import { ensureTemporalBinaries } from '../../tools/temporal/binaries.js';
+import { writeWorkflowBundle } from '../../tools/support/bundle.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -29,7 +29,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const bundleDir = await mkdtemp(join(tmpdir(), 'esign-test-bundle-'));
   const bundling = writeWorkflowBundle(bundleDir);
   // One sandbox PKI (CA, seal and time-stamping keys) for the run, copied into each sandbox's data dir
-  // (test/support/sandbox.ts, src/tools/sandbox-process.ts) rather than generated for each test file.
+  // (test/support/sandbox.ts, tools/support/sandbox-process.ts) rather than generated for each test file.
   const pki = join(bundleDir, 'sandbox-pki');
   const pkiMade = SandboxSeal.open(pki);
   const binaries = await ensureTemporalBinaries('all');

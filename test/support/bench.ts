@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../../src/tools/launch.js';
+import { projectRoot } from '../../tools/support/launch.js';
 
 /**
  * Runs `npm run bench` (the same entry, in its own process) with these

@@ -8,7 +8,7 @@ import { parse } from 'csv-parse/sync';
 import { inject } from 'vitest';
 import { LocalArchiveStore } from '../../src/archive/store.js';
 import type { RunningBridge } from '../../src/bridge/index.js';
-import { samplePdf } from '../../src/sandbox/pdf.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
 import { LocalObjectStore } from '../../src/storage/object-store.js';
 import { LocalTemplateStore, type StoredTemplate } from '../../src/templates/index.js';
 import { createEsignWorker } from '../../src/worker/create-worker.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PDFDocument, PDFName } from 'pdf-lib';
-import { samplePdf } from '../../src/sandbox/pdf.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
 
 /**
  * A PDF of about `bytes`: one page and an incompressible stream the catalog

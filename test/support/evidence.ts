@@ -17,8 +17,8 @@ import {
   COMPLETION_CERTIFICATE_ENTRY,
   type AuditTrail,
 } from '../../src/esign/evidence.js';
-import { renderCompletionCertificate } from '../../src/sandbox/certificate.js';
-import type { SandboxSeal } from '../../src/sandbox/seal.js';
+import { renderCompletionCertificate } from '../../packages/sandbox/src/certificate.js';
+import type { SandboxSeal } from '../../packages/sandbox/src/seal.js';
 import { writeZip, type ZipEntrySpec } from './zip.js';
 
 export const run = promisify(execFile);

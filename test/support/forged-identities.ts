@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { importPrivateKey, issueSigningCertificate, parseCertificates, randomSerial, type PemKeyPair } from '../../src/evidence/pki.js';
-import { SandboxSeal } from '../../src/sandbox/seal.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
 
 const pem = (label: string, der: ArrayBuffer) =>
   `-----BEGIN ${label}-----\n${Buffer.from(der)

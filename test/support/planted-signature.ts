@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { PDFName, PDFRef } from 'pdf-lib';
 import { loadSigningIdentity, parseCertificates } from '../../src/evidence/pki.js';
 import { TimestampAuthority } from '../../src/evidence/timestamp.js';
-import { TSA_POLICY } from '../../src/sandbox/seal.js';
+import { TSA_POLICY } from '../../packages/sandbox/src/seal.js';
 import { buildCms, signatureTimestampAttribute } from '../corpus/cms.js';
 import { appendUpdate, basePdf, lastTrailer, place, prepare, readDoc, SIGNATURE_BYTES } from '../corpus/pdf.js';
 import { certDer, digest, issue, KU, rsaKey, rsaAlgorithm, signRsa, type Issued } from '../corpus/pki.js';

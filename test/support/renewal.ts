@@ -7,11 +7,11 @@ import * as pkijs from 'pkijs';
 import { evidenceCheck, type EvidencePolicy } from '../../src/archive/evidence.js';
 import type { ArchiveStore } from '../../src/archive/store.js';
 import { verifyZip } from '../../src/archive/zip-verify.js';
-import { samplePdf } from '../../src/sandbox/pdf.js';
-import type { SandboxSeal } from '../../src/sandbox/seal.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import type { SandboxSeal } from '../../packages/sandbox/src/seal.js';
 import { forgeCompletedZip, sha256 } from './evidence.js';
 import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, type PemKeyPair } from '../../src/evidence/pki.js';
-import { RevocationAuthority } from '../../src/evidence/revocation.js';
+import { RevocationAuthority } from '../../packages/sandbox/src/evidence/revocation.js';
 import { TimestampAuthority } from '../../src/evidence/timestamp.js';
 import { providerTrust } from '../../src/evidence/trust.js';
 

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { samplePdf } from '../../src/sandbox/pdf.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
 import type { TemplateDefinition } from '../../src/templates/index.js';
 
 /**

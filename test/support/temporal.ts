@@ -3,7 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
 import { temporal } from '@temporalio/proto';
-import { executableFor } from '../../src/temporal/binaries.js';
+import { executableFor } from '../../tools/temporal/binaries.js';
 import { cliTypeOf, esignSearchAttributes } from '../../src/definitions/search-attributes.js';
 
 /** Connections to the suite's shared dev server (started in test/setup/temporal-server.ts). */
@@ -62,4 +62,4 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
   return env;
 }
 
-export { freePort } from '../../src/util/net.js';
+export { freePort } from '../../tools/support/net.js';
