@@ -1,17 +1,22 @@
 // An integrator's event log that ended without a result (`temporal workflow terminate`, a failure, a timeout) is
 // continued from its last state, like one closed after its retention (docs/integrator-events.md, "The event log"),
 // against the real dev server, the sandbox over HTTP and a real receiver: the transaction's next event is numbered
-// after the events the log held, which stay listed and redeliverable with their own webhook-ids. Where the closed run
-// cannot answer its query (no worker polls its task queue), its state is read from its history; where neither can be
-// read, nothing is started that would number from 1 again.
+// after the events the log held, which stay listed and redeliverable with their own webhook-ids. Its state is the
+// closed run's query: where no worker answers it, or its history cannot be decoded, nothing is started that would
+// number from 1 again; a worker on its queue reads it, with the events signalled to it that it had not taken. A run
+// terminated before any worker took it ran none of the log's code (and the server refuses its query): its state is
+// what it was given.
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventLogUnreadable, eventLogState, listEsignEvents, redeliverEsignEvents } from '../src/client/event-log.js';
 import { EVENT_LOG_WORKFLOW_TYPE, eventLogAppendSignal, eventLogIdFor, type EventLogInput } from '../src/definitions/event-log.js';
 import type { IntegratorEvent } from '../src/definitions/transaction.js';
+import { LocalArchiveStore } from '../src/archive/store.js';
+import { createEsignWorker } from '../src/worker/create-worker.js';
 import { EventReceiver } from './support/event-receiver.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
+import { sandboxEvidencePolicy } from './support/sandbox.js';
 import { uniqueTaskQueue } from './support/temporal.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -47,11 +52,9 @@ describe('an event log an operator terminated', () => {
     await expect.poll(() => shown(referenceId), { timeout: 30_000 }).toEqual(['1 participant.signed delivered']);
     const first = (await listEsignEvents(env.temporal.client, referenceId)).events[0]!;
 
-    // The operator terminates the log mid-transaction: no result, but its last state is still readable, from its
-    // query and, where no worker answers that, from its history alike.
+    // The operator terminates the log mid-transaction: no result, but its last state is still readable (its query).
     await env.temporal.client.workflow.getHandle(eventLogIdFor(referenceId)).terminate('an operator ended it');
     expect(await shown(referenceId)).toEqual(['1 participant.signed delivered']);
-    await expectSameFromHistory(referenceId);
 
     // The transaction's next events start it again from that state: 2 and 3, never a second 1.
     await env.sandbox.control.signAs(status.transactionId!, alan!.id);
@@ -77,29 +80,14 @@ describe('an event log an operator terminated', () => {
       .toEqual(['1 2', '2 2', '3 2']);
     expect((await listEsignEvents(env.temporal.client, referenceId)).events[0]!.attempts.map((a) => a.status)).toEqual([204, 204]);
 
-    // Terminated again, after signals, attempts and a redelivery: its history tells the same as its query.
+    // Terminated again, after signals, attempts and a redelivery: still read, all three events with their attempts.
     await env.temporal.client.workflow.getHandle(eventLogIdFor(referenceId)).terminate('an operator ended it again');
-    await expectSameFromHistory(referenceId);
-    expect((await eventLogState(env.temporal.client, referenceId)).restart?.events).toHaveLength(3);
+    expect(
+      (await eventLogState(env.temporal.client, referenceId)).restart?.events.map(
+        (e) => `${e.sequence} ${'state' in e ? e.attemptCount : '?'}`,
+      ),
+    ).toEqual(['1 2', '2 2', '3 2']);
   }, 120_000);
-
-  /** A closed log's state read from its history (a client whose queries no worker answers) is the one its query gives. */
-  async function expectSameFromHistory(referenceId: string): Promise<void> {
-    const queryless = new Client({
-      connection: env.temporal.client.connection,
-      namespace: env.temporal.namespace,
-      interceptors: {
-        workflow: [
-          {
-            query: () => Promise.reject(new Error('no worker answers')),
-          },
-        ],
-      },
-    });
-    const fromQuery = await listEsignEvents(env.temporal.client, referenceId);
-    expect(await listEsignEvents(queryless, referenceId)).toEqual(fromQuery);
-    expect((await eventLogState(queryless, referenceId)).restart).toEqual((await eventLogState(env.temporal.client, referenceId)).restart);
-  }
 
   /** An event of a provider transaction `tx`, as the transaction hands it over. */
   const event = (tx: string, type: IntegratorEvent['type'], sequence?: number): IntegratorEvent & { sequence?: number } => ({
@@ -110,20 +98,78 @@ describe('an event log an operator terminated', () => {
     ...(sequence !== undefined ? { sequence } : {}),
   });
 
-  it('terminated where no worker answers its query: its state is read from its history, signals included', async () => {
+  /** A worker of its own on `taskQueue`, delivering to the receiver. */
+  const workerOn = (taskQueue: string) =>
+    createEsignWorker({
+      connection: env.temporal.nativeConnection,
+      namespace: env.temporal.namespace,
+      taskQueue,
+      deps: {
+        client: env.sandbox.client,
+        archive: new LocalArchiveStore(env.archiveDir),
+        evidence: sandboxEvidencePolicy(env.sandbox),
+        callbackSecrets: [secret],
+        allowedUrls: [receiver.server.url],
+      },
+    });
+
+  it('terminated where no worker answers its query: a typed error, and nothing is started over it', async () => {
     const referenceId = `ref-unpolled-${randomBytes(6).toString('hex')}`;
     const tx = `tx-${referenceId}`;
+    const taskQueue = uniqueTaskQueue('gone');
     const start: EventLogInput = {
       referenceId,
       callbackUrl: receiver.url,
       events: [{ ...event(tx, 'participant.signed'), sequence: 1 }],
       retention: '2 days',
     };
-    // No worker polls this queue: the run never had a workflow task, so only its history knows its events.
+    // The log runs on a queue whose only worker delivers its first event, then goes away.
+    const handle = await env.temporal.client.workflow.start(EVENT_LOG_WORKFLOW_TYPE, {
+      workflowId: eventLogIdFor(referenceId),
+      taskQueue,
+      args: [start],
+    });
+    const gone = await workerOn(taskQueue);
+    await gone.runUntil(expect.poll(() => shown(referenceId), { timeout: 30_000 }).toEqual(['1 participant.signed delivered']));
+    // Handed over while no worker runs, then terminated: its last workflow task never took these.
+    await handle.signal(eventLogAppendSignal, event(tx, 'reminder.due', 2));
+    await handle.signal(eventLogAppendSignal, event(tx, 'participant.signed', 3)); // a repeated hand-over: taken once
+    await handle.signal(eventLogAppendSignal, event(tx, 'transaction.completed', 3));
+    await handle.terminate('an operator ended it');
+
+    const refused = await eventLogState(env.temporal.client, referenceId, { queryTimeoutMs: 2_000 }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(EventLogUnreadable);
+    expect((refused as Error).message).toContain(`no worker answered its query within 2 s: start a worker on ${taskQueue}`);
+    // A backend listing or redelivering gets the same (after the default 10 s), and nothing is started over the run.
+    await expect(listEsignEvents(env.temporal.client, referenceId)).rejects.toThrow(/no worker answered its query within 10 s/);
+    await expect(redeliverEsignEvents(env.temporal.client, referenceId, { after: 0 })).rejects.toBeInstanceOf(EventLogUnreadable);
+    const latest = await env.temporal.client.workflow.getHandle(eventLogIdFor(referenceId)).describe();
+    expect({ runId: latest.runId, status: latest.status.name }).toEqual({ runId: handle.firstExecutionRunId, status: 'TERMINATED' });
+
+    // A worker on its queue again answers with the log's own view, with the events its last workflow task never took
+    // (nothing in the client adds them: the worker takes them, as the log does, before it answers).
+    const back = await workerOn(taskQueue);
+    const state = await back.runUntil(eventLogState(env.temporal.client, referenceId));
+    expect(state.running).toBe(false);
+    expect(state.restart).toMatchObject({ referenceId, callbackUrl: receiver.url, retention: '2 days', ended: true });
+    expect(state.restart!.events.map((e) => `${e.sequence} ${e.type} ${'state' in e ? `${e.state} ${e.attemptCount}` : '?'}`)).toEqual([
+      '1 participant.signed delivered 1',
+      '2 reminder.due pending 0',
+      '3 transaction.completed pending 0',
+    ]);
+  }, 90_000);
+
+  it('terminated before any worker took it: its state is what it was given, with no worker', async () => {
+    const referenceId = `ref-unstarted-${randomBytes(6).toString('hex')}`;
+    const tx = `tx-${referenceId}`;
+    // No worker polls this queue: the run never started a workflow task, so ran none of the log's code (and the
+    // server answers no query of it).
     const handle = await env.temporal.client.workflow.start(EVENT_LOG_WORKFLOW_TYPE, {
       workflowId: eventLogIdFor(referenceId),
       taskQueue: uniqueTaskQueue('nobody'),
-      args: [start],
+      args: [
+        { referenceId, callbackUrl: receiver.url, events: [{ ...event(tx, 'participant.signed'), sequence: 1 }], retention: '2 days' },
+      ],
     });
     await handle.signal(eventLogAppendSignal, event(tx, 'reminder.due', 2));
     await handle.signal(eventLogAppendSignal, event(tx, 'participant.signed', 3)); // a repeated hand-over: taken once
@@ -131,7 +177,6 @@ describe('an event log an operator terminated', () => {
     await handle.terminate('an operator ended it');
 
     const state = await eventLogState(env.temporal.client, referenceId, { queryTimeoutMs: 2_000 });
-    expect(state.running).toBe(false);
     expect(state.restart).toMatchObject({ referenceId, callbackUrl: receiver.url, retention: '2 days', ended: true });
     expect(state.restart!.events.map((e) => `${e.sequence} ${e.type} ${'state' in e ? e.state : '?'}`)).toEqual([
       '1 participant.signed pending',

@@ -2,34 +2,30 @@
  * The last state of a closed event log run (workflows/event-log.ts), which its next run starts from, so the numbering
  * goes on and what it held stays redeliverable however it ended. A log closed after its retention returns its view as
  * its result. A run that ended otherwise (`temporal workflow terminate`, a failure, a timeout, a cancel) has no
- * result, but its history holds everything it was given: its start input (the callback URL, the events it carried),
- * the events signalled to it, its delivery attempts and the redeliveries asked of it. Its state is read from that
- * history, in two ways:
+ * result: its state is its `eventLog` query, which a closed run still answers, replayed by a worker of its task queue
+ * from its history with the log's own code, so the view is exactly the log's (attempts, failures, the endpoint's
+ * health), events signalled to it that its last workflow task had not taken (the terminate came first) included:
+ * the worker takes them, as the log does, before it answers. This client does not work that state out of the history
+ * itself, which would be a second copy of the log. One run has no query to ask: one terminated before any worker
+ * started a workflow task of it (the server refuses its query, temporalio/temporal#4867); it ran none of the log's
+ * code, so its state is what it was given (`given` below).
  *
- * 1. its `eventLog` query: a closed run still answers it, replayed by a worker from its history with the log's own
- *    code, so the view is exactly the log's (attempts, failures, the endpoint's health); then any event signalled to
- *    it that its last workflow task did not take yet (the terminate came first) is added after, as the log would;
- * 2. where no worker answers (none polls its task queue, or the query times out), the history itself, followed as
- *    the log follows it: its start input, then its signals, attempts and redeliveries in order.
- *
- * Fail closed: a log whose history this client cannot decode (a codec key it does not hold) is not started again at
- * all (`EventLogUnreadable`), since a fresh log would number from 1 again; the caller fails and is retried, and the
- * log continues once the key is back.
+ * Fail closed: a log whose state cannot be read is not started again at all (`EventLogUnreadable`), since a fresh log
+ * would number from 1 again: no worker answers its query (none polls its task queue), or this client cannot decode
+ * its history (a codec key it does not hold). The caller fails and is retried, and the log continues once a worker
+ * runs, or the key is back. The transaction's own hand-over (activity `appendToEventLog`) runs on a worker of the
+ * queue the log runs on, so a worker is there to answer; a backend or an operator listing or redelivering needs one.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import {
   eventLogAppendSignal,
   eventLogQuery,
   everyTransactionEnded,
-  redeliverEventsUpdate,
-  type DeliveryAttempt,
-  type EndpointHealth,
   type EventLogInput,
   type EventLogResult,
   type EventLogView,
   type LoggedEvent,
-  type RedeliverRequest,
 } from '../definitions/event-log.js';
 import type { IntegratorEvent } from '../definitions/transaction.js';
 import { eventId } from '../util/event-id.js';
@@ -37,8 +33,6 @@ import { eventId } from '../util/event-id.js';
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 
-/** The log's own limit on the attempts it keeps per event (workflows/event-log.ts). */
-const ATTEMPTS_KEPT = 10;
 /** How long a closed run's query may take: a worker replays its whole history to answer it. */
 const QUERY_TIMEOUT_MS = 10_000;
 
@@ -61,19 +55,20 @@ export class EventLogUnreadable extends Error {
 export type ClosedEventLog = EventLogResult & { retention?: string };
 
 export interface ReadClosedOptions {
-  /** How long the closed run's query may take before its history is followed instead (10 s). */
+  /** How long the closed run's query may take before the log is taken as unreadable (10 s). */
   queryTimeoutMs?: number;
 }
 
 /**
- * The last state of the closed run `runId` of a log: its result if it completed, else read from its history (above).
- * Throws `EventLogUnreadable` when neither works; `WorkflowNotFoundError` when the run is gone (past the namespace's
- * retention); other errors (the server unreachable) as they come, so a caller retries rather than starts afresh.
+ * The last state of the closed run `runId` of a log (on `taskQueue`): its result if it completed, else its query
+ * (above). Throws `EventLogUnreadable` when it cannot be read; `WorkflowNotFoundError` when the run is gone (past the
+ * namespace's retention); other errors (the server unreachable) as they come, so a caller retries rather than starts
+ * afresh.
  */
 export async function readClosedEventLog(
   client: Client,
   referenceId: string,
-  run: { workflowId: string; runId: string; status: string },
+  run: { workflowId: string; runId: string; status: string; taskQueue: string },
   options: ReadClosedOptions = {},
 ): Promise<ClosedEventLog> {
   const handle = client.workflow.getHandle(run.workflowId, run.runId);
@@ -87,31 +82,56 @@ export async function readClosedEventLog(
   }
   const history = (await handle.fetchHistory()).events ?? [];
   let input: EventLogInput;
+  let unqueried: EventLogView | undefined;
   try {
     input = await startInputOf(client, history);
+    if (!history.some((h) => h.workflowTaskStartedEventAttributes)) unqueried = given(input, await signalledEvents(client, history));
   } catch (err) {
     throw new EventLogUnreadable(referenceId, run.status, [err]);
   }
-  let view: EventLogView | undefined;
-  let queryFailure: unknown;
+  const view = unqueried ?? (await queried(client, referenceId, run, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS));
+  return { ...view, callbackUrl: input.callbackUrl, ...(input.retention !== undefined ? { retention: input.retention } : {}) };
+}
+
+/** A closed run's `eventLog` query, answered by a worker of its task queue within `timeoutMs`. */
+async function queried(
+  client: Client,
+  referenceId: string,
+  run: { workflowId: string; runId: string; status: string; taskQueue: string },
+  timeoutMs: number,
+): Promise<EventLogView> {
+  const handle = client.workflow.getHandle(run.workflowId, run.runId);
   try {
-    const deadline = Date.now() + (options.queryTimeoutMs ?? QUERY_TIMEOUT_MS);
-    view = await client.withDeadline(deadline, () => handle.query(eventLogQuery, { after: 0 }));
+    return await client.withDeadline(Date.now() + timeoutMs, () => handle.query(eventLogQuery, { after: 0 }));
   } catch (err) {
-    queryFailure = err;
+    if (err instanceof WorkflowNotFoundError) throw err;
+    const reason = isGrpcDeadlineError(err)
+      ? `no worker answered its query within ${timeoutMs / 1000} s: start a worker on ${run.taskQueue}`
+      : err;
+    throw new EventLogUnreadable(referenceId, run.status, [reason]);
   }
-  try {
-    const log = new FollowedLog(view ? { ...input, events: view.events, health: view.health } : input);
-    // After the query's view only the signals it may not have taken yet; without it, the whole history.
-    await log.follow(client, history, view ? 'signals' : 'all');
-    return {
-      ...log.view(input.referenceId, input.callbackUrl),
-      callbackUrl: input.callbackUrl,
-      ...(input.retention !== undefined ? { retention: input.retention } : {}),
-    };
-  } catch (err) {
-    throw new EventLogUnreadable(referenceId, run.status, queryFailure === undefined ? [err] : [queryFailure, err]);
+}
+
+/**
+ * The state of a run that never started a workflow task: the events it was given, in its start input and signalled,
+ * taken as the log's `append` takes them (workflows/event-log.ts `EventLog.append`): once by their key; a logged one
+ * as it is, any other numbered after the last (the number it was handed over with is not the log's), pending. Done
+ * here because no worker can: no query reaches such a run.
+ */
+function given(input: EventLogInput, signalled: readonly IntegratorEvent[]): EventLogView {
+  const events: LoggedEvent[] = [];
+  const taken: (LoggedEvent | IntegratorEvent)[] = [...input.events, ...signalled];
+  for (const e of taken) {
+    if (events.some((x) => x.key === e.key)) continue;
+    const { key, type, occurredAt, data } = e;
+    const sequence = (events.at(-1)?.sequence ?? 0) + 1;
+    events.push(
+      'state' in e ? e : { sequence, id: eventId(key), key, type, occurredAt, state: 'pending', attemptCount: 0, attempts: [], data },
+    );
+    events.sort((x, y) => x.sequence - y.sequence);
   }
+  const { referenceId, callbackUrl, health = 'ok' } = input;
+  return { referenceId, endpoint: new URL(callbackUrl).origin, health, ended: everyTransactionEnded(events), events };
 }
 
 /** Decodes payloads with the client's codecs (in the reverse of their encoding order) and converter. */
@@ -122,6 +142,7 @@ async function decoded<T>(client: Client, payloads: Payloads): Promise<T[]> {
   return out.map((p) => payloadConverter.fromPayload<T>(p));
 }
 
+/** Its start input: the callback URL and the retention its next run goes on with. */
 async function startInputOf(client: Client, history: readonly HistoryEvent[]): Promise<EventLogInput> {
   const started = history[0]?.workflowExecutionStartedEventAttributes;
   if (!started) throw new Error('its history has no start event');
@@ -130,117 +151,14 @@ async function startInputOf(client: Client, history: readonly HistoryEvent[]): P
   return input;
 }
 
-/** What `attemptLoggedEvent` answers (activities/completion.ts). */
-interface Answer {
-  attempt: DeliveryAttempt;
-  outcome: 'delivered' | 'retry' | 'refused';
-  budget: { attempts: number };
-}
-
-/** The log's state as its code keeps it (workflows/event-log.ts `EventLog`), followed through a history. */
-class FollowedLog {
-  readonly events: LoggedEvent[] = [];
-  health: EndpointHealth;
-  /** Attempts scheduled, by their scheduled event's id: the event's key. */
-  readonly #attempts = new Map<string, string>();
-  /** The event a delivery is under way for (the log's `delivering`), from its first attempt until it settles. */
-  #delivering: string | undefined;
-
-  constructor(input: Pick<EventLogInput, 'events' | 'health'>) {
-    this.health = input.health ?? 'ok';
-    for (const e of input.events) this.append(e);
+/** The events signalled to it, in order. */
+async function signalledEvents(client: Client, history: readonly HistoryEvent[]): Promise<IntegratorEvent[]> {
+  const events: IntegratorEvent[] = [];
+  for (const h of history) {
+    const signaled = h.workflowExecutionSignaledEventAttributes;
+    if (signaled?.signalName !== eventLogAppendSignal.name) continue;
+    const [e] = await decoded<IntegratorEvent>(client, signaled.input);
+    if (e) events.push(e);
   }
-
-  /** As the log's `append`: an event once by its key, numbered after the last unless it is a logged one. */
-  append(e: LoggedEvent | (IntegratorEvent & { sequence?: number })): void {
-    if (this.events.some((x) => x.key === e.key)) return;
-    const logged: LoggedEvent =
-      'state' in e
-        ? e
-        : {
-            sequence: (this.events.at(-1)?.sequence ?? 0) + 1,
-            id: eventId(e.key),
-            key: e.key,
-            type: e.type,
-            occurredAt: e.occurredAt,
-            state: 'pending',
-            attemptCount: 0,
-            attempts: [],
-            data: e.data,
-          };
-    this.events.push(logged);
-    this.events.sort((a, b) => a.sequence - b.sequence);
-  }
-
-  async follow(client: Client, history: readonly HistoryEvent[], what: 'signals' | 'all'): Promise<void> {
-    for (const h of history) {
-      const signaled = h.workflowExecutionSignaledEventAttributes;
-      if (signaled?.signalName === eventLogAppendSignal.name) {
-        const [e] = await decoded<IntegratorEvent & { sequence?: number }>(client, signaled.input);
-        if (e) this.append(e);
-      }
-      if (what === 'signals') continue;
-      const scheduled = h.activityTaskScheduledEventAttributes;
-      if (scheduled?.activityType?.name === 'attemptLoggedEvent') {
-        const [asked] = await decoded<{ event: { key: string } }>(client, scheduled.input);
-        if (asked) this.#attempts.set(String(h.eventId), (this.#delivering = asked.event.key));
-      }
-      const completed = h.activityTaskCompletedEventAttributes;
-      const key = completed ? this.#attempts.get(String(completed.scheduledEventId)) : undefined;
-      if (completed && key !== undefined) {
-        const [answer] = await decoded<Answer>(client, completed.result);
-        if (answer) this.#tried(key, answer);
-      }
-      // An attempt the worker refused to make: the log marks it failed; here it stays pending, and the next run's
-      // attempt is refused (and recorded) again, or sent if the worker's policy changed since.
-      const failed = h.activityTaskFailedEventAttributes ?? h.activityTaskTimedOutEventAttributes;
-      if (failed && this.#attempts.has(String(failed.scheduledEventId))) this.#delivering = undefined;
-      const accepted = h.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
-      if (accepted?.name === redeliverEventsUpdate.name) {
-        const [request] = await decoded<RedeliverRequest>(client, accepted.args);
-        if (request) this.#redeliver(request);
-      }
-    }
-  }
-
-  /** As the log's `deliver` and `settle`: one attempt's answer. */
-  #tried(key: string, answer: Answer): void {
-    const e = this.events.find((x) => x.key === key);
-    if (!e) return;
-    const n = (e.round ?? 0) + 1;
-    e.round = n;
-    e.attemptCount++;
-    e.attempts = [...e.attempts, answer.attempt].slice(-ATTEMPTS_KEPT);
-    const said = answer.attempt.status !== undefined ? `HTTP ${answer.attempt.status}` : `unreachable (${answer.attempt.error})`;
-    let failure: string | undefined;
-    if (answer.outcome === 'refused') failure = `the endpoint refused it: ${said}`;
-    else if (answer.outcome !== 'delivered') {
-      if (n < answer.budget.attempts) return;
-      failure = `no answer but ${said} after ${n} attempts`;
-    }
-    delete e.round;
-    this.#delivering = undefined;
-    if (e.requeued) {
-      delete e.requeued;
-      return;
-    }
-    e.state = failure === undefined ? 'delivered' : 'failed';
-    if (failure !== undefined) e.failure = failure;
-    else delete e.failure;
-    this.health = failure === undefined ? 'ok' : 'failing';
-  }
-
-  /** As the log's `redeliver`: the chosen events pending again; one being delivered goes once more after. */
-  #redeliver(request: RedeliverRequest): void {
-    for (const e of this.events.filter((x) => (request.eventId ? x.id === request.eventId : x.sequence > (request.after ?? 0)))) {
-      if (e.key === this.#delivering) e.requeued = true;
-      e.state = 'pending';
-    }
-  }
-
-  /** The view a closed log answers with: a redelivery asked during an attempt is just pending in the next run. */
-  view(referenceId: string, callbackUrl: string): EventLogView {
-    const events = this.events.map(({ requeued: _again, ...e }) => e);
-    return { referenceId, endpoint: new URL(callbackUrl).origin, health: this.health, ended: everyTransactionEnded(events), events };
-  }
+  return events;
 }

@@ -2,10 +2,10 @@
  * Reading a transaction's event log and sending its events again (src/definitions/event-log.ts,
  * docs/integrator-events.md): the log is a workflow of its own, open while it delivers and for its retention after
  * the transaction ended, closed with its last view as its result after that. A log that ended otherwise (terminated
- * by an operator, failed, timed out) has no result; its last state is read from its history
- * (src/client/event-log-recovery.ts). A redelivery to a closed log, or the transaction's next event, starts it again
- * from that state, so its numbering goes on and what an integrator missed can be sent again for as long as Temporal
- * keeps the closed run.
+ * by an operator, failed, timed out) has no result; its last state is its query, which a worker of its task queue
+ * answers from its history (src/client/event-log-recovery.ts). A redelivery to a closed log, or the transaction's
+ * next event, starts it again from that state, so its numbering goes on and what an integrator missed can be sent
+ * again for as long as Temporal keeps the closed run.
  */
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { describeIfExists } from './describe.js';
@@ -32,13 +32,14 @@ export class NoEventLog extends Error {
 
 /**
  * The events of a transaction after sequence number `after` (all by default), each with its delivery attempts: from
- * the running log, or the last state of a closed one (`EventLogUnreadable` if that cannot be read).
+ * the running log, or the last state of a closed one (`EventLogUnreadable` if that cannot be read: no worker of its
+ * task queue answers, or its history cannot be decoded).
  */
 export async function listEsignEvents(client: Client, referenceId: string, options: { after?: number } = {}): Promise<EventLogView> {
   const handle = client.workflow.getHandle(eventLogIdFor(referenceId));
   const after = options.after ?? 0;
   try {
-    const { status, runId } = await handle.describe();
+    const { status, runId, taskQueue } = await handle.describe();
     if (status.name === 'RUNNING') return await handle.query(eventLogQuery, { after });
     const {
       callbackUrl: _secret,
@@ -48,6 +49,7 @@ export async function listEsignEvents(client: Client, referenceId: string, optio
       workflowId: handle.workflowId,
       runId,
       status: status.name,
+      taskQueue,
     });
     return { ...last, events: last.events.filter((e) => e.sequence > after) };
   } catch (err) {
@@ -75,7 +77,7 @@ export async function eventLogState(
   const last = await readClosedEventLog(
     client,
     referenceId,
-    { workflowId, runId: described.runId, status: described.status.name },
+    { workflowId, runId: described.runId, status: described.status.name, taskQueue: described.taskQueue },
     options,
   ).catch((err: unknown) => {
     // Gone between the describe and the read (past the namespace's retention): as if it never ran.
