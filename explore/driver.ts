@@ -686,7 +686,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     // Until the batch ends: each row ends by its deadline at the latest; past it the provider expires what is open.
     options.onPhase?.('driving the batch to its end');
     const slack = 2 * setup.reconcileMaxIntervalMs + 30 * MINUTE;
-    const providerExpiresAt = t0 + setup.signingDeadlineMs + slack;
+    // Not before the last step, as for a transaction (driveToEnd): the bound counts from the provider's expiry.
+    const providerExpiresAt = Math.max(t0 + setup.signingDeadlineMs + slack, await now());
     const giveUpAt = providerExpiresAt + slack + 2 * HOUR;
     const batch = client.workflow.getHandle<BulkSendWorkflow>(batchId);
     let batchEnd: NonNullable<Observation['bulk']>['end'] | undefined;
@@ -885,7 +886,11 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     options.onPhase?.('driving the workflow to its end');
     const { signingDeadlineMs, reconcileMaxIntervalMs } = setup;
     const slack = 2 * reconcileMaxIntervalMs + 30 * MINUTE;
-    const providerExpiresAt = t0 + signingDeadlineMs + slack;
+    // Not before the last step: a step may land well past the deadline (a signing-URL endpoint that comes back at
+    // 1.5 times it), and the provider expires only what it still holds once the steps are over. The bound counts
+    // from that expiry, so the workflow gets its slack to see it (a bound counted from the deadline alone gave up
+    // on an overdue workflow the instant the provider expired it: explore/regressions/step-past-the-give-up-bound.json).
+    const providerExpiresAt = Math.max(t0 + signingDeadlineMs + slack, await now());
     const giveUpAt = providerExpiresAt + slack + 2 * HOUR;
     let repaired = false;
     let expired = false;

@@ -11,7 +11,7 @@ import { TEST_SERVER_TIMER_RACE } from './sticky-queues.js';
 import { workflowFeatures, type WorkflowFeatures } from './features.js';
 import { eventName, type Observation } from './observation.js';
 import { bundleWorkflows, Lane, Replayer, type WorkflowBundle } from './lane.js';
-import { generateSchedule, type GeneratorFeatures, type Schedule } from './schedule.js';
+import { generateSchedule, type GeneratorFeatures, type Schedule, type TimedStep } from './schedule.js';
 import { shrink } from './shrink.js';
 import { openDefects, type Regression } from './regressions.js';
 
@@ -114,7 +114,7 @@ export class Explorer {
   async run(
     schedule: Schedule,
     log?: (line: string) => void,
-    timeoutMs = 60_000,
+    timeoutMs = realTimeBudget(schedule),
   ): Promise<{ observation: Observation; findings: Finding[]; realMs: number }> {
     const lane = await this.#lane();
     const started = Date.now();
@@ -421,6 +421,26 @@ async function describeStall(lane: Lane, workflowId: string): Promise<string> {
 
 /** Runs of one seed the test server's timer race may stop before the seed counts as failing. */
 const RACE_ATTEMPTS = 4;
+
+/**
+ * The real time a schedule may take before it counts as hung: a minute, plus what its status-read outages cost. While
+ * the provider does not answer reads, the workflow reads again every 30 s of workflow time, and each read's three
+ * attempts wait out their backoff (1 s, 2 s) in real time, as local activities do: the test server cannot skip time
+ * while they run. So an outage costs about 6 s of real time per minute it lasts (seed 335: 25 minutes, 2 minutes).
+ */
+export function realTimeBudget(schedule: Schedule): number {
+  const outageMs = (steps: readonly TimedStep[]) => {
+    let total = 0;
+    for (const down of steps) {
+      if (down.kind !== 'providerDown' || down.operation !== 'getTransaction') continue;
+      const up = steps.find((s) => s.kind === 'providerUp' && s.operation === 'getTransaction' && s.at > down.at);
+      total += (up ? up.at : down.at + 2 * 60 * 60_000) - down.at;
+    }
+    return total;
+  };
+  const outage = [schedule.steps, ...(schedule.next ?? []).map((n) => n.steps)].reduce((sum, steps) => sum + outageMs(steps), 0);
+  return 60_000 + Math.ceil(outage / 60_000) * 8_000;
+}
 
 /** A run that did not finish in real time: the test server waits for something that never comes. */
 export class RunTimeout extends Error {
