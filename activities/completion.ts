@@ -32,41 +32,6 @@ export interface CompletionDeps {
 }
 
 export function createCompletionActivities(deps: CompletionDeps) {
-  /**
-   * POSTs one event to the integrator's callback URL, signed per Standard
-   * Webhooks with a stable `webhook-id`. 2xx delivers; 408, 429, 5xx and
-   * network errors are retried by Temporal; any other answer is final.
-   */
-  async function deliver(callbackUrl: string, event: IntegratorEvent): Promise<void> {
-    const url = deps.urlPolicy.check(callbackUrl, 'callbackUrl');
-    if (!deps.callbackSigner)
-      throw ApplicationFailure.nonRetryable('no ESIGN_CALLBACK_SECRETS to sign callbacks with', FailureType.CallbackRejected);
-    const body = JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data } satisfies IntegratorEventBody);
-    let status: number;
-    try {
-      const signal = callbackDeadline(20_000);
-      const res = await request(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...deps.callbackSigner.headers(eventId(event.key), body) },
-        body,
-        headersTimeout: 15_000,
-        bodyTimeout: 15_000,
-        signal,
-      });
-      status = res.statusCode;
-      // The status is the answer; what follows it is read only until the deadline.
-      await res.body.dump({ limit: 128 * 1024, signal }).catch(() => undefined);
-    } catch (err) {
-      const refused = policyRefusal(err);
-      if (refused) throw ApplicationFailure.nonRetryable(`callback refused: ${refused.message}`, FailureType.UrlNotAllowed);
-      throw ApplicationFailure.retryable(`callback ${url.origin} unreachable: ${(err as Error).message}`, FailureType.CallbackFailed);
-    }
-    if (status >= 200 && status < 300) return;
-    const message = `callback ${url.origin} answered HTTP ${status} to ${event.type}`;
-    if (isRetryableStatus(status)) throw ApplicationFailure.retryable(message, FailureType.CallbackFailed);
-    throw ApplicationFailure.nonRetryable(message, FailureType.CallbackRejected);
-  }
-
   const budget = deps.callbackDelivery ?? DEFAULT_CALLBACK_DELIVERY;
 
   /** One POST of one event: what the endpoint answered, and whether to try again. */
@@ -147,8 +112,8 @@ export function createCompletionActivities(deps: CompletionDeps) {
       });
     },
 
-    /** Records the outcome in the worker's log and, if asked, sends it to the callback URL as `transaction.<outcome>`. */
-    async recordCompletion(input: { result: EsignTransactionResult; callbackUrl?: string; late?: boolean }): Promise<void> {
+    /** Records the outcome in the worker's log (the integrator hears of it through the event log). */
+    async recordCompletion(input: { result: EsignTransactionResult; late?: boolean }): Promise<void> {
       const { result } = input;
       log.info('esign transaction finished', {
         referenceId: result.referenceId,
@@ -157,22 +122,6 @@ export function createCompletionActivities(deps: CompletionDeps) {
         archive: result.archive?.uri,
         late: input.late === true,
       });
-      if (!input.callbackUrl) return;
-      const type = input.late ? 'transaction.completed_late' : (`transaction.${result.status}` as const);
-      await deliver(input.callbackUrl, {
-        type,
-        key: `${result.transactionId ?? result.referenceId}:${type}`,
-        occurredAt: new Date().toISOString(),
-        data: { ...result },
-      });
-    },
-
-    /**
-     * Sends one progress event to the callback URL: how transactions of 0.1.0 sent theirs (since 0.2.0 the event log
-     * delivers them, attemptLoggedEvent); kept while such runs may still be replayed or run.
-     */
-    async notifyIntegrator(input: { callbackUrl: string; event: IntegratorEvent }): Promise<void> {
-      await deliver(input.callbackUrl, input.event);
     },
   };
 }

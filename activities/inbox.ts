@@ -9,14 +9,7 @@ import {
   type EsignLateCompletionWorkflow,
   type LateCompletionInput,
 } from '../src/definitions/late-completion.js';
-import {
-  INBOX_WORKFLOW_TYPE,
-  inboxIdFor,
-  inboxRegisterSignal,
-  type InboxInput,
-  type TransactionOwner,
-  type EsignInboxWorkflow,
-} from '../src/definitions/inbox.js';
+import type { TransactionOwner } from '../src/definitions/inbox.js';
 import { EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { FailureType } from '../src/failures.js';
 
@@ -27,41 +20,18 @@ import { FailureType } from '../src/failures.js';
  */
 const VISIBILITY_LAG_MS = 10_000;
 
-export interface InboxDeps {
-  /** Passed to the inbox when this registration starts it. */
-  orphanAfter?: string;
-}
-
-export function createInboxActivities(deps: InboxDeps) {
+export function createInboxActivities() {
   return {
     /**
-     * Tells the transaction's inbox which workflow owns it, starting the inbox
-     * if no webhook has yet: signal-with-start is atomic, so whichever of the
-     * bridge and this registration comes first creates it.
-     */
-    async registerWithInbox(input: { transactionId: string; ownerWorkflowId: string }): Promise<void> {
-      const { client, info } = Context.current();
-      const args: InboxInput = { transactionId: input.transactionId, ...(deps.orphanAfter ? { orphanAfter: deps.orphanAfter } : {}) };
-      await client.workflow.signalWithStart<EsignInboxWorkflow, [{ ownerWorkflowId: string }]>(INBOX_WORKFLOW_TYPE, {
-        workflowId: inboxIdFor(input.transactionId),
-        taskQueue: info.taskQueue,
-        args: [args],
-        signal: inboxRegisterSignal,
-        signalArgs: [{ ownerWorkflowId: input.ownerWorkflowId }],
-      });
-    },
-
-    /**
-     * Finds the workflow that owns a completed transaction whose inbox no
-     * workflow registered with (a completion after the inbox closed, or
-     * before its owner registered): `esign-<referenceId>`, the referenceId
-     * being the provider's record's. A running one will register; an ended
-     * one (or none) will not, and the caller archives the completion late
-     * with what the owner left: its outcome and uploads' hashes (its
-     * result), its archive prefix and callback (its input). When the
-     * provider's record could not be read, the owner is found without it
-     * (`unconfirmed`), so a late copy of a completion its owner archived is
-     * still known for one.
+     * Finds the workflow that owns a completed transaction whose completion
+     * no run waits for (it reached the transaction's inbox, or a later run of
+     * its referenceId): `esign-<referenceId>`, the referenceId being the
+     * provider's record's. A running one follows the transaction itself; for
+     * an ended one (or none) the caller archives the completion late with
+     * what the owner left: its outcome and uploads' hashes (its result), its
+     * archive prefix and callback (its input). When the provider's record
+     * could not be read, the owner is found without it (`unconfirmed`), so a
+     * late copy of a completion its owner archived is still known for one.
      */
     async findTransactionOwner(input: {
       transactionId: string;

@@ -34,8 +34,6 @@ export interface ActivityDeps {
   callbackDelivery?: CallbackDelivery;
   /** The shortest reconciliation interval a transaction may ask for (default 1 minute). */
   minReconcileInterval?: string | number;
-  /** How long an unowned webhook waits in its inbox before it is closed as orphaned. */
-  inboxOrphanAfter?: string;
   /** Templates' documents (ESIGN_TEMPLATE_STORE); without it, a transaction naming one fails with StoreNotConfigured. */
   templates?: TemplateStore;
   /** Where renewals of archived evidence take their time-stamps and revocation data, and when they are due. */
@@ -80,7 +78,7 @@ export function createActivities(deps: ActivityDeps) {
       ...(callbackSigner ? { callbackSigner } : {}),
       ...(deps.callbackDelivery ? { callbackDelivery: deps.callbackDelivery } : {}),
     }),
-    ...createInboxActivities(deps.inboxOrphanAfter ? { orphanAfter: deps.inboxOrphanAfter } : {}),
+    ...createInboxActivities(),
     ...createEvidenceUpkeepActivities({ archive: deps.archive, ...(deps.upkeep ? { upkeep: deps.upkeep } : {}) }),
     ...createBulkActivities({
       ...(deps.objects ? { store: deps.objects } : {}),

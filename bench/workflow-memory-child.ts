@@ -39,7 +39,6 @@ const activities = {
   async createTransaction() {
     return { transactionId: crypto.randomUUID(), esignId: crypto.randomUUID(), status: 'esign_pending' };
   },
-  async registerWithInbox() {},
 };
 const worker = await Worker.create({ connection, taskQueue, workflowBundle: { code }, activities, maxCachedWorkflows: N + 100 });
 const running = worker.run();

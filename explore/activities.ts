@@ -54,7 +54,6 @@ export interface PlannedFault {
 export const FAULTABLE: readonly (keyof EsignActivities)[] = [
   'uploadDocuments',
   'createTransaction',
-  'registerWithInbox',
   'getTransactionStatus',
   'updateTransaction',
   'withdrawTransaction',
@@ -101,8 +100,6 @@ export function modelClient(model: ProviderModel): EsignClient {
 export interface ExplorerActivityOptions {
   model: ProviderModel;
   faults?: readonly PlannedFault[];
-  /** Passed to the inbox the registration starts (default: the inbox's own, 7 days). */
-  inboxOrphanAfter?: string;
   /** A `bulk` schedule's store, task queue and crashes (explore/bulk.ts); without it the bulk activities refuse to run. */
   bulk?: BulkActivityOptions;
   /** The archive as the evidence upkeep walks it (explore/upkeep.ts); one over `model`'s archives by default. */
@@ -121,7 +118,7 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
       requireUploadHashes: false,
     }),
     ...createTransactionActivities({ client: modelClient(model) }),
-    ...createInboxActivities(options.inboxOrphanAfter ? { orphanAfter: options.inboxOrphanAfter } : {}),
+    ...createInboxActivities(),
     // The walk's listing over the model's archive keys, and a model of the renewal (explore/upkeep.ts).
     ...(options.upkeep ?? new UpkeepModel(model)).activities(),
     ...(options.bulk ? createBulkExplorerActivities(options.bulk) : createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' })),
@@ -154,10 +151,6 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
       }
       model.archives.push({ key, transactionId: input.transactionId, sha256: zip.sha256 });
       return archived(zip.sha256);
-    },
-
-    async notifyIntegrator(input: { callbackUrl: string; event: IntegratorEvent }): Promise<void> {
-      model.recordEvent('notifyIntegrator', input.event);
     },
 
     // The real hand-over to the lane's event log: a late completion's event is numbered by the log.

@@ -73,7 +73,7 @@ export interface ArchiveCommit {
 }
 
 export interface RecordedEvent {
-  /** `attemptLoggedEvent` (the event log), `recordCompletion` (a late completion) or `notifyIntegrator` (earlier code). */
+  /** `attemptLoggedEvent` (the event log) or `recordCompletion` (a late completion). */
   via: string;
   type: string;
   key: string;

@@ -1,10 +1,11 @@
 // `npm run replay:regenerate [-- <scenario> …]`: runs the workflows' paths
-// (the transaction's and the webhook inbox's) against a real dev server and
-// provider sandbox, and writes their histories to test/replay/histories/<the
-// package's version>/, which test/replay.test.ts replays on every run. Name
-// scenarios to record only those (e.g. a new path); re-record existing ones
-// only for a change not yet released; a released version's histories stay as
-// they are (docs/operations.md, "What needs a patch").
+// (the transaction's, the bulk send's, the webhook inbox's and the late
+// completion's) against a real dev server and provider sandbox, and writes
+// their histories to test/replay/histories/<the package's version>/, which
+// test/replay.test.ts replays on every run. Name scenarios to record only
+// those (e.g. a new path); re-record existing ones only for a change not yet
+// released; a released version's histories stay as they are
+// (docs/decisions/versioning-policy.md).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +24,7 @@ import { HttpRevocationProvider } from '../src/evidence/revocation-client.js';
 import { stateMachineScenarios } from './histories/state-machine.js';
 import { bulkScenarios } from './histories/bulk.js';
 import { LocalArchiveStore } from '../src/archive/store.js';
-import { deliverNotification, providerOwners } from '../src/bridge/deliver.js';
+import { deliverNotification, providerOwners, type OwnerDirectory } from '../src/bridge/deliver.js';
 import { startEsignTransaction } from '../src/client/transactions.js';
 import { EsignClient } from '../src/esign/client.js';
 import { sandboxConfig, startSandbox, type RunningSandbox } from '../packages/sandbox/src/index.js';
@@ -39,11 +40,17 @@ import {
   replaceTransactionUpdate,
   statusQuery,
 } from '../src/definitions/transaction.js';
-import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
+import {
+  lateCompletionIdFor,
+  lateCompletionStatusQuery,
+  lateRetryArchiveUpdate,
+  type EsignLateCompletionWorkflow,
+} from '../src/definitions/late-completion.js';
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { inboxIdFor } from '../src/definitions/inbox.js';
 import { eventually } from '../test/support/eventually.js';
-import { providerTrust } from '../src/evidence/trust.js';
+import { createCertificateAuthority, parseCertificates } from '../src/evidence/pki.js';
+import { providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
 
 const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string };
 const outDir = fileURLToPath(new URL(`../test/replay/histories/${version}/`, import.meta.url));
@@ -397,13 +404,7 @@ async function main(): Promise<void> {
       await handle.result();
       return handle;
     },
-    // The inbox as the bridge drove it before webhooks went to the transaction's own workflow (a webhook forwarded to
-    // its registered owner, a redelivery, one after the owner finished): the current transaction never registers,
-    // so the history kept is the one recorded then; the inbox still takes registrations from older runs.
-    async 'inbox-forwarded-then-stale'() {
-      throw new Error('recorded by the transaction code that registered with its inbox (before 2026-11-25); kept as it is');
-    },
-    // A webhook for a transaction no workflow ever registers for.
+    // A completion of a transaction no workflow owns: closed as orphaned after its time, and archived late.
     async 'inbox-orphaned'() {
       const transactionId = randomUUID();
       const notification = {
@@ -429,7 +430,10 @@ async function main(): Promise<void> {
     scenarios,
     bulkScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, deps, input, callbackUrl }),
   );
-  Object.assign(scenarios, inboxScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, pdf, deps }));
+  Object.assign(
+    scenarios,
+    inboxScenarios({ temporal: env.client, connection: env.nativeConnection, sandbox, taskQueue, pdf, deps, callbackUrl }),
+  );
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((name) => !(name in scenarios));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${Object.keys(scenarios).join(', ')}`);
@@ -469,8 +473,10 @@ interface InboxScenarioContext {
   /** The task queue of main()'s worker. */
   taskQueue: string;
   pdf: string;
-  /** main()'s worker's dependencies, for a worker of a scenario's own. */
+  /** main()'s worker's dependencies, for a worker of a scenario's own (and its evidence policy, which a scenario may change). */
   deps: ActivityDeps;
+  /** The integrator's backend, which accepts every event. */
+  callbackUrl: string;
 }
 
 type Recorded = Pick<WorkflowHandle, 'fetchHistory'>;
@@ -513,8 +519,8 @@ function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise
   const deliver = (ids: { transactionId: string; esignId: string }) =>
     deliverNotification(temporal, completion(ids), { taskQueue, owners: providerOwners(esign) });
   /** A transaction workflow cancelled while awaiting signatures (its record withdrawn to a draft). */
-  const cancelled = async () => {
-    const { handle } = await startEsignTransaction(temporal, input(), { taskQueue });
+  const cancelled = async (overrides: Partial<EsignTransactionInput> = {}) => {
+    const { handle } = await startEsignTransaction(temporal, { ...input(), ...overrides }, { taskQueue });
     const s = await eventually('awaiting signatures', async () => {
       const status = await handle.query(statusQuery);
       return status.phase === 'awaiting_signatures' && status;
@@ -528,11 +534,6 @@ function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise
     const record = await resendWithdrawn(esign, transactionId);
     for (const p of record.participants) await sandbox.controls.signAs(transactionId, p.id);
   };
-  const hasActivity = async (handle: Recorded, type: string, times = 1) =>
-    ((await handle.fetchHistory()).events ?? []).filter((e) => {
-      const scheduled = e.activityTaskScheduledEventAttributes;
-      return scheduled?.activityType?.name === type;
-    }).length >= times;
   const activityDone = async (handle: Recorded, type: string, times = 1) => {
     const events = (await handle.fetchHistory()).events ?? [];
     const scheduled = new Set(
@@ -551,8 +552,6 @@ function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise
     // the completion starts looks up the ended owner and starts the late completion at once.
     async 'inbox-owner-ended'() {
       const { ids } = await cancelled();
-      const first = temporal.workflow.getHandle(inboxIdFor(ids.transactionId));
-      await first.terminate('replay scenario: the retention ended');
       await resendAndSign(ids.transactionId);
       await deliver(ids);
       const inbox = temporal.workflow.getHandle(inboxIdFor(ids.transactionId));
@@ -560,29 +559,54 @@ function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise
       await completedRun(lateCompletionIdFor(ids.transactionId));
       return inbox;
     },
-    // A completion before its owner registered, forwarded once it did: only a transaction of the code that registered
-    // with its inbox produces it (before 2026-11-25), so the history recorded then is kept as it is.
-    async 'inbox-owner-running'() {
-      throw new Error('recorded by the transaction code that registered with its inbox (before 2026-11-25); kept as it is');
-    },
-    // A completion the provider does not confirm: the late run finds the transaction not completed. Then the
-    // transaction is sent again and signed, and its real completion starts the late completion again, which archives.
+    // A completion the provider does not confirm, handed to the inbox by a bridge that could not read the record
+    // either: the inbox finds no completed transaction to own, closes it as orphaned after its time and starts a late
+    // completion, which finds the transaction not completed. Then the transaction is sent again and signed, and its
+    // real completion (through the bridge) starts the inbox again, and the late completion again, which archives.
     async 'late-completion-retried'() {
       const { ids } = await cancelled();
+      const inboxId = inboxIdFor(ids.transactionId);
       const lateId = lateCompletionIdFor(ids.transactionId);
-      const inbox = temporal.workflow.getHandle(inboxIdFor(ids.transactionId));
-      await deliver(ids);
+      const unread: OwnerDirectory = { referenceOf: async () => null, statusOf: async () => null };
+      await deliverNotification(temporal, completion(ids), { taskQueue, owners: unread, orphanAfter: '2 seconds' });
+      const orphaned = await completedRun(inboxId);
       const notCompleted = await completedRun(lateId);
       await resendAndSign(ids.transactionId);
       await deliver(ids);
-      await eventually('the second start', () => hasActivity(inbox, 'startLateCompletion', 2));
       const archived = await completedRun(lateId, notCompleted);
-      await eventually('the second start answered', () => activityDone(inbox, 'startLateCompletion', 2));
       return {
-        '-inbox': inbox,
+        '-inbox': temporal.workflow.getHandle(inboxId, orphaned),
         '-not-completed': temporal.workflow.getHandle(lateId, notCompleted),
         '': temporal.workflow.getHandle(lateId, archived),
       };
+    },
+    // A late completion whose ZIP is refused (the worker trusts another CA than the provider's): it waits in
+    // archive_invalid and tells the integrator; an operator's retry before the cause is fixed is refused again; once
+    // it is fixed, a retry archives (test/late-completion-refused.test.ts follows the same path).
+    async 'late-completion-refused-then-retried'() {
+      const evidence = ctx.deps.evidence!;
+      const trusted = evidence.trust;
+      const { ids } = await cancelled({ callbackUrl: ctx.callbackUrl });
+      const late = temporal.workflow.getHandle<EsignLateCompletionWorkflow>(lateCompletionIdFor(ids.transactionId));
+      const refused = (times: number) =>
+        eventually(`the late completion refused ${times} time(s)`, async () => {
+          const s = await late.query(lateCompletionStatusQuery).catch(() => undefined);
+          return s?.phase === 'archive_invalid' && s.refusals === times;
+        });
+      const stranger = await createCertificateAuthority({ CN: 'Some other CA' });
+      evidence.trust = trustAnchorsOnly(parseCertificates(stranger.certificate));
+      try {
+        await resendAndSign(ids.transactionId);
+        await deliver(ids);
+        await refused(1);
+        await late.executeUpdate(lateRetryArchiveUpdate).catch(() => undefined);
+        await refused(2);
+      } finally {
+        evidence.trust = trusted;
+      }
+      await late.executeUpdate(lateRetryArchiveUpdate);
+      await late.result();
+      return late;
     },
   };
 }

@@ -7,7 +7,7 @@
 //
 // On the suite's real dev server, with two versioned workers of today's code and the bulk activities stubbed, so
 // the cancel lands in the one place it did harm: during the result's write. The runs' histories are replayed
-// against today's code; RECORD_BULK_HISTORIES=1 records them as test/replay/histories/0.2.0/bulk-cancel-in-hand-over-*.
+// against today's code; RECORD_BULK_HISTORIES=1 records them as test/replay/histories/<current version>/bulk-cancel-in-hand-over-*.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import { format } from 'prettier';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BULK_WORKFLOW_TYPE, cancelBatchUpdate, type BatchCounts, type BatchResult, type BulkSendInput } from '../src/definitions/bulk.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
+import { CURRENT_VERSION } from './support/code-versions.js';
 import { eventually } from './support/eventually.js';
 import { connectToTestServer, uniqueTaskQueue, type TemporalTestContext } from './support/temporal.js';
 
@@ -26,7 +27,7 @@ const { EventType } = temporal.api.enums.v1;
 
 /** This path's histories: the run that took the cancel and handed over (-1), and the run that ended the batch (-2). */
 const HISTORIES = ['bulk-cancel-in-hand-over-1.json', 'bulk-cancel-in-hand-over-2.json'].map((f) =>
-  fileURLToPath(new URL(`./replay/histories/0.2.0/${f}`, import.meta.url)),
+  fileURLToPath(new URL(`./replay/histories/${CURRENT_VERSION}/${f}`, import.meta.url)),
 );
 
 /** How long a cancel may take to be answered here: its withdrawals are one stubbed activity. */

@@ -22,6 +22,7 @@ import { inboxIdFor, inboxStatusQuery, type EsignInboxWorkflow } from '../src/de
 import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
 import { workflowIdFor } from '../src/definitions/transaction.js';
 import { FailureType } from '../src/failures.js';
+import { CURRENT_VERSION } from './support/code-versions.js';
 import { sandboxOwners } from './support/bridge.js';
 import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { eventually } from './support/eventually.js';
@@ -54,12 +55,12 @@ afterAll(async () => {
 });
 
 /**
- * These paths' inbox histories (test/replay/histories/0.2.0/, replayed by test/replay.test.ts): written when
+ * These paths' inbox histories (test/replay/histories/<current version>/, replayed by test/replay.test.ts): written when
  * RECORD_INBOX_HISTORIES=1, from the run that just settled.
  */
 async function record(handle: WorkflowHandle, file: string): Promise<void> {
   if (process.env.RECORD_INBOX_HISTORIES !== '1') return;
-  const path = fileURLToPath(new URL(`./replay/histories/0.2.0/${file}`, import.meta.url));
+  const path = fileURLToPath(new URL(`./replay/histories/${CURRENT_VERSION}/${file}`, import.meta.url));
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, await format(historyToJSON(await handle.fetchHistory()), { filepath: path }));
 }
@@ -179,7 +180,7 @@ it('looks for the owner again before it closes a completion as orphaned', async 
 
 it('without visibility, finds the owner by the referenceId the bridge routed by, and cannot tell it with neither', async () => {
   const { referenceId, ids } = await archivedByItsOwner();
-  const activities = createInboxActivities({});
+  const activities = createInboxActivities();
   const findTransactionOwner = (input: Parameters<typeof activities.findTransactionOwner>[0]) => activities.findTransactionOwner(input);
   // A server without advanced visibility (as the time-skipping test server): every listing fails.
   const blind = new Client({ connection: env.temporal.client.connection, namespace: env.temporal.namespace });

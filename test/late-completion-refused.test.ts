@@ -30,8 +30,8 @@ import { providerFailure } from '../src/esign/temporal-failure.js';
 import { createCertificateAuthority, parseCertificates } from '../src/evidence/pki.js';
 import { providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
 import { FailureType } from '../src/failures.js';
-import { LATE_ARCHIVE_HELD_PATCH } from '../workflows/patches.js';
 import { sandboxOwners } from './support/bridge.js';
+import { CURRENT_VERSION } from './support/code-versions.js';
 import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { eventually } from './support/eventually.js';
 import { EventReceiver } from './support/event-receiver.js';
@@ -130,26 +130,8 @@ async function completedLate(status: EsignTransactionStatus): Promise<void> {
 
 const eventsOf = (referenceId: string, type: string) => receiver.of(type).filter((e) => e.data.referenceId === referenceId);
 
-type Marked = {
-  events?:
-    | {
-        eventType?: string | number | null;
-        markerRecordedEventAttributes?: {
-          details?: Record<string, { payloads?: { data?: Uint8Array | string | null }[] | null }> | null;
-        } | null;
-      }[]
-    | null;
-};
-
-/** The patch ids a history's markers record (payload data: bytes as fetched, base64 in a JSON history). */
-function patchesOf(history: Marked): string[] {
-  return (history.events ?? []).flatMap((e) => {
-    const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
-    if (!data) return [];
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'base64') : Buffer.from(data);
-    return [(JSON.parse(bytes.toString('utf8')) as { id: string }).id];
-  });
-}
+/** A history as `historyToJSON` writes it. */
+type Recorded = { events?: { eventType?: string | null }[] | null };
 
 async function updateFailure(p: Promise<unknown>): Promise<{ type?: string; message: string }> {
   const err = await p.then(
@@ -216,8 +198,6 @@ describe('a late completion whose archive is refused', () => {
     expect(late.data).toMatchObject({ status: 'completed', archive: { sha256: archived.archive!.sha256 } });
     const refusals = eventsOf(referenceId, 'transaction.archive_invalid').map((e) => e.sequence!);
     expect(late.sequence).toBeGreaterThan(Math.max(...refusals));
-    // The history says which code ran: the patch that holds a refused archive.
-    expect(patchesOf(await lateOf(transactionId).fetchHistory())).toContain(LATE_ARCHIVE_HELD_PATCH);
   });
 
   it('waits in archive_invalid when the provider refuses the read or the download (a 4xx), and archives on a retry', async () => {
@@ -263,25 +243,17 @@ describe('a late completion whose archive is refused', () => {
   });
 });
 
-// Recorded against a dev server and the provider sandbox as `npm run replay:regenerate` records the others: the new
-// path, and a run of the code before the patch (it failed on the refused ZIP). test/replay.test.ts replays them with
-// the rest of 0.2.0's; here, what each must show.
-describe('the recorded histories of a late completion whose ZIP was refused', () => {
+// Recorded against a dev server and the provider sandbox by `npm run replay:regenerate -- late-completion-refused-then-retried`;
+// test/replay.test.ts replays it with the rest of the current version's; here, what it must show.
+describe('the recorded history of a late completion whose ZIP was refused', () => {
   const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-  const recorded = async (name: string) =>
-    JSON.parse(await readFile(new URL(`./replay/histories/0.2.0/${name}.json`, import.meta.url), 'utf8')) as Marked;
 
-  it('replays refused, refused again, then retried and archived, through the patch that holds the refused archive', async () => {
-    const history = await recorded('late-completion-refused-then-retried');
-    expect(patchesOf(history)).toContain(LATE_ARCHIVE_HELD_PATCH);
+  it('replays refused, refused again, then retried and archived', async () => {
+    const file = new URL(`./replay/histories/${CURRENT_VERSION}/late-completion-refused-then-retried.json`, import.meta.url);
+    const history = JSON.parse(await readFile(file, 'utf8')) as Recorded;
+    const updates = (history.events ?? []).filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED');
+    expect(updates).toHaveLength(2);
     expect(history.events?.at(-1)?.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
     await Worker.runReplayHistory({ workflowsPath }, history, 'late-completion-refused-then-retried');
-  }, 120_000);
-
-  it('replays a run of the code before the patch, which failed on the refused ZIP', async () => {
-    const history = await recorded('late-completion-refused-before-patch');
-    expect(patchesOf(history)).toEqual([]);
-    expect(history.events?.at(-1)?.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_FAILED');
-    await Worker.runReplayHistory({ workflowsPath }, history, 'late-completion-refused-before-patch');
   }, 120_000);
 });

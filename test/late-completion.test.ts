@@ -23,14 +23,7 @@ import {
   type EsignTransactionStatus,
 } from '../src/definitions/transaction.js';
 import { lateCompletionIdFor, lateCompletionStatusQuery } from '../src/definitions/late-completion.js';
-import {
-  INBOX_WORKFLOW_TYPE,
-  inboxIdFor,
-  inboxOwnerFinishedSignal,
-  inboxRegisterSignal,
-  type InboxInput,
-} from '../src/definitions/inbox.js';
-import type { esignInbox } from '../workflows/inbox.js';
+import { inboxIdFor } from '../src/definitions/inbox.js';
 import type { EsignLateCompletionWorkflow, LateCompletionResult } from '../src/definitions/late-completion.js';
 import { EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
@@ -44,7 +37,7 @@ const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const PROMPTLY = 20_000;
 
 // The transaction workflow whose referenceId is here holds its create back, as a slow create response would:
-// the provider's completion reaches the inbox before the workflow has registered with it.
+// the provider's completion arrives before the workflow knows its transaction's ids.
 let heldRef: string | undefined;
 let releaseCreate: () => void = () => undefined;
 let createdAtProvider: (ref: TransactionRef) => void = () => undefined;
@@ -315,22 +308,25 @@ describe('a completion after its workflow ended', () => {
 });
 
 describe('the late archive checks that the provider signed what the owner uploaded', () => {
-  /** The inbox as a transaction workflow drives it: it registers, then ends (here cancelled) and hands over its uploads' hashes. */
+  /** The owner ended (here cancelled) with its uploads' hashes in its result, where the inbox's owner lookup reads them. */
   async function ownerEnded(ids: Ids, referenceId: string, originals: Record<string, string>) {
-    const inbox = await env.temporal.client.workflow.signalWithStart<typeof esignInbox, [{ ownerWorkflowId: string }]>(
-      INBOX_WORKFLOW_TYPE,
-      {
-        workflowId: inboxIdFor(ids.transactionId),
-        taskQueue: env.taskQueue,
-        args: [{ transactionId: ids.transactionId } satisfies InboxInput],
-        signal: inboxRegisterSignal,
-        signalArgs: [{ ownerWorkflowId: workflowIdFor(referenceId) }],
-      },
-    );
-    await inbox.signal(inboxOwnerFinishedSignal, { outcome: 'cancelled', originals });
+    const result: EsignTransactionResult = {
+      status: 'cancelled',
+      referenceId,
+      transactionId: ids.transactionId,
+      esignId: ids.esignId,
+      endedBy: 'request',
+      originals,
+    };
+    await env.temporal.client.workflow.execute(WORKFLOW_TYPE, {
+      workflowId: workflowIdFor(referenceId),
+      taskQueue: endedOwnerQueue,
+      args: [{ referenceId }, undefined, result],
+      typedSearchAttributes: [{ key: EsignTransactionId, value: ids.transactionId }],
+    });
   }
 
-  it('with the hashes the owner handed its inbox', async () => {
+  it('with the hashes in the ended owner’s result', async () => {
     const referenceId = `ref-${randomUUID()}`;
     const tx = await providerTransaction(referenceId);
     await ownerEnded(tx.ids, referenceId, tx.originals);
@@ -370,7 +366,7 @@ describe('the late archive checks that the provider signed what the owner upload
   });
 });
 
-describe('an inbox no workflow registered with, when a completion arrives', () => {
+describe('an inbox, when a completion arrives', () => {
   it('archives at once when the owner has ended: its uploads’ hashes from its result, its prefix and callback from its input', async () => {
     const referenceId = `ref-${randomUUID()}`;
     const tx = await providerTransaction(referenceId);

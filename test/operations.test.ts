@@ -1,15 +1,18 @@
 // docs/operations.md, run as written: every `sh` block of the page goes through bash with the real Temporal CLI
-// against the suite's dev server, while two versions of the worker (the released 0.1.0 code and today's) run live
-// transactions. Deploy, ramp, watch,
+// against the suite's dev server, while two versions of the worker (the latest released code, PREVIOUS_VERSION of
+// test/support/code-versions.ts, or today's while there is none; and today's) run live transactions. Deploy, ramp, watch,
 // promote, roll back, promote again, and retire; the transactions of each version end completed.
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { temporal } from '@temporalio/proto';
 import { expect, inject, it } from 'vitest';
 import { startEsignTransaction } from '../src/client/transactions.js';
+import { INBOX_WORKFLOW_TYPE, inboxIdFor, type EsignInboxWorkflow } from '../src/definitions/inbox.js';
 import type { esignTransaction } from '../workflows/esign-transaction.js';
+import { PREVIOUS_VERSION } from './support/code-versions.js';
 import { eventually } from './support/eventually.js';
 import { devServerAndSandbox } from './support/sandbox.js';
 import { versionedWorkers } from './support/versioning.js';
@@ -17,7 +20,7 @@ import { versionedWorkers } from './support/versioning.js';
 const run = promisify(execFile);
 const env = devServerAndSandbox();
 
-type Vars = { OLD?: string; NEW?: string; RELEASED_AT?: string };
+type Vars = { OLD?: string; NEW?: string; WORKFLOW_TYPE?: string; RELEASED_AT?: string };
 
 /** The page's `sh` blocks, in order, by the label of their first comment (`# ramp: …` → `ramp`). */
 function blocks(): Map<string, string> {
@@ -35,6 +38,7 @@ it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, ever
   const { ctx, sandbox } = env;
   const page = blocks();
   expect([...page.keys()]).toEqual([
+    'drain',
     'deploy',
     'ramp',
     'watch',
@@ -92,8 +96,11 @@ it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, ever
   const start = async () => (await startEsignTransaction(ctx.client, v.input(), { taskQueue })).handle;
 
   try {
-    // The first version, the released 0.1.0 code: started, then made current as a promotion does.
-    await v.start('v1', '0.1.0');
+    // Before a first 1.0 deploy: the runs of earlier builds still open (none on this server).
+    expect(await ok('drain', {})).toMatch(/Total: \d+/);
+
+    // The first version, the latest released code: started, then made current as a promotion does.
+    await v.start('v1', PREVIOUS_VERSION);
     await eventually('v1 registered', async () => (await shell('deploy', { NEW: 'v1' })).code === 0);
     await ok('promote', { NEW: 'v1' });
     const first = await start();
@@ -147,9 +154,18 @@ it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, ever
       deleted.code === 0 ? { code: 0 } : { refusedFor: true },
     );
 
-    // Retiring an inbox patch: the query finds the inboxes still open from before a release, and none from before any.
-    expect(await ok('retire-patch', { RELEASED_AT: new Date().toISOString() })).toMatch(/Total: [1-9]/);
-    expect(await ok('retire-patch', { RELEASED_AT: new Date(Date.now() - 3600_000).toISOString() })).toMatch(/Total: 0/);
+    // Retiring a patch of a workflow that follows the current version: the query finds its runs still open from before
+    // a release, and none from before any. An inbox as the bridge starts one (for a completion nobody owns) stands in.
+    const transactionId = randomUUID();
+    await ctx.client.workflow.start<EsignInboxWorkflow>(INBOX_WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId: inboxIdFor(transactionId),
+      args: [{ transactionId }],
+    });
+    const since = { WORKFLOW_TYPE: INBOX_WORKFLOW_TYPE, RELEASED_AT: new Date(Date.now() + 1000).toISOString() };
+    await eventually('the open inbox counted', async () => /Total: [1-9]/.test((await shell('retire-patch', since)).out));
+    expect(await ok('retire-patch', { ...since, RELEASED_AT: new Date(Date.now() - 3600_000).toISOString() })).toMatch(/Total: 0/);
+    await ctx.client.workflow.getHandle(inboxIdFor(transactionId)).terminate('test done');
   } finally {
     await v.close();
   }

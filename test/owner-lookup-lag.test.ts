@@ -63,7 +63,7 @@ it('a reused referenceId whose earlier run visibility does not show yet: the loo
     typedSearchAttributes: [{ key: EsignTransactionId, value: randomUUID() }],
   });
 
-  const activities = createInboxActivities({});
+  const activities = createInboxActivities();
   const findTransactionOwner = (input: { transactionId: string; referenceId: string | null }) => activities.findTransactionOwner(input);
   const lagging = new Client({ connection: temporal.client.connection, namespace: temporal.namespace });
   // Visibility has not indexed the earlier run's end yet.

@@ -2,8 +2,8 @@
 // and its workflow's new run has no EsignTransactionId yet (it is still uploading or creating its transaction). Such
 // a run is no evidence that it owns the completed transaction: visibility may not yet show the earlier run that ended
 // naming it. The lookup must wait for visibility as it does when the new run names another transaction, not conclude
-// at once that the new run is the owner (the inbox would wait for a registration that never comes, then archive it
-// orphaned, days later, without what the owner left) (a cold review's suspect, confirmed).
+// at once that the new run is the owner (the inbox would wait for a run that never takes the completion, then archive
+// it orphaned, days later, without what the owner left) (a cold review's suspect, confirmed).
 // The server is real; the lag is a client whose visibility listing shows nothing yet.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -65,7 +65,7 @@ it('a reused referenceId whose new run has no transaction id yet: the lookup wai
     args: [{ referenceId }],
   });
 
-  const activities = createInboxActivities({});
+  const activities = createInboxActivities();
   const findTransactionOwner = (input: { transactionId: string; referenceId: string | null }) => activities.findTransactionOwner(input);
   const lagging = new Client({ connection: temporal.client.connection, namespace: temporal.namespace });
   // Visibility has not indexed the earlier run's end yet.
@@ -142,7 +142,7 @@ it('a reused referenceId whose new run ended without a transaction: what it left
     })
     .then((h) => h.result());
 
-  const activities = createInboxActivities({});
+  const activities = createInboxActivities();
   const findTransactionOwner = (input: { transactionId: string; referenceId: string | null }) => activities.findTransactionOwner(input);
   const lagging = new Client({ connection: temporal.client.connection, namespace: temporal.namespace });
   lagging.workflow.list = (() => ({ async *[Symbol.asyncIterator]() {} })) as unknown as typeof lagging.workflow.list;

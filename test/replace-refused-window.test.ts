@@ -15,13 +15,14 @@ import { cancelEsignTransaction, getEsignTransaction } from '../src/client/trans
 import { replaceTransactionUpdate } from '../src/definitions/transaction.js';
 import { EsignClient } from '../src/esign/client.js';
 import { FailureType } from '../src/failures.js';
+import { CURRENT_VERSION } from './support/code-versions.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
 import { ProviderProxy } from './support/provider-proxy.js';
 
-/** Written when RECORD_REFUSAL_HISTORIES=1 (test/replay/histories/0.2.0/, replayed by test/replay.test.ts). */
+/** Written when RECORD_REFUSAL_HISTORIES=1 (test/replay/histories/<current version>/, replayed by test/replay.test.ts). */
 async function record(handle: WorkflowHandle, file: string): Promise<void> {
   if (process.env.RECORD_REFUSAL_HISTORIES !== '1') return;
-  const path = fileURLToPath(new URL(`./replay/histories/0.2.0/${file}`, import.meta.url));
+  const path = fileURLToPath(new URL(`./replay/histories/${CURRENT_VERSION}/${file}`, import.meta.url));
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, await format(historyToJSON(await handle.fetchHistory()), { filepath: path }));
 }

@@ -5,10 +5,9 @@
  * or the referenceId the bridge routed the completion by), so that a late copy of a completion its owner archived is
  * not taken for one nobody owns, and archived again without what the owner left.
  */
-import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { EsignActivities } from '../activities/index.js';
 import type { InboxInput, TransactionOwner } from '../src/definitions/inbox.js';
-import { OWNER_WITHOUT_RECORD_PATCH } from './patches.js';
 
 /** A few attempts only: when the owner cannot be found, the inbox waits for it as before. */
 const lookup = (summary: string) =>
@@ -31,8 +30,7 @@ export async function findOwner(input: InboxInput): Promise<TransactionOwner | u
   try {
     described = await lookup('Read the completed transaction at the provider').describeTransaction(input.transactionId);
   } catch (err) {
-    // Histories before the patch waited as for any notification here.
-    if (isCancellation(err) || !patched(OWNER_WITHOUT_RECORD_PATCH)) throw err;
+    if (isCancellation(err)) throw err;
     log.warn('the provider did not answer the read of a completed transaction; looking up its owner without it', {
       error: (err as Error).message,
     });

@@ -20,7 +20,6 @@ import {
   condition,
   log,
   metricMeter,
-  patched,
   setCurrentDetails,
   setHandler,
   setWorkflowOptions,
@@ -40,7 +39,6 @@ import { FailureType } from '../src/failures.js';
 import { ARCHIVE, PROVIDER, REPORT, step } from './activity-options.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { Clock } from './clock.js';
-import { LATE_ARCHIVE_HELD_PATCH, LATE_EVENT_LOG_PATCH } from './patches.js';
 import { versioningBehavior } from './versioning.js';
 
 type Described = Awaited<ReturnType<EsignActivities['describeTransaction']>>;
@@ -116,8 +114,7 @@ export async function esignLateCompletion(input: LateCompletionInput): Promise<L
       break;
     } catch (err) {
       const refused = refusal(err);
-      // Runs recorded before the patch failed here.
-      if (!refused || !patched(LATE_ARCHIVE_HELD_PATCH)) throw err;
+      if (!refused) throw err;
       await hold(input, late, refused, clock);
       await condition(() => late.retriesAsked > 0);
       late.retriesAsked = 0;
@@ -151,25 +148,17 @@ export async function esignLateCompletion(input: LateCompletionInput): Promise<L
   try {
     // `transaction.completed_late`: the integrator learns it came after the workflow had ended, numbered in the
     // transaction's event log after its other events.
-    if (patched(LATE_EVENT_LOG_PATCH)) {
-      await step(REPORT, 'Report the late completion').recordCompletion({ result: report, late: true });
-      if (input.callbackUrl) {
-        await step(REPORT, 'Hand the late completion to the event log').appendToEventLog({
-          referenceId,
-          callbackUrl: input.callbackUrl,
-          event: {
-            type: 'transaction.completed_late',
-            key: `${input.transactionId}:transaction.completed_late`,
-            occurredAt: clock.iso(),
-            data: { ...report },
-          },
-        });
-      }
-    } else {
-      await step(REPORT, 'Report the late completion').recordCompletion({
-        result: report,
-        late: true,
-        ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+    await step(REPORT, 'Report the late completion').recordCompletion({ result: report, late: true });
+    if (input.callbackUrl) {
+      await step(REPORT, 'Hand the late completion to the event log').appendToEventLog({
+        referenceId,
+        callbackUrl: input.callbackUrl,
+        event: {
+          type: 'transaction.completed_late',
+          key: `${input.transactionId}:transaction.completed_late`,
+          occurredAt: clock.iso(),
+          data: { ...report },
+        },
       });
     }
   } catch (err) {
@@ -245,5 +234,5 @@ async function end(late: LateArchive, result: LateCompletionResult): Promise<Lat
 }
 
 // Auto-upgrade: under Worker Versioning a run moves to the deployment's current version at its next task, so a
-// change to this workflow still needs patched() (docs/operations.md).
+// change to what this workflow records needs patched() (workflows/patches.ts, docs/operations.md).
 setWorkflowOptions(versioningBehavior('AUTO_UPGRADE'), esignLateCompletion);

@@ -1,17 +1,17 @@
 /**
- * The protocol of the webhook inbox workflow (./inbox.ts): its type, ids,
- * input and result, and the signals and query the bridge, the transaction
- * workflow and operators use.
+ * The protocol of the webhook inbox workflow (workflows/inbox.ts): its type,
+ * ids, input and result, and the signal and query the bridge and operators use.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { EsignWebhook } from '../esign/schemas.js';
 import type { EsignOutcome } from './transaction.js';
 
 /**
- * Webhooks name provider ids, workflows are keyed by referenceId. A small
- * inbox workflow per provider transaction joins the two: the bridge reaches
- * it by signal-with-start, the transaction workflow registers with it right
- * after creation, and whichever comes first starts it.
+ * Webhooks name provider ids, workflows are keyed by referenceId. The bridge
+ * routes a webhook to the transaction's workflow by the provider's record; a
+ * completion no running workflow owns goes, by signal-with-start, to a small
+ * inbox workflow per provider transaction, which finds its owner and archives
+ * it late.
  */
 export const INBOX_WORKFLOW_TYPE = 'esignInbox';
 
@@ -21,9 +21,9 @@ export function inboxIdFor(transactionId: string): string {
 
 export interface InboxInput {
   transactionId: string;
-  /** How long a notification waits for its transaction workflow before it is closed as orphaned. */
+  /** How long a notification waits for its owner to be found ended before it is closed as orphaned. */
   orphanAfter?: string;
-  /** How long the inbox stays to acknowledge late redeliveries once its transaction finished. */
+  /** How long the inbox stays to acknowledge late redeliveries once its owner was found ended. */
   retainAfterOwnerFinished?: string;
   /**
    * The referenceId the provider's record named when the bridge routed the completion that started the inbox (its
@@ -37,46 +37,35 @@ export interface InboxResult {
   status: 'closed' | 'orphaned';
   transactionId: string;
   owner: string | null;
-  forwarded: number;
   /** Notifications that found no owner (when orphaned). */
   orphaned: EsignWebhook[];
   /** The late-completion workflow started for a completion nobody waited for, if any. */
   lateCompletion?: string;
 }
 
-/** The workflow's signature, for clients that start it by its type name (the bridge, the registration activity). */
+/** The workflow's signature, for clients that start it by its type name (the bridge). */
 export type EsignInboxWorkflow = (input: InboxInput) => Promise<InboxResult>;
 
 export const inboxNotificationSignal = defineSignal<[EsignWebhook]>('inboxNotification');
-export const inboxRegisterSignal = defineSignal<[{ ownerWorkflowId: string }]>('inboxRegister');
-/** How the owner ended, and where a late completion should archive and report (absent in histories before late completion). */
-export interface OwnerFinished {
-  outcome: EsignOutcome;
-  archivePrefix?: string;
-  callbackUrl?: string;
-  /** SHA-256 of each document the owner uploaded, by StoragePath: a late archive checks the provider signed these. */
-  originals?: Record<string, string>;
-}
-export const inboxOwnerFinishedSignal = defineSignal<[OwnerFinished?]>('inboxOwnerFinished');
-export const inboxStatusQuery = defineQuery<{ owner: string | null; pending: number; forwarded: number; ownerFinished: boolean }>(
-  'inboxStatus',
-);
+/** The owner found (its workflow id), notifications waiting for it, and whether it was found ended. */
+export const inboxStatusQuery = defineQuery<{ owner: string | null; pending: number; ownerFinished: boolean }>('inboxStatus');
 
 /**
- * Who owns a transaction whose completion reached an inbox no workflow has
- * registered with (`findTransactionOwner`): the workflow `esign-<referenceId>`
+ * Who owns a transaction whose completion reached its inbox
+ * (`findTransactionOwner`): the workflow `esign-<referenceId>`
  * named by the provider's record; when that record cannot be read, the run that
  * names the transaction (`EsignTransactionId`), or the workflow of the
  * referenceId the bridge routed the completion by.
  */
 export type TransactionOwner =
-  /** It runs: it registers with the inbox and follows the transaction to its end by itself. */
+  /** It runs: it follows the transaction to its end by itself (the bridge signals it directly). */
   | { owner: 'running'; ownerWorkflowId: string }
   /**
    * It has ended, or there is none (`ownerWorkflowId` null): nobody will take
    * the completion, so a late completion archives it, with what the owner
    * left behind (its outcome, null when it failed or there is none; its
-   * archive prefix and callback from its input; its uploads' hashes from its result).
+   * archive prefix and callback from its input; its uploads' hashes, by
+   * StoragePath, from its result: a late archive checks the provider signed these).
    */
   | {
       owner: 'ended';

@@ -87,7 +87,7 @@ export const WorkerEnv = z.object({
     .optional(),
   /** Make this worker's version the deployment's current one once it polls (the dev stack's single worker does). */
   ESIGN_WORKER_SET_CURRENT: envBool.default(false),
-  /** A prebuilt workflow bundle (npm run build:workflows); bundled from source when unset. */
+  /** A prebuilt workflow bundle (npm run build:workflows); the workflows are bundled at start when unset. */
   ESIGN_WORKFLOW_BUNDLE: z.string().optional(),
 });
 

@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, type Worker } from '@temporalio/worker';
 import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
 import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
@@ -79,8 +80,22 @@ function upkeepDeps(upkeep: NonNullable<WorkerConfig['upkeep']>, config: WorkerC
 /** `<package version>+<first 12 hex of the bundle's SHA-256>`: a new build id exactly when the workflow code changes. */
 async function buildIdOf(bundle: { code: string } | { codePath: string }): Promise<string> {
   const code = 'code' in bundle ? bundle.code : await readFile(bundle.codePath, 'utf8');
-  const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return `${version}+${createHash('sha256').update(code).digest('hex').slice(0, 12)}`;
+  return `${await packageVersion()}+${createHash('sha256').update(code).digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * The version in the nearest package.json above this module, as Node finds a module's package: the repository's,
+ * from the source (src/worker/) and from the compiled code (dist/src/worker/, in the image /app/dist/src/worker/) alike.
+ */
+async function packageVersion(): Promise<string> {
+  for (let dir = new URL('./', import.meta.url); ; dir = new URL('../', dir)) {
+    try {
+      return (JSON.parse(await readFile(new URL('package.json', dir), 'utf8')) as { version: string }).version;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (new URL('../', dir).href === dir.href) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`, { cause: err });
+    }
+  }
 }
 
 const quietBundler = new DefaultLogger('WARN');

@@ -1,5 +1,5 @@
 // The workflow code of a released version, taken from git, so its histories keep replaying against the code that
-// recorded them and a test can run that code beside today's (docs/operations.md, "Retiring patches").
+// recorded them and a test can run that code beside today's (docs/decisions/versioning-policy.md).
 import { execFile } from 'node:child_process';
 import { access, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,12 +15,17 @@ export const CURRENT_VERSION = (JSON.parse(readFileSync(join(root, 'package.json
 
 /**
  * Every earlier version whose histories are kept, with the commit its workers ran. A version's workflow code is
- * what a pinned run of it replays on, so the commit is the release itself, never a later one.
+ * what a pinned run of it replays on, so the commit is the release itself, never a later one. None yet: 1.0.0 is the
+ * first release whose runs are supported (runs of the versions before it are drained before it is deployed); the
+ * version after it adds `'1.0.0': '<its release commit>'` here.
  */
-export const RELEASED_VERSIONS: Record<string, string> = {
-  // The last code with the transaction's `patched()` branches (removed in 0.2.0, which runs under Worker Versioning).
-  '0.1.0': 'b5d53b5f0d7e8aff90d2325ed5e29d33335b8858',
-};
+export const RELEASED_VERSIONS: Record<string, string> = {};
+
+/**
+ * The latest released version: the workflow code the versioning tests run beside today's as the version being
+ * replaced. Undefined while there is none, and they run today's code under both build ids.
+ */
+export const PREVIOUS_VERSION: string | undefined = Object.keys(RELEASED_VERSIONS).at(-1);
 
 /** What the workflow bundle of a version is built from: the workflows and the modules they import. */
 const SOURCES = ['workflows', 'src', 'activities', 'package.json', 'tsconfig.json'];

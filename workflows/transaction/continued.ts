@@ -34,8 +34,8 @@ export interface ContinuedTransaction {
   /** The last event's sequence number in the integrator's event log (its workflow exists when this is set). */
   eventsSent?: number;
   /**
-   * Set by code whose runs never register with an inbox (webhooks reach the transaction directly). Absent when
-   * the chain began on code that registered: that inbox waits to hear how the transaction ended.
+   * Always set: this run has no inbox to tell how it ended. 0.2.0 read its absence as a chain of the code that
+   * registered with an inbox, so it stays for a rollback to 0.2.0; 1.0 reads nothing from it.
    */
   inboxFree?: true;
   /** Until when a replace given up on may still land (machine.ts `replaceLandsUntil`), while that is ahead. */

@@ -14,7 +14,7 @@ import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
 import { providerRefusal, readAfterNotFound, type Gone, type Steps } from './steps.js';
-import { handOnAfterEnd, tellInbox } from './strays.js';
+import { handOnAfterEnd } from './strays.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
 type State = Pick<TransactionState, 'status' | 'participants'>;
@@ -236,7 +236,6 @@ export class Endings {
     const type = `transaction.${outcome.status}` as const;
     this.integrator.notify({ type, key: `${outcome.transactionId ?? outcome.referenceId}:${type}`, data: { ...outcome } });
     await this.integrator.flush();
-    await tellInbox(tx, outcome);
     try {
       await this.steps.report(`Report: ${outcome.status}`, (a) => a.recordCompletion({ result: outcome }));
     } catch (err) {

@@ -69,8 +69,6 @@ export class SigningTransaction {
   completedAfterEnd = false;
   /** Notifications that came before creation, and other transactions' completions (./held.ts). */
   readonly held = new Held();
-  /** The chain began on code that registered with the transaction's inbox: the end is told to it. */
-  readonly registeredWithInbox: boolean;
   /** What operators filter on, sent once per burst of changes. */
   readonly attributes = new SearchAttributes();
   /** Events given to the integrator's event log so far: the last one's sequence number (0: no log yet). */
@@ -96,7 +94,6 @@ export class SigningTransaction {
     this.archiveProblem = continued?.archiveProblem;
     this.archiveRefusals = continued?.archiveRefusals ?? 0;
     this.eventsSent = continued?.eventsSent ?? 0;
-    this.registeredWithInbox = continued !== undefined && continued.inboxFree !== true;
   }
 
   // ------------------------------------------------------------ phases
@@ -238,7 +235,7 @@ export class SigningTransaction {
       ...(this.archiveProblem !== undefined ? { archiveProblem: this.archiveProblem } : {}),
       ...(this.archiveRefusals > 0 ? { archiveRefusals: this.archiveRefusals } : {}),
       ...(this.eventsSent > 0 ? { eventsSent: this.eventsSent } : {}),
-      ...(this.registeredWithInbox ? {} : { inboxFree: true as const }),
+      inboxFree: true,
     };
   }
 

@@ -10,8 +10,7 @@
  * archived it, else the late-completion workflow with what that run left (its
  * outcome, archive prefix, callback and uploads' hashes).
  */
-import { getExternalWorkflowHandle, isCancellation, log } from '@temporalio/workflow';
-import { inboxIdFor, inboxOwnerFinishedSignal } from '../../src/definitions/inbox.js';
+import { isCancellation, log } from '@temporalio/workflow';
 import type { EsignTransactionResult } from '../../src/definitions/transaction.js';
 import { PROVIDER, step } from '../activity-options.js';
 import type { SigningTransaction } from './machine.js';
@@ -67,20 +66,6 @@ export async function handOnAfterEnd(tx: SigningTransaction, steps: Steps, outco
     if (tx.held.strays.length === 0) return;
     await handOnStrays(tx, steps);
   }
-}
-
-/**
- * A chain that began on code that registered with its inbox: the inbox waits to hear the end (then it archives a
- * late completion itself, and closes after its retention). Chains of today's code have no inbox to tell.
- */
-export async function tellInbox(tx: SigningTransaction, outcome: EsignTransactionResult): Promise<void> {
-  if (!tx.created || !tx.registeredWithInbox) return;
-  await getExternalWorkflowHandle(inboxIdFor(tx.created.transactionId))
-    .signal(inboxOwnerFinishedSignal, {
-      outcome: outcome.status,
-      ...leftBehind(tx, outcome),
-    })
-    .catch((err: unknown) => log.warn('could not tell the inbox this transaction finished', { error: (err as Error).message }));
 }
 
 /** What a late archive needs from this run: its archive prefix, callback and uploads' hashes. */
