@@ -39,6 +39,25 @@ module.exports = {
       to: { path: NOT_PRODUCT },
     },
     {
+      name: 'product-not-to-dev-dependencies',
+      severity: 'error',
+      comment:
+        'What runs in production (src/, workflows/, activities/) imports only `dependencies`: the image installs no ' +
+        'devDependency (npm ci --omit=dev; docs/decisions/compiled-javascript-in-production.md). Move the package to ' +
+        '`dependencies`, or the code out of the product. A type-only import is erased, and tolerated.',
+      from: { path: '^(src|workflows|activities)/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'cli-launcher-not-to-dev-dependencies',
+      severity: 'error',
+      comment:
+        'bin/esign.js runs in the image too: it loads tsx only where a checkout has it (to run the source), and nothing ' +
+        'else from `devDependencies`.',
+      from: { path: '^bin/' },
+      to: { dependencyTypes: ['npm-dev'], pathNot: '^node_modules/tsx/' },
+    },
+    {
       name: 'product-to-workflows-types-only',
       severity: 'error',
       comment:
@@ -127,7 +146,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|test-artifacts|dist|packages/client/dist|reports|coverage)/|/node_modules/' },
+    // Packages are in the graph, not followed: a rule can see which one a module imports (and whether it is a devDependency).
+    exclude: { path: '^(test-artifacts|dist|packages/client/dist|reports|coverage)/|^examples/[^/]+/node_modules/' },
     // Type-only imports are dependencies too: a circle or an upward reach made of types is still one.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

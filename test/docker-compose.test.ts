@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
@@ -69,11 +70,34 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   // `npm ci` runs the Node preflight (preinstall): the image has it before installing.
   expect(dockerfile.indexOf('COPY scripts/preflight.cjs')).toBeGreaterThan(-1);
   expect(dockerfile.indexOf('COPY scripts/preflight.cjs')).toBeLessThan(dockerfile.indexOf('RUN npm ci'));
-  // Every entry point a service runs is in the image: the sandbox's lives in packages/sandbox, the others' in src/.
+  // Every entry point a service runs is in its image. The orchestrator's services run the JavaScript compiled in the
+  // build stage (dist/, from sources it copies and tsconfig.build.json compiles), the worker's as the image's command;
+  // only the sandbox, a test double with an image of its own (the `sandbox` stage), runs TypeScript through tsx.
   const copied = [...dockerfile.matchAll(/^COPY (\S+) \.\/\1$/gm)].map((m) => m[1]!);
-  const entries = [...resolved.matchAll(/- (\S+\.ts)$/gm)].map((m) => m[1]!);
-  expect(entries).toContain('packages/sandbox/src/main.ts');
-  expect(entries.filter((entry) => !copied.some((dir) => entry.startsWith(`${dir}/`)))).toEqual([]);
+  const compiledDirs = JSON.parse(/"include":\s*(\[[^\]]*\])/.exec(await readFile(`${root}/tsconfig.build.json`, 'utf8'))![1]!) as string[];
+  const cmd = JSON.parse([...dockerfile.matchAll(/^CMD (\[.*\])$/gm)].at(-1)![1]!) as string[];
+  const entries = [...[...resolved.matchAll(/- (\S+\.[jt]s)$/gm)].map((m) => m[1]!), cmd.at(-1)!];
+  expect(entries.filter((entry) => entry.endsWith('.ts'))).toEqual(['packages/sandbox/src/main.ts']);
+  expect(copied).toContain('packages/sandbox');
+  const compiled = entries.filter((entry) => entry.endsWith('.js'));
+  expect(compiled.sort()).toEqual(['dist/src/bridge/main.js', 'dist/src/codec/main.js', 'dist/src/worker/main.js']);
+  for (const entry of compiled) {
+    const source = entry.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    expect(existsSync(`${root}/${source}`), source).toBe(true);
+    expect(compiledDirs.some((dir) => source.startsWith(`${dir}/`)) && copied.some((dir) => source.startsWith(`${dir}/`)), source).toBe(
+      true,
+    );
+  }
+  const sandbox = servicesOf(resolved).get('sandbox')!;
+  expect(sandbox).toMatch(/\n {6}target: sandbox\n/);
+  expect(dockerfile).toMatch(/^FROM build AS sandbox$/m);
+  // The image (the last stage): production dependencies only, and nothing that compiles TypeScript.
+  const image = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  expect(image).toContain('COPY --from=production-dependencies /app/node_modules ./node_modules');
+  expect(/^FROM \S+ AS production-dependencies\n(?:.*\n)*?RUN npm ci --omit=dev /m.test(dockerfile)).toBe(true);
+  expect(image).not.toMatch(/\btsx\b|typescript|\.ts\b|npm (?:ci|install)/);
+  const manifest = JSON.parse(await readFile(`${root}/package.json`, 'utf8')) as { dependencies: Record<string, string> };
+  expect(Object.keys(manifest.dependencies).filter((name) => ['tsx', 'typescript'].includes(name))).toEqual([]);
 });
 
 /** The rendered config's services, each as its block of text (docker-compose 1.x renders YAML only). */

@@ -11,15 +11,16 @@ import { WORKER_NODE_FLAGS } from '../src/worker/node-flags.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 it("the Dockerfile, `npm run worker` and `npm run bench` run the worker's code with its Node flags", async () => {
+  // The image's command (its last stage's) and `npm run worker` run the compiled worker
+  // (docs/decisions/compiled-javascript-in-production.md).
   const dockerfile = await readFile(`${root}Dockerfile`, 'utf8');
-  const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
-  expect(cmd.at(-1)).toBe('src/worker/main.ts');
+  const cmd = JSON.parse([...dockerfile.matchAll(/^CMD (\[.*\])$/gm)].at(-1)![1]!) as string[];
+  expect(cmd.at(-1)).toBe('dist/src/worker/main.js');
   for (const flag of WORKER_NODE_FLAGS) expect(cmd).toContain(flag);
 
   const scripts = (JSON.parse(await readFile(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const worker = scripts.worker!.split(/\s+/);
-  expect(worker.at(-1)).toBe('src/worker/main.ts');
-  for (const flag of WORKER_NODE_FLAGS) expect(worker).toContain(flag);
+  const worker = scripts.worker!.split('&&').at(-1)!.trim().split(/\s+/);
+  expect(worker).toEqual(['node', ...WORKER_NODE_FLAGS, 'dist/src/worker/main.js']);
   // The benchmarks run the archive activity in their own process: its memory is measured with a worker's heaps.
   const bench = scripts.bench!.split(/\s+/);
   expect(bench.at(-1)).toBe('bench/run.ts');

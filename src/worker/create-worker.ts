@@ -7,7 +7,10 @@ import { failureConverterPath } from '../codec/data-converter.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 import { UndecodableRuns, type UndecodableReporting } from './undecodable.js';
 
-export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+/** The workflows' entry, bundled at start when no prebuilt bundle is given: the source under tsx, the compiled module in dist/. */
+export const workflowsPath = fileURLToPath(
+  new URL(`../../workflows/index.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url),
+);
 
 /**
  * The prebuilt workflow bundle production workers load. It carries the failure converter that encodes failures'

@@ -24,6 +24,7 @@ const HEAVY = [
   'bulk-cli',
   'workflow-long-lived',
   'openapi-contract',
+  'compiled-worker',
 ];
 
 const rank = (spec: TestSpecification): number => {
