@@ -50,7 +50,9 @@ export function checkOperations(observation: Observation, found: Found): void {
         'versioning',
         `${what}: still on its run ${Math.round((close.at - hint.at) / 60_000)} min later (its longest wait is ${Math.round(hint.maxPollMs / 60_000)} min)`,
       );
-    if (moved && hint.kind === 'targetVersionChanged') {
+    // A run that continued as new for its own reason (a full history) in the task it was in when the hint came was
+    // never shown the flag: it rightly stays on its version.
+    if (moved && shown && hint.kind === 'targetVersionChanged') {
       // What the worker's command asked (the test server does not record it in the event, as a real server does).
       const behavior: number =
         operations.continuedAs[hint.runId] ?? close.event.workflowExecutionContinuedAsNewEventAttributes?.initialVersioningBehavior ?? 0;

@@ -111,8 +111,11 @@ function forward(
     return;
   }
   const body: Buffer[] = [];
-  // An answer that may carry workflow tasks is held whole while hints are on, and forwarded with them set.
-  const hinted = hints.enabled && HINTED_PATHS.has(path);
+  // An answer that may carry workflow tasks is held whole, and forwarded with the hints set when they are on as it
+  // arrives. Deciding when the call starts would let a long poll begun between schedules (hints off) show the worker a
+  // task of a hinted schedule unread: the hint would then count from a task the worker was shown without it, and the
+  // replay would meet the flag where the worker did not.
+  const hinted = HINTED_PATHS.has(path);
   const answer: Buffer[] = [];
   const inspect = path === POLL_PATH || hinted;
   stream.on('data', (chunk: Buffer) => {
@@ -125,7 +128,7 @@ function forward(
       const queue = stickyQueueOf(Buffer.concat(body));
       if (queue) onSticky(queue);
     }
-    if (hinted && path === COMPLETE_PATH) {
+    if (hinted && hints.enabled && path === COMPLETE_PATH) {
       try {
         hints.noteCompletion(Buffer.concat(body));
       } catch {
@@ -177,7 +180,7 @@ function forward(
     if (hinted && answer.length > 0) {
       let out: Buffer = Buffer.concat(answer);
       try {
-        out = hints.patchResponse(path, Buffer.concat(body), out);
+        if (hints.enabled) out = hints.patchResponse(path, Buffer.concat(body), out);
       } catch {
         // Not a message the hints can read: forwarded as it came.
       }
