@@ -301,7 +301,10 @@ function checkTransaction(
   const { end, atEnd } = part;
   // ---------------------------------------------------------------- ended
   if (end.kind === 'not-started') found('ended', `the workflow did not start: ${end.message}`);
-  else if (end.kind === 'stalled') found('ended', `the workflow did not end: ${end.where}`);
+  // An event log terminated before a worker restart is read through a query the test server leaves on the dead
+  // worker's queue for ever (explore/sticky-queues.ts; a real server moves it after a few seconds): the transaction
+  // waits to number its next event, which is the test server's limit, not a stall of the workflow's.
+  else if (end.kind === 'stalled' && !end.where.includes(QUERY_LOST_IN_RESTART)) found('ended', `the workflow did not end: ${end.where}`);
   else if (end.kind === 'failed') found('ended', `the workflow failed (${end.type ?? 'no type'}): ${end.message}`);
 
   // ----------------------------------------------- outcome and never-early

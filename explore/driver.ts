@@ -68,6 +68,8 @@ import { pendingTimerDeadlines, taskInFlight } from './timers.js';
 
 /** Real time a step or an advance may take: a timer due sooner is fired first (see `settle`). */
 const TIMER_MARGIN_MS = 2_000;
+/** A signal no workflow handles: it only gives a run a workflow task (see the terminate step). */
+const EXPLORER_NUDGE_SIGNAL = 'explorer.nudge';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
@@ -431,6 +433,20 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
           (d) => d.status.name === 'RUNNING',
           () => false,
         );
+        // After a restart, the run's next task waits on the dead worker's queue, and so, once it is closed, would
+        // every query of it: the test server has no sticky timeout to move them, as a real server does after a few
+        // seconds. A signal it has no handler for (buffered, never read) moves it to the live worker first.
+        if (running && restarts > 0) {
+          await h.signal(EXPLORER_NUDGE_SIGNAL).catch(() => undefined);
+          for (let waited = 0; waited < 2_000; waited += 10) {
+            const pending = await h.describe().then(
+              (d) => d.raw.pendingWorkflowTask != null,
+              () => false,
+            );
+            if (!pending) break;
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+        }
         // `temporal workflow terminate`: the run ends where it is, with no say.
         const terminated =
           running &&
