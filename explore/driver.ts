@@ -28,6 +28,7 @@ import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle, ty
 import { deliverNotification, OwnerLookupError, type OwnerDirectory } from '../src/bridge/deliver.js';
 import { retryEsignArchive, startEsignTransaction } from '../src/client/transactions.js';
 import { listEsignEvents, redeliverEsignEvents } from '../src/client/event-log.js';
+import { notificationOf } from '../src/esign/events.js';
 import type { EsignWebhook } from '../src/esign/schemas.js';
 import {
   cancelUpdate,
@@ -330,11 +331,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   };
 
   /** A webhook for a transaction that is not this one's (the workflow and its inbox must ignore it). */
-  const strayNotification = (event: 'esign-completed' | 'esign-declined' = 'esign-completed'): EsignWebhook => ({
-    event,
-    entity: 'esign',
-    data: { notificationId: uuid(), entity_id: uuid(), transaction_id: uuid() },
-  });
+  const strayNotification = (event: 'esign-completed' | 'esign-declined' = 'esign-completed'): EsignWebhook =>
+    notificationOf(event, { notificationId: uuid(), esignId: uuid(), transactionId: uuid() });
 
   const take = async (step: Step, label: string, at: number) => {
     acted = true;

@@ -19,7 +19,7 @@
  * fate (delivered, duplicated, late, lost). Archive commits and the events
  * sent to the integrator are recorded here too, so the checks can count them.
  */
-import type { ParticipantStatus } from '../src/esign/events.js';
+import { isParticipantEvent, notificationOf, type ParticipantStatus } from '../src/esign/events.js';
 import { EsignApiError } from '../src/esign/errors.js';
 import type { CreateTransactionRequest, EsignWebhook, TransactionRecord, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import type { IntegratorEvent } from '../src/definitions/transaction.js';
@@ -300,16 +300,9 @@ export class ProviderModel {
   }
 
   #emit(t: ModelTransaction, event: EsignWebhook['event'], participantId?: string): void {
-    this.onWebhook({
-      event,
-      entity: 'esign',
-      data: {
-        notificationId: this.#uuid(),
-        entity_id: t.esignId,
-        transaction_id: t.id,
-        ...(participantId ? { participant_id: participantId } : {}),
-      },
-    } as EsignWebhook);
+    const ids = { notificationId: this.#uuid(), esignId: t.esignId, transactionId: t.id };
+    if (isParticipantEvent(event) && !participantId) throw new Error(`${event} names its participant`);
+    this.onWebhook(isParticipantEvent(event) ? notificationOf(event, ids, participantId!) : notificationOf(event, ids));
   }
 
   #record(t: ModelTransaction): TransactionRecord {

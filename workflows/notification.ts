@@ -1,4 +1,11 @@
-import { ESIGN_COMPLETED_EVENT, ESIGN_EVENTS, isParticipantEvent, type EsignEventName } from '../src/esign/events.js';
+import {
+  ESIGN_COMPLETED_EVENT,
+  ESIGN_EVENTS,
+  EVENT_DATA_IDS,
+  isParticipantEvent,
+  PARTICIPANT_DATA_ID,
+  type EsignEventName,
+} from '../src/esign/events.js';
 import type { EsignCompletedWebhook, EsignWebhook } from '../src/esign/schemas.js';
 
 /**
@@ -14,22 +21,12 @@ export function readNotification(payload: unknown, allowed: readonly EsignEventN
   if (entity !== 'esign') return 'entity: expected "esign"';
   if (typeof data !== 'object' || data === null) return 'data: expected an object';
   const fields = data as Record<string, unknown>;
-  for (const key of ['notificationId', 'entity_id', 'transaction_id'] as const) {
+  const ids = isParticipantEvent(event as string) ? [...EVENT_DATA_IDS, PARTICIPANT_DATA_ID] : EVENT_DATA_IDS;
+  for (const key of ids) {
     if (typeof fields[key] !== 'string' || fields[key] === '') return `data.${key}: expected a non-empty string`;
   }
-  if (isParticipantEvent(event as string) && (typeof fields.participant_id !== 'string' || fields.participant_id === '')) {
-    return 'data.participant_id: expected a non-empty string';
-  }
-  return {
-    event,
-    entity: 'esign',
-    data: {
-      notificationId: fields.notificationId as string,
-      entity_id: fields.entity_id as string,
-      transaction_id: fields.transaction_id as string,
-      ...(typeof fields.participant_id === 'string' ? { participant_id: fields.participant_id } : {}),
-    },
-  } as EsignWebhook;
+  // Only the ids the event carries, whatever else a hand-sent signal had.
+  return { event, entity: 'esign', data: Object.fromEntries(ids.map((key) => [key, fields[key]])) } as EsignWebhook;
 }
 
 /** The `esignCompleted` signal's payload: an `esign-completed` notification only. */

@@ -7,7 +7,14 @@
  * This module must stay free of Node APIs: workflow code imports it.
  */
 import { z } from 'zod';
-import { ESIGN_COMPLETED_EVENT, ESIGN_END_EVENTS, ESIGN_PARTICIPANT_EVENTS, PARTICIPANT_STATUSES } from './events.js';
+import {
+  ESIGN_COMPLETED_EVENT,
+  ESIGN_END_EVENTS,
+  ESIGN_PARTICIPANT_EVENTS,
+  type EVENT_DATA_IDS,
+  PARTICIPANT_DATA_ID,
+  PARTICIPANT_STATUSES,
+} from './events.js';
 
 /** Spec UUIDs. Lenient about version/variant bits so a real provider's ids are never refused. */
 export const Uuid = z.guid();
@@ -358,12 +365,13 @@ export const WebhookEnvelope = z.object({
 });
 export type WebhookEnvelope = z.infer<typeof WebhookEnvelope>;
 
+// The ids of src/esign/events.ts's registry, each a UUID.
 const EventData = z.object({
   notificationId: Uuid,
   entity_id: Uuid,
   // A UUID like every id the provider issues: the bridge and the worker put it in the provider's URL path.
   transaction_id: Uuid,
-});
+} satisfies Record<(typeof EVENT_DATA_IDS)[number], z.ZodType>);
 
 export const EsignCompletedWebhook = z.object({
   event: z.literal(ESIGN_COMPLETED_EVENT),
@@ -384,7 +392,7 @@ export type EsignEndWebhook = z.infer<typeof EsignEndWebhook>;
 export const EsignParticipantWebhook = z.object({
   event: z.enum(ESIGN_PARTICIPANT_EVENTS),
   entity: z.literal('esign'),
-  data: EventData.extend({ participant_id: z.string().min(1) }),
+  data: EventData.extend({ [PARTICIPANT_DATA_ID]: z.string().min(1) }),
 });
 export type EsignParticipantWebhook = z.infer<typeof EsignParticipantWebhook>;
 

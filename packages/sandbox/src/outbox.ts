@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EsignEventName } from '../../../src/esign/events.js';
+import { isParticipantEvent, notificationOf, type EsignEventName } from '../../../src/esign/events.js';
 import type { EsignWebhook } from '../../../src/esign/schemas.js';
 import type { SandboxStore, TransactionRow } from './store.js';
 
@@ -32,16 +32,9 @@ export class EventOutbox {
    * returns what `change` returned. Participant events name their participant.
    */
   publish<T>(t: TransactionRow, event: EsignEventName, change: () => T, participantId?: string): T {
-    const notification = {
-      event,
-      entity: 'esign',
-      data: {
-        notificationId: randomUUID(),
-        entity_id: t.esignId,
-        transaction_id: t.id,
-        ...(participantId ? { participant_id: participantId } : {}),
-      },
-    } as EsignWebhook;
+    const ids = { notificationId: randomUUID(), esignId: t.esignId, transactionId: t.id };
+    if (isParticipantEvent(event) && !participantId) throw new Error(`${event} names its participant`);
+    const notification: EsignWebhook = isParticipantEvent(event) ? notificationOf(event, ids, participantId!) : notificationOf(event, ids);
     const payload = JSON.stringify(notification);
     const urls = this.#options.webhookUrls();
     const result = this.#store.transaction(() => {
