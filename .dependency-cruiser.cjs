@@ -15,19 +15,7 @@ module.exports = {
         'No circle, anywhere: a module imports only what is beneath it. Move what both sides need to a third module ' +
         "(as `OID` went to src/evidence/pki.ts and chaos's BatchRun to chaos/bulk-checks.ts).",
       from: {},
-      to: { circular: true, viaOnly: { pathNot: '^workflows/esign-transaction[.]ts$' } },
-    },
-    {
-      // The one circle allowed, and only while it is made of a type: workflows/transaction/continued.ts names the
-      // transaction workflow (`typeof esignTransaction`) to continue as new, and the workflow imports it. Erased at
-      // run time; a circle through the workflow's entry that holds no type-only import is still an error.
-      name: 'no-circular-through-the-transaction-workflow',
-      severity: 'error',
-      comment:
-        'Only a type-only import may close a circle through workflows/esign-transaction.ts (continued.ts naming the ' +
-        "workflow's type); a value import there would make a real circle.",
-      from: {},
-      to: { circular: true, via: { path: '^workflows/esign-transaction[.]ts$' }, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
     },
     {
       name: 'product-not-to-tooling',

@@ -10,6 +10,8 @@
 import {
   condition,
   allHandlersFinished,
+  continueAsNew,
+  makeContinueAsNewFunc,
   setWorkflowOptions,
   log,
   metricMeter,
@@ -30,7 +32,7 @@ import { Clock } from './clock.js';
 import { Endings } from './transaction/endings.js';
 import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
-import { handOverTo, type ContinuedTransaction } from './transaction/continued.js';
+import type { ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
 import { READ_AGAIN_MS, readState, Steps, type Reading } from './transaction/steps.js';
 import { handOnStrays } from './transaction/strays.js';
@@ -105,7 +107,11 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     // The bridge signals the workflow id, not a run: webhooks reach this run as they reached the last.
   }
   const read = (summary: string, reading?: Reading) => readState(steps, tx, summary, reading);
-  const handOver = () => handOverTo(valid, tx.carry());
+  // A pinned run stays on its code; the next run moves to the deployment's current version when that changed.
+  const handOver = () =>
+    workflowInfo().targetWorkerDeploymentVersionChanged
+      ? makeContinueAsNewFunc<typeof esignTransaction>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(valid, tx.carry())
+      : continueAsNew<typeof esignTransaction>(valid, tx.carry());
 
   // ------------------------------------- 3. follow the transaction to its end
   let quietSince = tx.activity;

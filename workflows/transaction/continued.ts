@@ -1,10 +1,7 @@
 /** The state one run of the transaction workflow hands to the next (continue-as-new); `SigningTransaction.carry()` builds it. */
 import type { ParticipantState } from '../../activities/transactions.js';
 import type { CreateTransactionRequest, Participant } from '../../src/esign/schemas.js';
-import { continueAsNew, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import type { EsignPhase } from '../../src/definitions/transaction.js';
-import type { ValidEsignTransactionInput } from '../../src/transaction/input.js';
-import type { esignTransaction } from '../esign-transaction.js';
 
 /** What a run hands to the next when it continues as new: everything the transaction must not forget. */
 export interface ContinuedTransaction {
@@ -33,18 +30,6 @@ export interface ContinuedTransaction {
   archiveRefusals?: number;
   /** The last event's sequence number in the integrator's event log (its workflow exists when this is set). */
   eventsSent?: number;
-  /**
-   * Always set: this run has no inbox to tell how it ended. 0.2.0 read its absence as a chain of the code that
-   * registered with an inbox, so it stays for a rollback to 0.2.0; 1.0 reads nothing from it.
-   */
-  inboxFree?: true;
   /** Until when a replace given up on may still land (machine.ts `replaceLandsUntil`), while that is ahead. */
   replaceLandsUntil?: number;
-}
-
-/** Continues as new: a pinned run stays on its code; the next run moves to the deployment's current version when that changed. */
-export function handOverTo(input: ValidEsignTransactionInput, carried: ContinuedTransaction): Promise<never> {
-  if (workflowInfo().targetWorkerDeploymentVersionChanged)
-    return makeContinueAsNewFunc<typeof esignTransaction>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(input, carried);
-  return continueAsNew<typeof esignTransaction>(input, carried);
 }

@@ -235,7 +235,6 @@ export class SigningTransaction {
       ...(this.archiveProblem !== undefined ? { archiveProblem: this.archiveProblem } : {}),
       ...(this.archiveRefusals > 0 ? { archiveRefusals: this.archiveRefusals } : {}),
       ...(this.eventsSent > 0 ? { eventsSent: this.eventsSent } : {}),
-      inboxFree: true,
     };
   }
 
