@@ -191,11 +191,8 @@ export interface IntegratorEvent {
 /** An event's body as POSTed to `callbackUrl` (signed per Standard Webhooks: src/client/events.ts verifies it). */
 export interface IntegratorEventBody {
   type: IntegratorEventType;
-  /**
-   * The event's number in its transaction's log, from 1 with no gap: a receiver can order events and see one it
-   * missed. Absent only on events of transactions from before the event log (0.1.0), sent outside any log.
-   */
-  sequence?: number;
+  /** The event's number in its transaction's log, from 1 with no gap: a receiver can order events and see one it missed. */
+  sequence: number;
   /** When it happened (ISO 8601). */
   timestamp: string;
   data: Record<string, unknown>;
