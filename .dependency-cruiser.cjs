@@ -102,7 +102,7 @@ module.exports = {
       severity: 'error',
       comment:
         'The client package (built from src/client/) is installed by backends: it reaches neither the worker, nor the ' +
-        'bridge, nor the activities (their server libraries; test/client-package.test.ts checks the packed tarball).',
+        'bridge, nor the activities (their server libraries; test/client/client-package.test.ts checks the packed tarball).',
       from: { path: '^src/client/' },
       to: { path: ['^src/(worker|bridge|cli)/', '^activities/'] },
     },

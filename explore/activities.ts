@@ -1,7 +1,7 @@
 /**
  * The worker's activities for exploration: everything the workflows call,
  * in process, against the provider model. Shared by the explorer and the fast
- * branching tests (test/workflow-branching.test.ts).
+ * branching tests (test/workflows/workflow-branching.test.ts).
  *
  * As much real code as can run without I/O runs: input validation, the
  * transaction activities (the create's lookup after a lost response, the

@@ -2,7 +2,7 @@
  * The interleaving explorer: generates a schedule per seed, runs it on a
  * free lane (a time-skipping server of its own), checks what happened, and
  * shrinks the schedules that failed. Used by the CLI (explore/main.ts) and
- * the tests (test/explorer.test.ts, test/explorer-regressions.test.ts).
+ * the tests (test/explorer/explorer.test.ts, test/explorer/explorer-regressions.test.ts).
  */
 import proto from '@temporalio/proto';
 import { check, type CheckName, type Finding } from './checks.js';

@@ -1,10 +1,12 @@
 /**
  * Schedules that once failed, kept as regression tests (explore/regressions/*.json, replayed by
- * test/explorer-regressions.test.ts): each names the defect it showed, so a failure says what came back.
+ * test/explorer/explorer-regressions.test.ts): each names the defect it showed, so a failure says what came back.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { createExplorerActivities } from './activities.js';
 import type { CheckName } from './checks.js';
+import { ProviderModel } from './provider-model.js';
 import type { Schedule } from './schedule.js';
 
 export interface Regression {
@@ -15,7 +17,7 @@ export interface Regression {
   /** What the explorer reported when it found it. */
   found?: string;
   /**
-   * A defect found and not fixed yet: the schedule still fails `check` (test/explorer-regressions.test.ts asserts it
+   * A defect found and not fixed yet: the schedule still fails `check` (test/explorer/explorer-regressions.test.ts asserts it
    * does, so a fix shows as a failure there, to remove this). With `after`, a seed that fails `check` after that move
    * (a coverage key of explore/explore.ts, `terminate eventLog`, say) is reported as this known defect rather than as
    * a new finding; without, every seed that shows it again fails as any other.
@@ -54,5 +56,9 @@ export function scheduleOf(value: unknown): Schedule {
   ) {
     throw new Error('not a schedule: expected {seed, setup, steps, faults, late} (or a regression with one under "schedule")');
   }
+  // A fault on an activity no workflow calls any more would never fire: the regression would pass without its fault.
+  const activities = new Set(Object.keys(createExplorerActivities({ model: new ProviderModel({ uuid: () => '' }) })));
+  const unknown = (s.faults as { activity?: unknown }[]).find((f) => typeof f.activity !== 'string' || !activities.has(f.activity));
+  if (unknown) throw new Error(`not a schedule: a fault on ${String(unknown.activity)}, which is not an activity of the workflows`);
   return s as Schedule;
 }

@@ -2,7 +2,7 @@
 // (the transaction's, the bulk send's, the webhook inbox's and the late
 // completion's) against a real dev server and provider sandbox, and writes
 // their histories to test/replay/histories/<the package's version>/, which
-// test/replay.test.ts replays on every run. Name scenarios to record only
+// test/workflows/replay.test.ts replays on every run. Name scenarios to record only
 // those (e.g. a new path); re-record existing ones only for a change not yet
 // released; a released version's histories stay as they are
 // (docs/decisions/versioning-policy.md).
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   await mkdir(dirname(pdf), { recursive: true });
   await writeFile(pdf, await samplePdf('Contract'));
   const taskQueue = 'replay-histories';
-  // The integrator's backend: accepts every event (their signatures are tested in test/integrator-events.test.ts).
+  // The integrator's backend: accepts every event (their signatures are tested in test/workflows/integrator-events.test.ts).
   const receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(204).end());
@@ -582,7 +582,7 @@ function inboxScenarios(ctx: InboxScenarioContext): Record<string, () => Promise
     },
     // A late completion whose ZIP is refused (the worker trusts another CA than the provider's): it waits in
     // archive_invalid and tells the integrator; an operator's retry before the cause is fixed is refused again; once
-    // it is fixed, a retry archives (test/late-completion-refused.test.ts follows the same path).
+    // it is fixed, a retry archives (test/workflows/late-completion-refused.test.ts follows the same path).
     async 'late-completion-refused-then-retried'() {
       const evidence = ctx.deps.evidence!;
       const trusted = evidence.trust;

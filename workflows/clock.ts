@@ -4,7 +4,7 @@
  * execution saw at the start of each workflow task, but not always after a
  * local activity: one that outlives its workflow task (a slow provider,
  * retries) resolves at the worker's time in the first execution and at
- * another in a replay (test/workflow-clock.test.ts shows both). So after a
+ * another in a replay (test/workflows/workflow-clock.test.ts shows both). So after a
  * local activity, until the next workflow task, `now()` returns the last
  * time read before it, which every replay reads the same.
  */

@@ -11,7 +11,7 @@
  *   under the heading of its workflow, with a comment saying what runs before it did;
  * - asked before any local activity of the same workflow task (workflows/README.md, "Three traps");
  * - released with a history of the old path in the released version's folder of test/replay/histories/, which
- *   test/replay.test.ts replays against today's code, and one of the new path in the current version's;
+ *   test/workflows/replay.test.ts replays against today's code, and one of the new path in the current version's;
  * - retired per docs/operations.md ("What needs a patch, and retiring one"): `deprecatePatch` once no run from before
  *   it is open, then removed a release later.
  */

@@ -2,7 +2,7 @@
  * The client package's public API (`@esign-orchestrator/client`, built from this file by `npm run build:client`
  * into packages/client/dist): what a backend needs to start and follow transactions, templates and bulk sends,
  * to verify the events sent to it, and to encrypt payloads as the workers expect. Nothing it reaches imports a
- * server library (fastify, SQLite, PDF, PKI, the AWS SDK): test/client-package.test.ts checks the packed tarball.
+ * server library (fastify, SQLite, PDF, PKI, the AWS SDK): test/client/client-package.test.ts checks the packed tarball.
  */
 
 // Transactions: start (idempotent per referenceId), follow, signing URLs, cancel, an archive retried.

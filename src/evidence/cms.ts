@@ -100,7 +100,7 @@ export interface CmsVerification {
  * CA, critical extensions, every date). pkijs's own chain check is not used:
  * it lets a path-length violation, a critical extension on the signer and a
  * TLS certificate through, and loops on cross-signed CAs
- * (test/evidence-certificate-policy.test.ts). A time-stamp token's path is
+ * (test/evidence/evidence-certificate-policy.test.ts). A time-stamp token's path is
  * judged at its own genTime; `pool` adds certificates the signature does not
  * carry (the /DSS's). Never throws.
  */

@@ -1,7 +1,7 @@
 /**
  * The Node flags the worker runs with, wherever it starts: the Dockerfile's command, `npm run worker` and the
  * tools' launcher (cluster, chaos, benchmarks) pass these, and `npm run bench` too, as it runs the archive
- * activity in its own process; test/worker-node-flags.test.ts holds them together.
+ * activity in its own process; test/operations/worker-node-flags.test.ts holds them together.
  *
  * On a machine with several GiB, V8 sizes each isolate's young generation at 64 MiB semi-spaces, and the worker
  * has two isolates (the main thread and the workflow thread), so about 250 MiB of its resident memory was nursery;

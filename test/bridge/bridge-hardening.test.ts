@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bridgeConfigFromEnv, startBridge, type RunningBridge } from '../src/bridge/index.js';
-import { projectRoot } from '../tools/support/launch.js';
-import { newSecret, postWebhook, signedHeaders } from './support/bridge.js';
-import { sendJson, StubHttpServer } from './support/stub-http.js';
+import { bridgeConfigFromEnv, startBridge, type RunningBridge } from '../../src/bridge/index.js';
+import { projectRoot } from '../../tools/support/launch.js';
+import { newSecret, postWebhook, signedHeaders } from '../support/bridge.js';
+import { sendJson, StubHttpServer } from '../support/stub-http.js';
 
 /** The provider: it knows no transaction, so every webhook is `stale` (200) after one read of its record. */
 let provider: StubHttpServer;

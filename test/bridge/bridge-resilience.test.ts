@@ -1,15 +1,15 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDevServer } from '../tools/temporal/dev-server.js';
+import { startDevServer } from '../../tools/temporal/dev-server.js';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { TransactionRef } from '../activities/transactions.js';
-import { statusQuery } from '../src/definitions/transaction.js';
-import { inboxIdFor } from '../src/definitions/inbox.js';
-import { postWebhook, signedHeaders, startTestBridge } from './support/bridge.js';
-import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
-import { startTestSandbox, uploadedRequest } from './support/sandbox.js';
-import { freePort } from './support/temporal.js';
+import type { TransactionRef } from '../../activities/transactions.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import { inboxIdFor } from '../../src/definitions/inbox.js';
+import { postWebhook, signedHeaders, startTestBridge } from '../support/bridge.js';
+import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
+import { startTestSandbox, uploadedRequest } from '../support/sandbox.js';
+import { freePort } from '../support/temporal.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningBridge } from '../src/bridge/index.js';
-import { statusQuery, type EsignTransactionStatus } from '../src/definitions/transaction.js';
-import { inboxIdFor, type InboxResult } from '../src/definitions/inbox.js';
-import { newSecret, postWebhook, signedHeaders, startTestBridge } from './support/bridge.js';
-import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import type { RunningBridge } from '../../src/bridge/index.js';
+import { statusQuery, type EsignTransactionStatus } from '../../src/definitions/transaction.js';
+import { inboxIdFor, type InboxResult } from '../../src/definitions/inbox.js';
+import { newSecret, postWebhook, signedHeaders, startTestBridge } from '../support/bridge.js';
+import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 let env: EsignTestEnv;
 let bridge: RunningBridge;

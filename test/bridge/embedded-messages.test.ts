@@ -5,10 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_REASONS } from '../packages/sandbox/src/page-messages.js';
-import { frameKeepsCookies, launchChromiumProfile, signEveryTag } from './support/browser.js';
-import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
-import { StubHttpServer } from './support/stub-http.js';
+import { PAGE_REASONS } from '../../packages/sandbox/src/page-messages.js';
+import { frameKeepsCookies, launchChromiumProfile, signEveryTag } from '../support/browser.js';
+import { startTestSandbox, uploadedRequest, type TestSandbox } from '../support/sandbox.js';
+import { StubHttpServer } from '../support/stub-http.js';
 
 let sb: TestSandbox;
 let stub: StubHttpServer;
@@ -181,7 +181,7 @@ describe('the embedded signing page', () => {
   });
 
   it('has every message, reason and action listed in docs/integrator-events.md', async () => {
-    const doc = await readFile(new URL('../docs/integrator-events.md', import.meta.url), 'utf8');
+    const doc = await readFile(new URL('../../docs/integrator-events.md', import.meta.url), 'utf8');
     const section = doc.slice(doc.indexOf('## Messages from the embedded signing page'));
     expect(section.length).toBeLessThan(doc.length);
     for (const [reason, { type, action }] of Object.entries(PAGE_REASONS)) {

@@ -1,7 +1,7 @@
 // What a service is reached as (src/http/same-origin.ts), for the addresses it may be bound to.
 import type { Server } from 'node:net';
 import { expect, it } from 'vitest';
-import { reachOf } from '../src/http/same-origin.js';
+import { reachOf } from '../../src/http/same-origin.js';
 
 const bound = (address: string, port: number) => ({ address: () => ({ address, port, family: '' }) }) as unknown as Server;
 

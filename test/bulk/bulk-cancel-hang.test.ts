@@ -17,17 +17,23 @@ import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { format } from 'prettier';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BULK_WORKFLOW_TYPE, cancelBatchUpdate, type BatchCounts, type BatchResult, type BulkSendInput } from '../src/definitions/bulk.js';
-import { workflowsPath } from '../src/worker/create-worker.js';
-import { CURRENT_VERSION } from './support/code-versions.js';
-import { eventually } from './support/eventually.js';
-import { connectToTestServer, uniqueTaskQueue, type TemporalTestContext } from './support/temporal.js';
+import {
+  BULK_WORKFLOW_TYPE,
+  cancelBatchUpdate,
+  type BatchCounts,
+  type BatchResult,
+  type BulkSendInput,
+} from '../../src/definitions/bulk.js';
+import { workflowsPath } from '../../src/worker/create-worker.js';
+import { CURRENT_VERSION } from '../support/code-versions.js';
+import { eventually } from '../support/eventually.js';
+import { connectToTestServer, uniqueTaskQueue, type TemporalTestContext } from '../support/temporal.js';
 
 const { EventType } = temporal.api.enums.v1;
 
 /** This path's histories: the run that took the cancel and handed over (-1), and the run that ended the batch (-2). */
 const HISTORIES = ['bulk-cancel-in-hand-over-1.json', 'bulk-cancel-in-hand-over-2.json'].map((f) =>
-  fileURLToPath(new URL(`./replay/histories/${CURRENT_VERSION}/${f}`, import.meta.url)),
+  fileURLToPath(new URL(`../replay/histories/${CURRENT_VERSION}/${f}`, import.meta.url)),
 );
 
 /** How long a cancel may take to be answered here: its withdrawals are one stubbed activity. */

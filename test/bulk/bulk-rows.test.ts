@@ -1,9 +1,9 @@
 // A bulk send's CSV before anything starts: the header checked against the template (every problem named), rows
 // kept with their lines, a batch id that depends on exactly its name, template version and file.
 import { describe, expect, it } from 'vitest';
-import { batchIdFor, BatchFileError, checkHeader, parseBatchCsv, referenceOf, splitCells } from '../src/bulk/rows.js';
-import { BATCH_ID } from '../src/definitions/bulk.js';
-import { REFERENCE_ID } from '../src/transaction/input.js';
+import { batchIdFor, BatchFileError, checkHeader, parseBatchCsv, referenceOf, splitCells } from '../../src/bulk/rows.js';
+import { BATCH_ID } from '../../src/definitions/bulk.js';
+import { REFERENCE_ID } from '../../src/transaction/input.js';
 
 const template = {
   roles: ['Employee', 'Manager'],

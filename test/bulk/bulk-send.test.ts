@@ -3,14 +3,14 @@
 // slows it without losing a row; a cancel withdraws what is not signed and archives what is.
 import { fileURLToPath } from 'node:url';
 import { expect, inject, it } from 'vitest';
-import { launch, type Launched } from '../tools/support/launch.js';
-import { batchProgress, cancelBatch, sendBulk } from '../src/client/bulk.js';
-import { BatchFileError } from '../src/bulk/rows.js';
-import { batchKeys, BULK_PAGE_ROWS, BULK_WORKFLOW_TYPE, type BatchResult } from '../src/definitions/bulk.js';
-import { startFromTemplate } from '../src/client/templates.js';
-import { bulkBed, ndaCsv, resultRows, type BulkBed } from './support/bulk.js';
-import { eventually } from './support/eventually.js';
-import { devServerAndSandbox } from './support/sandbox.js';
+import { launch, type Launched } from '../../tools/support/launch.js';
+import { batchProgress, cancelBatch, sendBulk } from '../../src/client/bulk.js';
+import { BatchFileError } from '../../src/bulk/rows.js';
+import { batchKeys, BULK_PAGE_ROWS, BULK_WORKFLOW_TYPE, type BatchResult } from '../../src/definitions/bulk.js';
+import { startFromTemplate } from '../../src/client/templates.js';
+import { bulkBed, ndaCsv, resultRows, type BulkBed } from '../support/bulk.js';
+import { eventually } from '../support/eventually.js';
+import { devServerAndSandbox } from '../support/sandbox.js';
 
 const env = devServerAndSandbox();
 
@@ -215,7 +215,7 @@ it('survives a worker killed in the middle of a page: the page is started again 
   const bed = await bulkBed(env.ctx, env.sandbox, 'bulk-crash');
   const children: Launched[] = [];
   const child = async (extra: Record<string, string> = {}) => {
-    const c = await launch(fileURLToPath(new URL('./support/worker-child.ts', import.meta.url)), {
+    const c = await launch(fileURLToPath(new URL('../support/worker-child.ts', import.meta.url)), {
       env: {
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         PROVIDER_URL: env.sandbox.running.url,

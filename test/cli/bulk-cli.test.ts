@@ -4,10 +4,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Exit } from '../src/cli/context.js';
-import { bulkBed, ndaCsv, type BulkBed } from './support/bulk.js';
-import { esignCli } from './support/cli.js';
-import { devServerAndSandbox } from './support/sandbox.js';
+import { Exit } from '../../src/cli/context.js';
+import { bulkBed, ndaCsv, type BulkBed } from '../support/bulk.js';
+import { esignCli } from '../support/cli.js';
+import { devServerAndSandbox } from '../support/sandbox.js';
 
 const env = devServerAndSandbox();
 let bed: BulkBed;

@@ -5,10 +5,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalTemplateStore, type StoredTemplate } from '../src/templates/index.js';
-import { esignCli } from './support/cli.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
-import { ndaTemplateFolder } from './support/templates.js';
+import { LocalTemplateStore, type StoredTemplate } from '../../src/templates/index.js';
+import { esignCli } from '../support/cli.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
+import { ndaTemplateFolder } from '../support/templates.js';
 
 let env: EsignTestEnv;
 let dataDir: string;

@@ -3,8 +3,8 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { esignCli } from './support/cli.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { esignCli } from '../support/cli.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 let env: EsignTestEnv;
 let dataDir: string;

@@ -2,8 +2,8 @@
 // process of the orchestrator, and, when Temporal is not there, an error naming the address and what to try
 // instead of the SDK's bare "failed to connect" (issue 40).
 import { expect, inject, it } from 'vitest';
-import { connectEsignClient, TemporalUnreachable } from '../src/client/connect.js';
-import { getEsignStatus } from '../src/client/transactions.js';
+import { connectEsignClient, TemporalUnreachable } from '../../src/client/connect.js';
+import { getEsignStatus } from '../../src/client/transactions.js';
 
 it('refuses an address where nothing listens, naming it and the variable to set', async () => {
   const refused = connectEsignClient({ address: '127.0.0.1:9', connectTimeoutMs: 2_000 }, {});

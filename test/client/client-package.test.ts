@@ -14,16 +14,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import type { ArchiveManifest } from '../src/archive/manifest.js';
-import { S3ArchiveStore } from '../src/archive/s3-store.js';
-import { AesGcmCodec, ENCRYPTED_ENCODING, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
-import { S3ObjectStore } from '../src/storage/s3-object-store.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
-import { startS3, type TestS3 } from './support/s3.js';
-import { freePort } from './support/temporal.js';
+import type { ArchiveManifest } from '../../src/archive/manifest.js';
+import { S3ArchiveStore } from '../../src/archive/s3-store.js';
+import { AesGcmCodec, ENCRYPTED_ENCODING, newCodecKeys, parseCodecKeys } from '../../src/codec/aes-gcm-codec.js';
+import { S3ObjectStore } from '../../src/storage/s3-object-store.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
+import { startS3, type TestS3 } from '../support/s3.js';
+import { freePort } from '../support/temporal.js';
 
 const run = promisify(execFile);
-const root = join(import.meta.dirname, '..');
+const root = join(import.meta.dirname, '../..');
 const rootPackage = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
   version: string;
   dependencies: Record<string, string>;

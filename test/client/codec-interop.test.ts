@@ -14,13 +14,13 @@ import { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
-import { buildCodecServer } from '../src/codec/server.js';
-import { statusQuery } from '../src/definitions/transaction.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../../src/codec/aes-gcm-codec.js';
+import { buildCodecServer } from '../../src/codec/server.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 const keys = `${newCodecKeys('2026-11')},${newCodecKeys('2026-05')}`;
-const bin = fileURLToPath(new URL('../bin/esign.js', import.meta.url));
+const bin = fileURLToPath(new URL('../../bin/esign.js', import.meta.url));
 const ours = new AesGcmCodec(parseCodecKeys(keys), { plaintext: 'refuse' });
 
 /** docs/codec.md, implemented again without our code: "<id>:<base64 32 bytes>", first encrypts. */

@@ -5,14 +5,14 @@
 import { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
-import { dataConverterFromEnv, encryptingDataConverter } from '../src/codec/data-converter.js';
-import { describeIfExists } from '../src/client/describe.js';
-import { CodecKeyUnknown } from '../src/client/codec-check.js';
-import { startEsignTransaction } from '../src/client/transactions.js';
-import { workflowIdFor } from '../src/definitions/transaction.js';
-import { eventually } from './support/eventually.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
+import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../../src/codec/aes-gcm-codec.js';
+import { dataConverterFromEnv, encryptingDataConverter } from '../../src/codec/data-converter.js';
+import { describeIfExists } from '../../src/client/describe.js';
+import { CodecKeyUnknown } from '../../src/client/codec-check.js';
+import { startEsignTransaction } from '../../src/client/transactions.js';
+import { workflowIdFor } from '../../src/definitions/transaction.js';
+import { eventually } from '../support/eventually.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 
 const workersKey = newCodecKeys('k-2026');
 const otherKey = newCodecKeys('k-other');

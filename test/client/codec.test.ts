@@ -7,12 +7,12 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
-import { codecConfigFromEnv } from '../src/codec/config.js';
-import { buildCodecServer, type CodecToken } from '../src/codec/server.js';
-import { projectRoot } from '../tools/support/launch.js';
-import { cancelUpdate, statusQuery } from '../src/definitions/transaction.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../../src/codec/aes-gcm-codec.js';
+import { codecConfigFromEnv } from '../../src/codec/config.js';
+import { buildCodecServer, type CodecToken } from '../../src/codec/server.js';
+import { projectRoot } from '../../tools/support/launch.js';
+import { cancelUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 const oldKeys = newCodecKeys('2025-01');
 const keys = `${newCodecKeys('2026-11')},${oldKeys}`; // rotation: new key encrypts, both decrypt

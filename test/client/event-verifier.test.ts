@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { expect, it } from 'vitest';
-import { EsignEventRejected, EsignEventVerifier } from '../src/client/events.js';
+import { EsignEventRejected, EsignEventVerifier } from '../../src/client/events.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -27,9 +27,9 @@ it('keeps every field of the body: sequence, type, timestamp, data, and one adde
   expect(new EsignEventVerifier([secret]).verify(raw, headers)).toEqual({ ...body, id: 'msg_one' });
 });
 
-it('refuses a signed body whose sequence is not a number from 1, and one signed by another secret', () => {
+it('refuses a signed body whose sequence is missing or not a number from 1, and one signed by another secret', () => {
   const verifier = new EsignEventVerifier(secret);
-  for (const sequence of [0, -1, 1.5, '2']) {
+  for (const sequence of [undefined, null, 0, -1, 1.5, '2']) {
     const { raw, headers } = signed({ type: 'participant.signed', sequence, timestamp: new Date().toISOString(), data: {} });
     expect(() => verifier.verify(raw, headers)).toThrow(EsignEventRejected);
   }

@@ -22,10 +22,10 @@ import {
   uninstallOutboundGuard,
   withGlobalFetchRefused,
   type Resolver,
-} from '../src/http/outbound.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { listener, plantedPdf, plantedPki, type Listener } from './support/planted-signature.js';
-import { timestampingCa } from './support/renewal.js';
+} from '../../src/http/outbound.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { listener, plantedPdf, plantedPki, type Listener } from '../support/planted-signature.js';
+import { timestampingCa } from '../support/renewal.js';
 
 const MiB = 1024 * 1024;
 

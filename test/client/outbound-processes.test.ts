@@ -8,16 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getGlobalDispatcher, request } from 'undici';
 import { afterEach, expect, inject, it } from 'vitest';
-import { EsignClient } from '../src/esign/client.js';
-import { OutboundError, uninstallOutboundGuard } from '../src/http/outbound.js';
-import { SandboxControlClient } from '../src/client/sandbox-control.js';
-import { sandboxConfig, sandboxConfigFromEnv, startSandbox } from '../packages/sandbox/src/index.js';
-import { workerConfigFromEnv } from '../src/worker/config.js';
-import { startWorker } from '../src/worker/start.js';
-import { eventually } from './support/eventually.js';
-import { listener, type Listener } from './support/planted-signature.js';
-import { startTestSandbox, uploadedRequest } from './support/sandbox.js';
-import { uniqueTaskQueue } from './support/temporal.js';
+import { EsignClient } from '../../src/esign/client.js';
+import { OutboundError, uninstallOutboundGuard } from '../../src/http/outbound.js';
+import { SandboxControlClient } from '../../src/client/sandbox-control.js';
+import { sandboxConfig, sandboxConfigFromEnv, startSandbox } from '../../packages/sandbox/src/index.js';
+import { workerConfigFromEnv } from '../../src/worker/config.js';
+import { startWorker } from '../../src/worker/start.js';
+import { eventually } from '../support/eventually.js';
+import { listener, type Listener } from '../support/planted-signature.js';
+import { startTestSandbox, uploadedRequest } from '../support/sandbox.js';
+import { uniqueTaskQueue } from '../support/temporal.js';
 
 const open: Listener[] = [];
 

@@ -13,9 +13,9 @@ import {
   type StoredTemplate,
   type TemplateProblem,
   type TemplateRequest,
-} from '../src/templates/index.js';
-import { EsignTransactionInput, REFERENCE_ID_RULE } from '../src/transaction/input.js';
-import { ndaTemplateFolder } from './support/templates.js';
+} from '../../src/templates/index.js';
+import { EsignTransactionInput, REFERENCE_ID_RULE } from '../../src/transaction/input.js';
+import { ndaTemplateFolder } from '../support/templates.js';
 
 let nda: StoredTemplate;
 beforeAll(async () => {

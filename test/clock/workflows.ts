@@ -1,6 +1,6 @@
 // A workflow that reads the time on both sides of a slow local activity, the
 // way the transaction workflow did before defect 6 was fixed, and through
-// workflows/clock.ts, and branches on each (test/workflow-clock.test.ts).
+// workflows/clock.ts, and branches on each (test/workflows/workflow-clock.test.ts).
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import { Clock } from '../../workflows/clock.js';
 

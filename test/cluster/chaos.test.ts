@@ -1,5 +1,5 @@
 // The chaos run on the production topology: the same drivers and checks as
-// test/chaos.test.ts, with the faults only a cluster has (each Temporal
+// test/explorer/chaos.test.ts, with the faults only a cluster has (each Temporal
 // service SIGKILLed and restarted, PostgreSQL crashed and recovered) besides
 // killed workers, each of the two bridges behind the load balancer killed,
 // the workers rolled out to a new version, and a bulk-send batch signed

@@ -8,13 +8,13 @@
 // is that seal's: its CA for every role, its sealing key pinned (providerTrust). The PDF corpus's trust (the corpus
 // PKI, which the test hands every judge) is not the one these seals answer to.
 //
-// - zip: the container. Hostile layouts (test/support/zip.ts buildZip, as test/zip-forgeries.test.ts forges them)
+// - zip: the container. Hostile layouts (test/support/zip.ts buildZip, as test/evidence/zip-forgeries.test.ts forges them)
 //   made of the genuine ZIP's own entries, so that nothing but the layout is wrong; and entries no evidence
-//   accounts for (test/evidence-policy.test.ts's forgeries).
+//   accounts for (test/evidence/evidence-policy.test.ts's forgeries).
 // - trail: the audit trail and the certificate of completion, each forgery isolating one check where it can: a
 //   trail the provider "sealed" as it is (re-sealed by the genuine seal, certificate of completion rendered from
 //   it), so only the binding or the chain tells; or changed after sealing, so only the sealed copy tells
-//   (test/evidence-trust.test.ts, test/evidence-policy.test.ts).
+//   (test/evidence/evidence-trust.test.ts, test/evidence/evidence-policy.test.ts).
 import { createReadStream } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

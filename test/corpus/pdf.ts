@@ -32,7 +32,7 @@ export const PADDING_BYTES = 64 * 1024;
  * A small document: `pages` pages of text, a catalog string (/Lang) and a form with /DA, /DR and /NeedAppearances;
  * and, written right after the catalog and page tree, an incompressible annex (`padding` bytes, raw, named by the
  * catalog as test/support/bulky-pdf.ts does): so a one-pass check holding only the file's head and tail has a
- * middle it does not hold, as a large download has (test/evidence-corpus.test.ts).
+ * middle it does not hold, as a large download has (test/evidence/evidence-corpus.test.ts).
  */
 export async function basePdf(text: string, pages = 1, padding = PADDING_BYTES): Promise<Buffer> {
   const doc = await PDFDocument.create({ updateMetadata: false });

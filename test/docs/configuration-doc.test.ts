@@ -5,12 +5,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { BridgeEnv } from '../src/bridge/config.js';
-import { CodecEnv } from '../src/codec/config.js';
-import { ProviderEnv } from '../src/esign/provider-env.js';
-import { SandboxEnv } from '../packages/sandbox/src/config.js';
-import { WorkerEnv } from '../src/worker/config.js';
-import { projectRoot } from '../tools/support/launch.js';
+import { BridgeEnv } from '../../src/bridge/config.js';
+import { CodecEnv } from '../../src/codec/config.js';
+import { ProviderEnv } from '../../src/esign/provider-env.js';
+import { SandboxEnv } from '../../packages/sandbox/src/config.js';
+import { WorkerEnv } from '../../src/worker/config.js';
+import { projectRoot } from '../../tools/support/launch.js';
 
 const doc = await readFile(join(projectRoot, 'docs/configuration.md'), 'utf8');
 

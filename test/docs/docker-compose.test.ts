@@ -3,11 +3,11 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { cliTypeOf, esignSearchAttributes } from '../src/definitions/search-attributes.js';
+import { cliTypeOf, esignSearchAttributes } from '../../src/definitions/search-attributes.js';
 
 // No Docker engine runs here: the compose file is validated statically with
 // Debian's docker-compose (installed by .ci/run), which needs no engine for `config`.
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const secrets = {
   ESIGN_CODEC_KEYS: 'k1:AAAA',
   ESIGN_WEBHOOK_SECRET: 'whsec_AAAA',

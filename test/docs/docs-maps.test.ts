@@ -1,12 +1,12 @@
 // The map of workflows/ in workflows/README.md (its `| File | Holds |` table) against the tree: every file under
 // workflows/ (subfolders included, the README aside) is named in the map's first column, and every file the map
 // names exists. A file added, moved or removed without its line in the map fails here. Text only: no server.
-// (activities/ has no per-file map; docs/architecture.md's paths are test/architecture-doc.test.ts's.)
+// (activities/ has no per-file map; docs/architecture.md's paths are test/docs/architecture-doc.test.ts's.)
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const root = join(import.meta.dirname, '..');
+const root = join(import.meta.dirname, '../..');
 
 /** Every file under `dir`, as a path relative to it with `/` between segments. */
 function filesUnder(dir: string): string[] {

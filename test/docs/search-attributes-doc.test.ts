@@ -3,8 +3,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { esignSearchAttributes } from '../src/definitions/search-attributes.js';
-import { projectRoot } from '../tools/support/launch.js';
+import { esignSearchAttributes } from '../../src/definitions/search-attributes.js';
+import { projectRoot } from '../../tools/support/launch.js';
 
 /** The SDK's type names as the docs and the CLI spell them. */
 const TYPE_NAMES: Record<string, string> = {

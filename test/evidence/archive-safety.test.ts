@@ -5,10 +5,10 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { statusQuery } from '../src/definitions/transaction.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { renameZipEntry, writeZip } from './support/zip.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { renameZipEntry, writeZip } from '../support/zip.js';
 
 let env: EsignTestEnv;
 let pdf: Buffer;

@@ -4,11 +4,11 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { chainEvents } from '../src/esign/audit-chain.js';
-import { AUDIT_TRAIL_FORMAT, CHAIN_ALGORITHM, type AuditTrail } from '../src/esign/evidence.js';
-import { renderCompletionCertificate } from '../packages/sandbox/src/certificate.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { pdfsig, run } from './support/evidence.js';
+import { chainEvents } from '../../src/esign/audit-chain.js';
+import { AUDIT_TRAIL_FORMAT, CHAIN_ALGORITHM, type AuditTrail } from '../../src/esign/evidence.js';
+import { renderCompletionCertificate } from '../../packages/sandbox/src/certificate.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { pdfsig, run } from '../support/evidence.js';
 
 const names = {
   'Latin Extended': 'Zoë Łukasiewicz',

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { dssCommand, validateWithDss } from './support/dss.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { dssCommand, validateWithDss } from '../support/dss.js';
 
 const run = promisify(execFile);
 const dirs: string[] = [];
@@ -59,7 +59,7 @@ describe('the DSS validator', () => {
   it('is built once per machine: asking again reuses the cached jar', async () => {
     const jar = (await dssCommand()).at(-1)!;
     const started = Date.now();
-    const { stdout } = await run('bash', [fileURLToPath(new URL('../scripts/ensure-dss.sh', import.meta.url))]);
+    const { stdout } = await run('bash', [fileURLToPath(new URL('../../scripts/ensure-dss.sh', import.meta.url))]);
     expect(stdout.trim()).toBe(jar);
     expect(Date.now() - started).toBeLessThan(5_000);
   });

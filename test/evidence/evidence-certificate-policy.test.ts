@@ -16,9 +16,9 @@ import {
   signerInfoAlgorithmProblems,
   timestampingCertificateProblems,
   validatePath,
-} from '../src/evidence/certificate-policy.js';
-import { contentInfoDer, signCms } from '../src/evidence/cms.js';
-import { readSignedData } from '../src/evidence/cms-read.js';
+} from '../../src/evidence/certificate-policy.js';
+import { contentInfoDer, signCms } from '../../src/evidence/cms.js';
+import { readSignedData } from '../../src/evidence/cms-read.js';
 import {
   certificateDer,
   createCertificateAuthority,
@@ -27,7 +27,7 @@ import {
   OID,
   parseCertificates,
   type SigningIdentity,
-} from '../src/evidence/pki.js';
+} from '../../src/evidence/pki.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // A certificate builder that can get everything wrong

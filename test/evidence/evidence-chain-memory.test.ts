@@ -4,8 +4,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as pkijs from 'pkijs';
-import { contentInfoDer, signCms, verifyCms } from '../src/evidence/cms.js';
-import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, OID, parseCertificates } from '../src/evidence/pki.js';
+import { contentInfoDer, signCms, verifyCms } from '../../src/evidence/cms.js';
+import {
+  createCertificateAuthority,
+  issueSigningCertificate,
+  loadSigningIdentity,
+  OID,
+  parseCertificates,
+} from '../../src/evidence/pki.js';
 
 const YEAR = 365 * 24 * 3600_000;
 

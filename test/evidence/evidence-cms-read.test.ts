@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { beforeAll, expect, it } from 'vitest';
-import { contentInfoDer, signCms, verifyCms } from '../src/evidence/cms.js';
-import { readSignedData } from '../src/evidence/cms-read.js';
+import { contentInfoDer, signCms, verifyCms } from '../../src/evidence/cms.js';
+import { readSignedData } from '../../src/evidence/cms-read.js';
 import {
   certificateDer,
   createCertificateAuthority,
@@ -15,7 +15,7 @@ import {
   OID,
   parseCertificates,
   type SigningIdentity,
-} from '../src/evidence/pki.js';
+} from '../../src/evidence/pki.js';
 
 let identity: SigningIdentity;
 let anchor: pkijs.Certificate;

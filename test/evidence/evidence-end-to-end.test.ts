@@ -1,13 +1,13 @@
 // Issue 37, end to end through a real worker and Temporal server: a transaction the provider completes with a seal
 // the worker must not trust is parked in archive_invalid with the reason, never archived as verified.
 import { afterEach, expect, it } from 'vitest';
-import type { EvidencePolicy } from '../src/archive/evidence.js';
-import { providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
+import type { EvidencePolicy } from '../../src/archive/evidence.js';
+import { providerTrust, trustAnchorsOnly } from '../../src/evidence/trust.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 
 let env: EsignTestEnv | undefined;
 afterEach(async () => {

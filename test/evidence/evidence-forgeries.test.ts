@@ -14,11 +14,11 @@ import * as asn1js from 'asn1js';
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef, PDFString, StandardFonts } from 'pdf-lib';
 import * as pkijs from 'pkijs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { contentInfoDer, signCms } from '../src/evidence/cms.js';
-import { findSeal, readLongTermData } from '../src/evidence/long-term.js';
-import { checkPdfSignature, type PdfSignatureCheck } from '../src/evidence/pades-verify.js';
-import { wholePdf } from '../src/evidence/pdf-bytes.js';
-import { StreamedPdf } from '../src/evidence/pdf-stream.js';
+import { contentInfoDer, signCms } from '../../src/evidence/cms.js';
+import { findSeal, readLongTermData } from '../../src/evidence/long-term.js';
+import { checkPdfSignature, type PdfSignatureCheck } from '../../src/evidence/pades-verify.js';
+import { wholePdf } from '../../src/evidence/pdf-bytes.js';
+import { StreamedPdf } from '../../src/evidence/pdf-stream.js';
 import {
   createCertificateAuthority,
   issueSigningCertificate,
@@ -26,10 +26,10 @@ import {
   OID,
   parseCertificates,
   type SigningIdentity,
-} from '../src/evidence/pki.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { bulkyPdf } from './support/bulky-pdf.js';
-import { trustAnchorsOnly } from '../src/evidence/trust.js';
+} from '../../src/evidence/pki.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { bulkyPdf } from '../support/bulky-pdf.js';
+import { trustAnchorsOnly } from '../../src/evidence/trust.js';
 
 const at = new Date();
 

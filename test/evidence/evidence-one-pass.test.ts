@@ -8,17 +8,17 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { evidenceCheck, type EvidencePolicy } from '../src/archive/evidence.js';
-import { StreamingZipVerifier } from '../src/archive/zip-stream.js';
-import { DEFAULT_ZIP_LIMITS } from '../src/archive/zip-verify.js';
-import { checkPdfSignature } from '../src/evidence/pades-verify.js';
-import { StreamedPdf, type StreamedPdfOptions } from '../src/evidence/pdf-stream.js';
-import { parseCertificates } from '../src/evidence/pki.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { seededRandom } from '../src/util/seeded-random.js';
-import { bulkyPdf } from './support/bulky-pdf.js';
-import { forgeCompletedZip, sha256 } from './support/evidence.js';
-import { trustAnchorsOnly } from '../src/evidence/trust.js';
+import { evidenceCheck, type EvidencePolicy } from '../../src/archive/evidence.js';
+import { StreamingZipVerifier } from '../../src/archive/zip-stream.js';
+import { DEFAULT_ZIP_LIMITS } from '../../src/archive/zip-verify.js';
+import { checkPdfSignature } from '../../src/evidence/pades-verify.js';
+import { StreamedPdf, type StreamedPdfOptions } from '../../src/evidence/pdf-stream.js';
+import { parseCertificates } from '../../src/evidence/pki.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { seededRandom } from '../../src/util/seeded-random.js';
+import { bulkyPdf } from '../support/bulky-pdf.js';
+import { forgeCompletedZip, sha256 } from '../support/evidence.js';
+import { trustAnchorsOnly } from '../../src/evidence/trust.js';
 
 const SMALL: StreamedPdfOptions = { holdWhole: 512 * 1024, head: 64 * 1024, tail: 256 * 1024 };
 

@@ -1,11 +1,11 @@
 // The PDF reading under the seal check (src/evidence/pdf-increments.ts, pdf-xref.ts, pdf-bytes.ts): values compared
 // as a reader parses them, cross-reference streams decoded, and the scan for object headers giving the same marks
-// whatever the chunking of the one pass. The forgeries these guard against are in test/evidence-forgeries.test.ts.
+// whatever the chunking of the one pass. The forgeries these guard against are in test/evidence/evidence-forgeries.test.ts.
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { StructureScan, type StructureMarks } from '../src/evidence/pdf-bytes.js';
-import { decodeStream, Reader, readXrefStream, sameValue, type PdfDict, type PdfValue } from '../src/evidence/pdf-increments.js';
-import { seededRandom } from '../src/util/seeded-random.js';
+import { StructureScan, type StructureMarks } from '../../src/evidence/pdf-bytes.js';
+import { decodeStream, Reader, readXrefStream, sameValue, type PdfDict, type PdfValue } from '../../src/evidence/pdf-increments.js';
+import { seededRandom } from '../../src/util/seeded-random.js';
 
 const value = (text: string): PdfValue => new Reader(Buffer.from(text, 'latin1'), 0).value();
 

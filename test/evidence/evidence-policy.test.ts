@@ -1,25 +1,25 @@
 // What each evidence policy does with a completed ZIP, and the defaults a worker takes from its environment.
 // Real ZIPs sealed by a sandbox CA, read by the archive's own verifier (verifyZip with the evidence check as its
 // inspector, as the archive activity's second pass does); the end-to-end refusal through the workflow is in
-// test/evidence.test.ts. Under `require` nothing passes unverified: every entry is accounted for, whatever its name.
+// test/evidence/evidence.test.ts. Under `require` nothing passes unverified: every entry is accounted for, whatever its name.
 import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { evidenceCheck, type ArchiveEvidence, type EvidencePolicy, type ExpectedDocument } from '../src/archive/evidence.js';
-import { verifyZip } from '../src/archive/zip-verify.js';
-import { checkPdfSignature } from '../src/evidence/pades-verify.js';
-import type { StreamedPdfOptions } from '../src/evidence/pdf-stream.js';
-import { sealPdf } from '../packages/sandbox/src/evidence/pades-sign.js';
-import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../src/evidence/pki.js';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { workerConfigFromEnv } from '../src/worker/config.js';
-import { chainEvents } from '../src/esign/audit-chain.js';
-import { AUDIT_TRAIL_FORMAT_V1, type AuditTrail } from '../src/esign/evidence.js';
-import { forgeCompletedZip, sha256, type ForgedDocument } from './support/evidence.js';
-import { parsePin, providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
+import { evidenceCheck, type ArchiveEvidence, type EvidencePolicy, type ExpectedDocument } from '../../src/archive/evidence.js';
+import { verifyZip } from '../../src/archive/zip-verify.js';
+import { checkPdfSignature } from '../../src/evidence/pades-verify.js';
+import type { StreamedPdfOptions } from '../../src/evidence/pdf-stream.js';
+import { sealPdf } from '../../packages/sandbox/src/evidence/pades-sign.js';
+import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../../src/evidence/pki.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { workerConfigFromEnv } from '../../src/worker/config.js';
+import { chainEvents } from '../../src/esign/audit-chain.js';
+import { AUDIT_TRAIL_FORMAT_V1, type AuditTrail } from '../../src/esign/evidence.js';
+import { forgeCompletedZip, sha256, type ForgedDocument } from '../support/evidence.js';
+import { parsePin, providerTrust, trustAnchorsOnly } from '../../src/evidence/trust.js';
 
 let seal: SandboxSeal;
 let originals: Buffer[];
@@ -178,7 +178,7 @@ describe('hostile ZIPs under require', () => {
   });
 
   it('archives a document we have no record of uploading (a completion no workflow owns) with its seal checked and no hash of ours', async () => {
-    // The transaction workflow refuses such input under require (test/bad-input.test.ts); only a late completion gets here.
+    // The transaction workflow refuses such input under require (test/workflows/bad-input.test.ts); only a late completion gets here.
     const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs() });
     const evidence = accepted(await judge(zip, policy('require'), expected(false)));
     expect(evidence.documents[0]).toMatchObject({ originalSha256: null, signature: { result: 'valid', trusted: true } });
@@ -334,7 +334,7 @@ describe('checked in 2040, long after the seal’s certificate (3 years) expired
   const in2040 = new Date('2040-06-01T00:00:00Z');
 
   it('a B-LTA seal never renewed does not: its newest time-stamp’s certificate ended with nothing newer over it', async () => {
-    // The renewal that keeps it verifying is test/evidence-renewal.test.ts's.
+    // The renewal that keeps it verifying is test/evidence/evidence-renewal.test.ts's.
     const zip = await forgeCompletedZip({ seal, transaction: tx, documents: docs() });
     const file = join(await mkdtemp(join(tmpdir(), 'esign-2040-')), 'completed.zip');
     await writeFile(file, zip);

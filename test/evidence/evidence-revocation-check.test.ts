@@ -22,9 +22,9 @@ import {
   loadSigningIdentity,
   parseCertificates,
   type PemKeyPair,
-} from '../src/evidence/pki.js';
-import { RevocationAuthority } from '../packages/sandbox/src/evidence/revocation.js';
-import { MAX_REVOCATION_BYTES, revocationStatus, type RevocationSources } from '../src/evidence/revocation-check.js';
+} from '../../src/evidence/pki.js';
+import { RevocationAuthority } from '../../packages/sandbox/src/evidence/revocation.js';
+import { MAX_REVOCATION_BYTES, revocationStatus, type RevocationSources } from '../../src/evidence/revocation-check.js';
 
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;

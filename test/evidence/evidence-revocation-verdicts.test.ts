@@ -5,11 +5,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { checkPdfSignature } from '../src/evidence/pades-verify.js';
-import { parseCertificates } from '../src/evidence/pki.js';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { trustAnchorsOnly } from '../src/evidence/trust.js';
+import { checkPdfSignature } from '../../src/evidence/pades-verify.js';
+import { parseCertificates } from '../../src/evidence/pki.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { trustAnchorsOnly } from '../../src/evidence/trust.js';
 
 afterEach(() => {
   vi.useRealTimers();

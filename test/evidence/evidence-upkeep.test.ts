@@ -3,7 +3,7 @@
 // action does) walks a real local archive, renews what is due with an RFC 3161 authority and revocation data
 // over HTTP (both on the server's simulated clock), and the renewed copies still verify after the sandbox TSA's
 // certificate ended, where the untouched originals no longer do. The Schedule itself runs on the dev server
-// (test/evidence-upkeep-schedule.test.ts).
+// (test/evidence/evidence-upkeep-schedule.test.ts).
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -15,21 +15,21 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createEvidenceUpkeepActivities } from '../activities/evidence-upkeep.js';
-import { LocalArchiveStore } from '../src/archive/store.js';
-import { holdWhole, verifyZip } from '../src/archive/zip-verify.js';
-import type { EvidenceUpkeepResult } from '../src/definitions/evidence-upkeep.js';
-import { checkPdfSignature } from '../src/evidence/pades-verify.js';
-import { parseCertificates } from '../src/evidence/pki.js';
-import type { RenewalPolicy } from '../src/evidence/renewal.js';
-import { HttpRevocationProvider } from '../src/evidence/revocation-client.js';
-import { answerTimestampRequest } from '../packages/sandbox/src/evidence/tsa-protocol.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { workflowsPath } from '../src/worker/create-worker.js';
-import { sha256 } from './support/evidence.js';
-import { archiveSealedBy, timestampingCa, YEAR } from './support/renewal.js';
-import { createTimeSkippingEnv, uniqueTaskQueue } from './support/temporal.js';
-import { trustAnchorsOnly } from '../src/evidence/trust.js';
+import { createEvidenceUpkeepActivities } from '../../activities/evidence-upkeep.js';
+import { LocalArchiveStore } from '../../src/archive/store.js';
+import { holdWhole, verifyZip } from '../../src/archive/zip-verify.js';
+import type { EvidenceUpkeepResult } from '../../src/definitions/evidence-upkeep.js';
+import { checkPdfSignature } from '../../src/evidence/pades-verify.js';
+import { parseCertificates } from '../../src/evidence/pki.js';
+import type { RenewalPolicy } from '../../src/evidence/renewal.js';
+import { HttpRevocationProvider } from '../../src/evidence/revocation-client.js';
+import { answerTimestampRequest } from '../../packages/sandbox/src/evidence/tsa-protocol.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { workflowsPath } from '../../src/worker/create-worker.js';
+import { sha256 } from '../support/evidence.js';
+import { archiveSealedBy, timestampingCa, YEAR } from '../support/renewal.js';
+import { createTimeSkippingEnv, uniqueTaskQueue } from '../support/temporal.js';
+import { trustAnchorsOnly } from '../../src/evidence/trust.js';
 
 const DAY = 24 * 3600 * 1000;
 let env: TestWorkflowEnvironment;

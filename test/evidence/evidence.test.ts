@@ -9,16 +9,16 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyZip } from '../src/archive/zip-verify.js';
-import { AuditTrail } from '../src/esign/evidence.js';
-import { checkPdfSignature } from '../src/evidence/pades-verify.js';
-import { sealPdf } from '../packages/sandbox/src/evidence/pades-sign.js';
-import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../src/evidence/pki.js';
-import { TimestampAuthority } from '../src/evidence/timestamp.js';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../src/definitions/transaction.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
+import { verifyZip } from '../../src/archive/zip-verify.js';
+import { AuditTrail } from '../../src/esign/evidence.js';
+import { checkPdfSignature } from '../../src/evidence/pades-verify.js';
+import { sealPdf } from '../../packages/sandbox/src/evidence/pades-sign.js';
+import { createCertificateAuthority, issueSigningCertificate, loadSigningIdentity, parseCertificates } from '../../src/evidence/pki.js';
+import { TimestampAuthority } from '../../src/evidence/timestamp.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { retryArchiveUpdate, statusQuery, type EsignTransactionResult } from '../../src/definitions/transaction.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 import {
   auditTrailRecipes,
   forgeCompletedZip,
@@ -29,11 +29,11 @@ import {
   run,
   sha256,
   type ForgedDocument,
-} from './support/evidence.js';
-import { pdfPageTexts, readZipEntries } from './support/zip.js';
-import { trustAnchorsOnly } from '../src/evidence/trust.js';
-import { validateWithDss } from './support/dss.js';
-import { validateWithPyhanko } from './support/pyhanko.js';
+} from '../support/evidence.js';
+import { pdfPageTexts, readZipEntries } from '../support/zip.js';
+import { trustAnchorsOnly } from '../../src/evidence/trust.js';
+import { validateWithDss } from '../support/dss.js';
+import { validateWithPyhanko } from '../support/pyhanko.js';
 
 let env: EsignTestEnv;
 let caPem: string;

@@ -5,10 +5,10 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { statusQuery } from '../src/definitions/transaction.js';
-import { eventually } from './support/eventually.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { listener, plantedPdf, plantedPki, type Listener } from './support/planted-signature.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import { eventually } from '../support/eventually.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { listener, plantedPdf, plantedPki, type Listener } from '../support/planted-signature.js';
 
 let env: EsignTestEnv | undefined;
 let l: Listener | undefined;

@@ -2,20 +2,20 @@
 // OCSP) and CRL distribution point URLs are the caller's. Neither the sandbox sealing that document nor the worker's
 // revocation client and evidence renewal may request any of them: a local listener stands in for the internal
 // service the URLs would aim at, and sees nothing. Only what existed before the fix is used here, so that each test
-// shows what the fix changed (the policy itself: test/outbound-policy.test.ts).
+// shows what the fix changed (the policy itself: test/client/outbound-policy.test.ts).
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
-import { checkPdfSignature } from '../src/evidence/pades-verify.js';
-import { certificateDer, parseCertificates } from '../src/evidence/pki.js';
-import { renewEvidence } from '../src/evidence/renewal.js';
-import { HttpRevocationProvider } from '../src/evidence/revocation-client.js';
-import { providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { certDer } from './corpus/pki.js';
-import { listener, plantedPdf, plantedPki, sealIncrementally, type Listener } from './support/planted-signature.js';
-import { timestampingCa } from './support/renewal.js';
+import { checkPdfSignature } from '../../src/evidence/pades-verify.js';
+import { certificateDer, parseCertificates } from '../../src/evidence/pki.js';
+import { renewEvidence } from '../../src/evidence/renewal.js';
+import { HttpRevocationProvider } from '../../src/evidence/revocation-client.js';
+import { providerTrust, trustAnchorsOnly } from '../../src/evidence/trust.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { certDer } from '../corpus/pki.js';
+import { listener, plantedPdf, plantedPki, sealIncrementally, type Listener } from '../support/planted-signature.js';
+import { timestampingCa } from '../support/renewal.js';
 
 const MiB = 1024 * 1024;
 let work: string;

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFArray, PDFDocument, PDFName, type PDFRef } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { SandboxSeal } from '../packages/sandbox/src/seal.js';
-import { validateWithPyhanko, type PyhankoVerdict } from './support/pyhanko.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { SandboxSeal } from '../../packages/sandbox/src/seal.js';
+import { validateWithPyhanko, type PyhankoVerdict } from '../support/pyhanko.js';
 
 let dir: string;
 let seal: SandboxSeal;

@@ -12,11 +12,11 @@ import { pipeline } from 'node:stream/promises';
 import { crc32, deflateRawSync } from 'node:zlib';
 import { ZipFile } from 'yazl';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { StreamingZipVerifier, type StreamVerdict } from '../src/archive/zip-stream.js';
-import { DEFAULT_ZIP_LIMITS, nameProblem, UnsafeZipError, verifyZip, type VerifiedEntry } from '../src/archive/zip-verify.js';
-import { zipEntryName } from '../packages/sandbox/src/zip.js';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { readZipEntries, writeRawZip, writeZip, type RawZipEntry, type RawZipOptions } from './support/zip.js';
+import { StreamingZipVerifier, type StreamVerdict } from '../../src/archive/zip-stream.js';
+import { DEFAULT_ZIP_LIMITS, nameProblem, UnsafeZipError, verifyZip, type VerifiedEntry } from '../../src/archive/zip-verify.js';
+import { zipEntryName } from '../../packages/sandbox/src/zip.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { readZipEntries, writeRawZip, writeZip, type RawZipEntry, type RawZipOptions } from '../support/zip.js';
 
 let dir: string;
 /** Stands for a sealed document. */

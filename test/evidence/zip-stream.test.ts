@@ -7,10 +7,10 @@ import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import { ZipFile } from 'yazl';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { StreamingZipVerifier, type StreamVerdict } from '../src/archive/zip-stream.js';
-import { DEFAULT_ZIP_LIMITS, holdWhole, UnsafeZipError, verifyZip, type EntryInspector } from '../src/archive/zip-verify.js';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { renameZipEntry, writeZip, type ZipEntrySpec } from './support/zip.js';
+import { StreamingZipVerifier, type StreamVerdict } from '../../src/archive/zip-stream.js';
+import { DEFAULT_ZIP_LIMITS, holdWhole, UnsafeZipError, verifyZip, type EntryInspector } from '../../src/archive/zip-verify.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { renameZipEntry, writeZip, type ZipEntrySpec } from '../support/zip.js';
 
 let dir: string;
 let pdf: Buffer;

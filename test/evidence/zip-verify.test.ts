@@ -2,10 +2,10 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip } from '../src/archive/zip-verify.js';
-import { workerConfigFromEnv } from '../src/worker/config.js';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { renameZipEntry, writeZip, type ZipEntrySpec } from './support/zip.js';
+import { DEFAULT_ZIP_LIMITS, UnsafeZipError, verifyZip } from '../../src/archive/zip-verify.js';
+import { workerConfigFromEnv } from '../../src/worker/config.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { renameZipEntry, writeZip, type ZipEntrySpec } from '../support/zip.js';
 
 let dir: string;
 let pdf: Buffer;

@@ -6,9 +6,9 @@
 // bulk-send batch of 10 rows, submitted twice part-way through, is signed
 // through it all.
 import { expect, it } from 'vitest';
-import { formatReport } from '../chaos/report.js';
-import { defaultFaults, runChaos } from '../chaos/run-chaos.js';
-import { expectBatch, expectRollingDeploy } from './support/chaos.js';
+import { formatReport } from '../../chaos/report.js';
+import { defaultFaults, runChaos } from '../../chaos/run-chaos.js';
+import { expectBatch, expectRollingDeploy } from '../support/chaos.js';
 
 it('ends every transaction in the one outcome the provider agrees with, archiving each completed one once, whatever is killed on the way', async () => {
   const lines: string[] = [];
@@ -25,7 +25,7 @@ it('ends every transaction in the one outcome the provider agrees with, archivin
     log: (l) => lines.push(l),
   });
 
-  const context = `${formatReport(report, 'test/chaos.test.ts')}\n${lines.join('\n')}`;
+  const context = `${formatReport(report, 'test/explorer/chaos.test.ts')}\n${lines.join('\n')}`;
   expect(report.problems, context).toEqual([]);
   // 21 signed, 3 declined, 3 ended by the provider (one each way), 3 racing their deadline (completed or expired);
   // and the batch's rows, all signed.

@@ -2,8 +2,8 @@
 // each names the defect it showed, and must now pass every check; one marked `open` (a defect found and not fixed
 // yet) must still fail its check, so that its fix is noticed.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Explorer } from '../explore/explore.js';
-import { loadRegressions } from '../explore/regressions.js';
+import { Explorer } from '../../explore/explore.js';
+import { loadRegressions } from '../../explore/regressions.js';
 
 const regressions = await loadRegressions();
 

@@ -5,10 +5,10 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import proto from '@temporalio/proto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Observation } from '../explore/observation.js';
-import { checkOperations } from '../explore/operation-checks.js';
-import { POLL_WORKFLOW_TASK_PATH, ServerHints } from '../explore/server-hints.js';
-import { StickyQueueSpy } from '../explore/sticky-queues.js';
+import type { Observation } from '../../explore/observation.js';
+import { checkOperations } from '../../explore/operation-checks.js';
+import { POLL_WORKFLOW_TASK_PATH, ServerHints } from '../../explore/server-hints.js';
+import { StickyQueueSpy } from '../../explore/sticky-queues.js';
 
 const { PollWorkflowTaskQueueRequest, PollWorkflowTaskQueueResponse } = proto.temporal.api.workflowservice.v1;
 const { EventType } = proto.temporal.api.enums.v1;

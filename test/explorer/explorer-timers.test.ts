@@ -2,7 +2,7 @@
 // a timer it misses would fire under a running task and trip the test server's race (sdk-java#2606).
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
-import { pendingTimerDeadlines, taskInFlight } from '../explore/timers.js';
+import { pendingTimerDeadlines, taskInFlight } from '../../explore/timers.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 const at = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });

@@ -4,11 +4,11 @@
 // a reused referenceId with its event log and late completions, and a bulk send; some add the operator's and the
 // server's moves (a deploy, a suggested continue-as-new, an evidence upkeep walk, a terminate). A failing seed is shrunk
 // and printed as JSON, to be saved under explore/regressions/ once understood; a seed that shows a defect already saved
-// there as open is printed, not failed (test/explorer-regressions.test.ts keeps that defect in view).
+// there as open is printed, not failed (test/explorer/explorer-regressions.test.ts keeps that defect in view).
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeCoverage, Explorer } from '../explore/explore.js';
-import { describeSchedule } from '../explore/schedule.js';
+import { describeCoverage, Explorer } from '../../explore/explore.js';
+import { describeSchedule } from '../../explore/schedule.js';
 
 const SEEDS = Math.max(200, Number(process.env.EXPLORE_SEEDS ?? 200));
 const FROM = Number(process.env.EXPLORE_FROM ?? 1);

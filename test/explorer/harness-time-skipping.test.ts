@@ -2,11 +2,11 @@ import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createHarnessActivities } from './harness/activities.js';
-import type { longTimerWorkflow } from './harness/workflows.js';
-import { createTimeSkippingEnv } from './support/temporal.js';
+import { createHarnessActivities } from '../harness/activities.js';
+import type { longTimerWorkflow } from '../harness/workflows.js';
+import { createTimeSkippingEnv } from '../support/temporal.js';
 
-const workflowsPath = fileURLToPath(new URL('./harness/workflows.ts', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../harness/workflows.ts', import.meta.url));
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {

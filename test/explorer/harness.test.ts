@@ -6,11 +6,11 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarnessActivities } from './harness/activities.js';
-import type { harnessWorkflow } from './harness/workflows.js';
-import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';
+import { createHarnessActivities } from '../harness/activities.js';
+import type { harnessWorkflow } from '../harness/workflows.js';
+import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from '../support/temporal.js';
 
-const workflowsPath = fileURLToPath(new URL('./harness/workflows.ts', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../harness/workflows.ts', import.meta.url));
 
 describe('Temporal test harness', () => {
   let temporal: TemporalTestContext;
@@ -74,7 +74,7 @@ describe('Temporal test harness', () => {
     const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
     // Replaying the history under another workflow type that schedules no
     // activity must fail: this is what guards committed histories.
-    const changed = fileURLToPath(new URL('./harness/changed-workflows.ts', import.meta.url));
+    const changed = fileURLToPath(new URL('../harness/changed-workflows.ts', import.meta.url));
     await expect(Worker.runReplayHistory({ workflowsPath: changed }, history, workflowId)).rejects.toBeInstanceOf(
       DeterminismViolationError,
     );

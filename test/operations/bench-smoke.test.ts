@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { runBench } from './support/bench.js';
+import { runBench } from '../support/bench.js';
 
 // A cheap run of every benchmark scenario: it must run and report (how fast is
 // for `npm run bench`, never asserted here).

@@ -5,7 +5,7 @@
 // client could be built. Checked here in a plain Node process.
 import { execFileSync } from 'node:child_process';
 import { expect, it } from 'vitest';
-import { failureConverterPath } from '../src/codec/data-converter.js';
+import { failureConverterPath } from '../../src/codec/data-converter.js';
 
 it('loads by path in a plain Node process, and keeps only the plaintext refusal and the codec’s errors in clear', () => {
   const script = `

@@ -9,13 +9,13 @@ import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { temporal } from '@temporalio/proto';
 import { expect, inject, it } from 'vitest';
-import { startEsignTransaction } from '../src/client/transactions.js';
-import { INBOX_WORKFLOW_TYPE, inboxIdFor, type EsignInboxWorkflow } from '../src/definitions/inbox.js';
-import type { esignTransaction } from '../workflows/esign-transaction.js';
-import { PREVIOUS_VERSION } from './support/code-versions.js';
-import { eventually } from './support/eventually.js';
-import { devServerAndSandbox } from './support/sandbox.js';
-import { versionedWorkers } from './support/versioning.js';
+import { startEsignTransaction } from '../../src/client/transactions.js';
+import { INBOX_WORKFLOW_TYPE, inboxIdFor, type EsignInboxWorkflow } from '../../src/definitions/inbox.js';
+import type { esignTransaction } from '../../workflows/esign-transaction.js';
+import { PREVIOUS_VERSION } from '../support/code-versions.js';
+import { eventually } from '../support/eventually.js';
+import { devServerAndSandbox } from '../support/sandbox.js';
+import { versionedWorkers } from '../support/versioning.js';
 
 const run = promisify(execFile);
 const env = devServerAndSandbox();
@@ -24,7 +24,7 @@ type Vars = { OLD?: string; NEW?: string; WORKFLOW_TYPE?: string; RELEASED_AT?: 
 
 /** The page's `sh` blocks, in order, by the label of their first comment (`# ramp: …` → `ramp`). */
 function blocks(): Map<string, string> {
-  const doc = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+  const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
   const found = new Map<string, string>();
   for (const m of doc.matchAll(/```sh\n([\s\S]*?)```/g)) {
     const body = m[1]!;

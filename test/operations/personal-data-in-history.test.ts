@@ -7,10 +7,10 @@
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../src/codec/aes-gcm-codec.js';
-import { encryptingDataConverter } from '../src/codec/data-converter.js';
-import { esignCompletedSignal } from '../src/definitions/transaction.js';
-import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
+import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../../src/codec/aes-gcm-codec.js';
+import { encryptingDataConverter } from '../../src/codec/data-converter.js';
+import { esignCompletedSignal } from '../../src/definitions/transaction.js';
+import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 
 const codec = new AesGcmCodec(parseCodecKeys(newCodecKeys('2026-11')));
 const PERSONAL = ['Jane Roe', 'jane.roe@example.com', 'Severance', 'ada@example.com', 'Lovelace', 'alan@example.com', 'Turing'];

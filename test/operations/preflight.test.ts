@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 
 const run = promisify(execFile);
-const root = join(import.meta.dirname, '..');
+const root = join(import.meta.dirname, '../..');
 
 /** A node binary older than 22 on this machine's PATH, with the PATH that puts it (and its npm) first. */
 async function olderNode(): Promise<{ node: string; path: string }> {

@@ -1,8 +1,8 @@
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTracingPlugin } from '../src/observability/tracing.js';
-import { cancelUpdate, statusQuery } from '../src/definitions/transaction.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { createTracingPlugin } from '../../src/observability/tracing.js';
+import { cancelUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 // Tracing is off by default; configured, it spans the client, the workflow and its activities.
 const exporter = new InMemorySpanExporter();

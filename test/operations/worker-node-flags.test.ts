@@ -6,9 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-import { WORKER_NODE_FLAGS } from '../src/worker/node-flags.js';
+import { WORKER_NODE_FLAGS } from '../../src/worker/node-flags.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 it("the Dockerfile, `npm run worker` and `npm run bench` run the worker's code with its Node flags", async () => {
   // The image's command (its last stage's) and `npm run worker` run the compiled worker

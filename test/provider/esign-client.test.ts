@@ -7,10 +7,10 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EsignClient } from '../src/esign/client.js';
-import { EsignApiError } from '../src/esign/errors.js';
-import { createRequest } from './support/fixtures.js';
-import { readBody, readForm, sendJson, StubHttpServer } from './support/stub-http.js';
+import { EsignClient } from '../../src/esign/client.js';
+import { EsignApiError } from '../../src/esign/errors.js';
+import { createRequest } from '../support/fixtures.js';
+import { readBody, readForm, sendJson, StubHttpServer } from '../support/stub-http.js';
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2VjcmV0LXNpZ25hdHVyZS12YWx1ZQ';
 

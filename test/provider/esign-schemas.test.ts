@@ -10,10 +10,10 @@ import {
   UpdateTransactionRequest,
   UploadResponse,
   WebhookEnvelope,
-} from '../src/esign/schemas.js';
-import { isAppliedColour } from '../packages/sandbox/src/style.js';
-import { describeIssues, issuesToProblemErrors } from '../src/util/zod-issues.js';
-import { createRequest } from './support/fixtures.js';
+} from '../../src/esign/schemas.js';
+import { isAppliedColour } from '../../packages/sandbox/src/style.js';
+import { describeIssues, issuesToProblemErrors } from '../../src/util/zod-issues.js';
+import { createRequest } from '../support/fixtures.js';
 
 function issuesOf(result: { success: boolean; error?: unknown }): string {
   expect(result.success).toBe(false);

@@ -6,9 +6,9 @@ import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
+import { startTestSandbox, type TestSandbox } from '../support/sandbox.js';
 
-const ensure = fileURLToPath(new URL('../scripts/ensure-schemathesis.sh', import.meta.url));
+const ensure = fileURLToPath(new URL('../../scripts/ensure-schemathesis.sh', import.meta.url));
 let sb: TestSandbox;
 beforeAll(async () => {
   sb = await startTestSandbox();

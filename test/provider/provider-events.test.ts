@@ -11,9 +11,9 @@ import {
   PROVIDER_END_STATUSES,
   PROVIDER_EVENTS,
   type EsignEventName,
-} from '../src/esign/events.js';
-import { EsignWebhook } from '../src/esign/schemas.js';
-import { readNotification } from '../workflows/notification.js';
+} from '../../src/esign/events.js';
+import { EsignWebhook } from '../../src/esign/schemas.js';
+import { readNotification } from '../../workflows/notification.js';
 
 const ids = () => ({ notificationId: randomUUID(), esignId: randomUUID(), transactionId: randomUUID() });
 const build = (event: EsignEventName) =>

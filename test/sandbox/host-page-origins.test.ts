@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { startHostPage, type RunningHostPage } from '../tools/dev/host-page.js';
+import { startHostPage, type RunningHostPage } from '../../tools/dev/host-page.js';
 
 const calls: string[] = [];
 const client = {

@@ -6,11 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cancelEsignTransaction } from '../src/client/transactions.js';
-import { startHostPage, type RunningHostPage } from '../tools/dev/host-page.js';
-import { freePort } from '../tools/support/net.js';
-import { launchChromium, signEveryTag } from './support/browser.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { cancelEsignTransaction } from '../../src/client/transactions.js';
+import { startHostPage, type RunningHostPage } from '../../tools/dev/host-page.js';
+import { freePort } from '../../tools/support/net.js';
+import { launchChromium, signEveryTag } from '../support/browser.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let env: EsignTestEnv;

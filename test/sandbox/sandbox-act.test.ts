@@ -1,9 +1,9 @@
 // A backend's integration test signs and declines in the sandbox through the client package's helper, by its
 // referenceId and a participant id, with no browser; the helper refuses anything that is not the sandbox (issue 40).
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { actInSandbox, NotTheSandbox, SandboxActRefused } from '../src/client/sandbox.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { StubHttpServer } from './support/stub-http.js';
+import { actInSandbox, NotTheSandbox, SandboxActRefused } from '../../src/client/sandbox.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { StubHttpServer } from '../support/stub-http.js';
 
 let env: EsignTestEnv;
 let stub: StubHttpServer;

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EsignClient } from '../src/esign/client.js';
-import { EsignApiError } from '../src/esign/errors.js';
-import { ProblemDetails, type CreateTransactionRequest } from '../src/esign/schemas.js';
-import { writeHashed } from '../src/util/streams.js';
-import { samplePdfFiles, startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
-import { pdfPageTexts, readZipEntries } from './support/zip.js';
+import { EsignClient } from '../../src/esign/client.js';
+import { EsignApiError } from '../../src/esign/errors.js';
+import { ProblemDetails, type CreateTransactionRequest } from '../../src/esign/schemas.js';
+import { writeHashed } from '../../src/util/streams.js';
+import { samplePdfFiles, startTestSandbox, uploadedRequest, type TestSandbox } from '../support/sandbox.js';
+import { pdfPageTexts, readZipEntries } from '../support/zip.js';
 
 const JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long';
 let sb: TestSandbox;

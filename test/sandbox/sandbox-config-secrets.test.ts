@@ -4,7 +4,7 @@
 // every webhook delivery fail at the bridge.
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
-import { sandboxConfigFromEnv } from '../packages/sandbox/src/config.js';
+import { sandboxConfigFromEnv } from '../../packages/sandbox/src/config.js';
 
 const strong = randomBytes(32).toString('base64');
 

@@ -3,9 +3,9 @@
 // on loopback (dev, tests) or the caller bears SANDBOX_ADMIN_TOKEN.
 import { request } from 'undici';
 import { afterEach, expect, it } from 'vitest';
-import { SandboxControlClient, SandboxControlError } from '../src/client/sandbox-control.js';
-import { freePort } from '../tools/support/net.js';
-import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
+import { SandboxControlClient, SandboxControlError } from '../../src/client/sandbox-control.js';
+import { freePort } from '../../tools/support/net.js';
+import { startTestSandbox, uploadedRequest, type TestSandbox } from '../support/sandbox.js';
 
 const opened: TestSandbox[] = [];
 afterEach(async () => {

@@ -4,8 +4,8 @@
 // through it).
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { SigningView } from '../packages/sandbox/src/signing-view.js';
-import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
+import type { SigningView } from '../../packages/sandbox/src/signing-view.js';
+import { startTestSandbox, uploadedRequest, type TestSandbox } from '../support/sandbox.js';
 
 let sb: TestSandbox;
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './support/browser.js';
-import { eventually } from './support/eventually.js';
-import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
-import { StubHttpServer } from './support/stub-http.js';
+import { launchChromium } from '../support/browser.js';
+import { eventually } from '../support/eventually.js';
+import { startTestSandbox, uploadedRequest, type TestSandbox } from '../support/sandbox.js';
+import { StubHttpServer } from '../support/stub-http.js';
 
 const ARTIFACTS = 'test-artifacts';
 let sb: TestSandbox;

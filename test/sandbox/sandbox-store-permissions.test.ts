@@ -4,7 +4,7 @@ import { chmod, mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { SandboxStore } from '../packages/sandbox/src/store.js';
+import { SandboxStore } from '../../packages/sandbox/src/store.js';
 
 const mode = async (path: string) => (await stat(path)).mode & 0o777;
 

@@ -3,9 +3,9 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { EsignClient } from '../src/esign/client.js';
-import { EsignApiError } from '../src/esign/errors.js';
-import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
+import { EsignClient } from '../../src/esign/client.js';
+import { EsignApiError } from '../../src/esign/errors.js';
+import { startTestSandbox, type TestSandbox } from '../support/sandbox.js';
 
 // The spec says all communication is over HTTPS: the sandbox serves TLS from a
 // cert/key pair, and the client trusts a private CA when given one.

@@ -1,9 +1,9 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EsignCompletedWebhook } from '../src/esign/schemas.js';
-import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
-import { eventually } from './support/eventually.js';
-import { readBody, StubHttpServer } from './support/stub-http.js';
+import { EsignCompletedWebhook } from '../../src/esign/schemas.js';
+import { startTestSandbox, uploadedRequest, type TestSandbox } from '../support/sandbox.js';
+import { eventually } from '../support/eventually.js';
+import { readBody, StubHttpServer } from '../support/stub-http.js';
 
 interface Received {
   id: string;

@@ -4,9 +4,9 @@
 // trail; and the invitations the outbox receives.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CreateTransactionRequest } from '../src/esign/schemas.js';
-import { launchChromium, signEveryTag } from './support/browser.js';
-import { startTestSandbox, uploadedRequest, type TestSandbox } from './support/sandbox.js';
+import type { CreateTransactionRequest } from '../../src/esign/schemas.js';
+import { launchChromium, signEveryTag } from '../support/browser.js';
+import { startTestSandbox, uploadedRequest, type TestSandbox } from '../support/sandbox.js';
 
 let sb: TestSandbox;
 let browser: Browser;

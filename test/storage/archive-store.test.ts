@@ -8,16 +8,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { S3ArchiveStore } from '../src/archive/s3-store.js';
+import { S3ArchiveStore } from '../../src/archive/s3-store.js';
 import {
   LocalArchiveStore,
   type ArchiveManifest,
   type ArchiveStore,
   type EvidenceRenewal,
   type RenewalFiles,
-} from '../src/archive/store.js';
-import { workerConfigFromEnv } from '../src/worker/config.js';
-import { startS3, type RecordedRequest, type TestS3 } from './support/s3.js';
+} from '../../src/archive/store.js';
+import { workerConfigFromEnv } from '../../src/worker/config.js';
+import { startS3, type RecordedRequest, type TestS3 } from '../support/s3.js';
 
 const BUCKET = 'signed-documents';
 const hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');

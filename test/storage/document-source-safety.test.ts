@@ -14,13 +14,13 @@ import {
   type DocumentDeps,
   type UploadDocumentsInput,
   type UploadDocumentsResult,
-} from '../activities/documents.js';
-import { createInputValidationActivities } from '../activities/input-validation.js';
-import { UrlPolicy } from '../activities/support/url-policy.js';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { TemplateDocumentNotFound } from '../src/templates/errors.js';
-import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { StubHttpServer } from './support/stub-http.js';
+} from '../../activities/documents.js';
+import { createInputValidationActivities } from '../../activities/input-validation.js';
+import { UrlPolicy } from '../../activities/support/url-policy.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { TemplateDocumentNotFound } from '../../src/templates/errors.js';
+import { startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { StubHttpServer } from '../support/stub-http.js';
 
 let sandbox: TestSandbox;
 let origin: StubHttpServer;

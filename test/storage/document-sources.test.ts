@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentActivities, type UploadDocumentsInput, type UploadDocumentsResult } from '../activities/documents.js';
-import { UrlPolicy } from '../activities/support/url-policy.js';
-import { samplePdf } from '../src/cli/sample-pdf.js';
-import { startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { StubHttpServer } from './support/stub-http.js';
+import { createDocumentActivities, type UploadDocumentsInput, type UploadDocumentsResult } from '../../activities/documents.js';
+import { UrlPolicy } from '../../activities/support/url-policy.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
+import { startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { StubHttpServer } from '../support/stub-http.js';
 
 // The activity runs outside a workflow (MockActivityEnvironment) but against a
 // real sandbox and a real HTTP server for URL sources.

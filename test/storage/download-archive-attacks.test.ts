@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ArchiveDownloadRefused, downloadArchive } from '../src/client/archive.js';
-import type { ArchiveResult } from '../src/definitions/transaction.js';
-import type { S3ObjectReader } from '../src/storage/s3-http.js';
-import { StubHttpServer } from './support/stub-http.js';
+import { ArchiveDownloadRefused, downloadArchive } from '../../src/client/archive.js';
+import type { ArchiveResult } from '../../src/definitions/transaction.js';
+import type { S3ObjectReader } from '../../src/storage/s3-http.js';
+import { StubHttpServer } from '../support/stub-http.js';
 
 let work: string;
 let stub: StubHttpServer;

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { S3ArchiveStore } from '../src/archive/s3-store.js';
-import { esignCompletedSignal, statusQuery } from '../src/definitions/transaction.js';
-import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
-import { startS3 } from './support/s3.js';
+import { S3ArchiveStore } from '../../src/archive/s3-store.js';
+import { esignCompletedSignal, statusQuery } from '../../src/definitions/transaction.js';
+import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
+import { startS3 } from '../support/s3.js';
 
 let s3: Awaited<ReturnType<typeof startS3>>;
 let env: EsignTestEnv;

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { samplePdf } from '../src/cli/sample-pdf.js';
+import { samplePdf } from '../../src/cli/sample-pdf.js';
 import {
   LocalTemplateStore,
   templateDigest,
@@ -18,10 +18,10 @@ import {
   templateStoreFromEnv,
   type TemplateDefinition,
   type TemplateStore,
-} from '../src/templates/index.js';
-import { workerConfigFromEnv } from '../src/worker/config.js';
-import { startS3, type TestS3 } from './support/s3.js';
-import { ndaTemplateFolder } from './support/templates.js';
+} from '../../src/templates/index.js';
+import { workerConfigFromEnv } from '../../src/worker/config.js';
+import { startS3, type TestS3 } from '../support/s3.js';
+import { ndaTemplateFolder } from '../support/templates.js';
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
@@ -267,7 +267,7 @@ describe('template definitions', () => {
 describe('the walkthrough', () => {
   it('uses an example definition that makes a template (README step 6, docs/examples/templates/nda.json)', async () => {
     const store = new LocalTemplateStore(await mkdtemp(join(tmpdir(), 'template-store-')));
-    const file = fileURLToPath(new URL('../docs/examples/templates/nda.json', import.meta.url));
+    const file = fileURLToPath(new URL('../../docs/examples/templates/nda.json', import.meta.url));
     const created = await store.create(JSON.parse(await readFile(file, 'utf8')) as TemplateDefinition, dirname(file));
     expect(created).toMatchObject({ ref: 'NDA@1', definition: { roles: [{ name: 'Employee' }, { name: 'Manager' }] } });
     expect(created.definition.fields.filter((f) => f.required && f.default === undefined).map((f) => f.name)).toEqual(['company']);

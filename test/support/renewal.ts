@@ -1,5 +1,5 @@
 // In-process sources for an evidence renewal at a simulated time: a time-stamping authority under its own CA,
-// and the OCSP/CRL answers of every CA involved (the HTTP ones are the sandbox's, test/sandbox-tsa.test.ts).
+// and the OCSP/CRL answers of every CA involved (the HTTP ones are the sandbox's, test/sandbox/sandbox-tsa.test.ts).
 import type { RevocationProvider, TimestampAuthority as LibpdfTimestampAuthority } from '@libpdf/core';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

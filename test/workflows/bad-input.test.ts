@@ -4,11 +4,11 @@ import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidTransactionInput } from '../src/client/transactions.js';
-import { WORKFLOW_TYPE } from '../src/definitions/transaction.js';
-import type { esignTransaction } from '../workflows/esign-transaction.js';
-import type { EsignTransactionInput } from '../src/transaction/input.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { InvalidTransactionInput } from '../../src/client/transactions.js';
+import { WORKFLOW_TYPE } from '../../src/definitions/transaction.js';
+import type { esignTransaction } from '../../workflows/esign-transaction.js';
+import type { EsignTransactionInput } from '../../src/transaction/input.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 const MAX_DOCUMENT_BYTES = 256 * 1024;
 let env: EsignTestEnv;

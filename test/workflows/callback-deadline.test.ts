@@ -6,9 +6,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createCompletionActivities } from '../activities/completion.js';
-import { CallbackSigner } from '../activities/support/callback-signer.js';
-import { UrlPolicy } from '../activities/support/url-policy.js';
+import { createCompletionActivities } from '../../activities/completion.js';
+import { CallbackSigner } from '../../activities/support/callback-signer.js';
+import { UrlPolicy } from '../../activities/support/url-policy.js';
 
 let server: Server;
 let url: string;

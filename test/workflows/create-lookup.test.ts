@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTransactionActivities } from '../activities/transactions.js';
-import { EsignClient } from '../src/esign/client.js';
-import type { CreateTransactionRequest } from '../src/esign/schemas.js';
-import { StubHttpServer } from './support/stub-http.js';
+import { createTransactionActivities } from '../../activities/transactions.js';
+import { EsignClient } from '../../src/esign/client.js';
+import type { CreateTransactionRequest } from '../../src/esign/schemas.js';
+import { StubHttpServer } from '../support/stub-http.js';
 
 const NOW = Date.now();
 const ours = { id: randomUUID(), esignId: randomUUID(), referenceId: 'lookup-ref', path: `org/${randomUUID()}.pdf` };

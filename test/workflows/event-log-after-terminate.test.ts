@@ -9,15 +9,15 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventLogUnreadable, eventLogState, listEsignEvents, redeliverEsignEvents } from '../src/client/event-log.js';
-import { EVENT_LOG_WORKFLOW_TYPE, eventLogAppendSignal, eventLogIdFor, type EventLogInput } from '../src/definitions/event-log.js';
-import type { IntegratorEvent } from '../src/definitions/transaction.js';
-import { LocalArchiveStore } from '../src/archive/store.js';
-import { createEsignWorker } from '../src/worker/create-worker.js';
-import { EventReceiver } from './support/event-receiver.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { sandboxEvidencePolicy } from './support/sandbox.js';
-import { uniqueTaskQueue } from './support/temporal.js';
+import { EventLogUnreadable, eventLogState, listEsignEvents, redeliverEsignEvents } from '../../src/client/event-log.js';
+import { EVENT_LOG_WORKFLOW_TYPE, eventLogAppendSignal, eventLogIdFor, type EventLogInput } from '../../src/definitions/event-log.js';
+import type { IntegratorEvent } from '../../src/definitions/transaction.js';
+import { LocalArchiveStore } from '../../src/archive/store.js';
+import { createEsignWorker } from '../../src/worker/create-worker.js';
+import { EventReceiver } from '../support/event-receiver.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { sandboxEvidencePolicy } from '../support/sandbox.js';
+import { uniqueTaskQueue } from '../support/temporal.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 

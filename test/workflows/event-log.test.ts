@@ -8,15 +8,15 @@ import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { CallbackDelivery } from '../activities/completion.js';
-import { listEsignEvents, NoEventLog, redeliverEsignEvents } from '../src/client/event-log.js';
-import { startEsignTransaction } from '../src/client/transactions.js';
-import { EVENT_LOG_WORKFLOW_TYPE, eventLogIdFor, type EventLogResult } from '../src/definitions/event-log.js';
-import { launch, type Launched } from '../tools/support/launch.js';
-import { EventReceiver } from './support/event-receiver.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { samplePdfFiles } from './support/sandbox.js';
-import { uniqueTaskQueue } from './support/temporal.js';
+import type { CallbackDelivery } from '../../activities/completion.js';
+import { listEsignEvents, NoEventLog, redeliverEsignEvents } from '../../src/client/event-log.js';
+import { startEsignTransaction } from '../../src/client/transactions.js';
+import { EVENT_LOG_WORKFLOW_TYPE, eventLogIdFor, type EventLogResult } from '../../src/definitions/event-log.js';
+import { launch, type Launched } from '../../tools/support/launch.js';
+import { EventReceiver } from '../support/event-receiver.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { samplePdfFiles } from '../support/sandbox.js';
+import { uniqueTaskQueue } from '../support/temporal.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -234,7 +234,7 @@ describe('a worker killed in the middle of a delivery', () => {
       const [pdf] = await samplePdfFiles(['Killed mid-delivery']);
       const taskQueue = uniqueTaskQueue('event-kill');
       const child = async (extra: Record<string, string> = {}) => {
-        const c = await launch(fileURLToPath(new URL('./support/worker-child.ts', import.meta.url)), {
+        const c = await launch(fileURLToPath(new URL('../support/worker-child.ts', import.meta.url)), {
           env: {
             TEMPORAL_ADDRESS: inject('temporalAddress'),
             PROVIDER_URL: env.sandbox.running.url,

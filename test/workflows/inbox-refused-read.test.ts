@@ -16,17 +16,17 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { format } from 'prettier';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createInboxActivities } from '../activities/inbox.js';
-import { deliverNotification, type OwnerDirectory } from '../src/bridge/deliver.js';
-import { inboxIdFor, inboxStatusQuery, type EsignInboxWorkflow } from '../src/definitions/inbox.js';
-import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
-import { workflowIdFor } from '../src/definitions/transaction.js';
-import { FailureType } from '../src/failures.js';
-import { CURRENT_VERSION } from './support/code-versions.js';
-import { sandboxOwners } from './support/bridge.js';
-import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { eventually } from './support/eventually.js';
-import { ProviderProxy } from './support/provider-proxy.js';
+import { createInboxActivities } from '../../activities/inbox.js';
+import { deliverNotification, type OwnerDirectory } from '../../src/bridge/deliver.js';
+import { inboxIdFor, inboxStatusQuery, type EsignInboxWorkflow } from '../../src/definitions/inbox.js';
+import { lateCompletionIdFor } from '../../src/definitions/late-completion.js';
+import { workflowIdFor } from '../../src/definitions/transaction.js';
+import { FailureType } from '../../src/failures.js';
+import { CURRENT_VERSION } from '../support/code-versions.js';
+import { sandboxOwners } from '../support/bridge.js';
+import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { eventually } from '../support/eventually.js';
+import { ProviderProxy } from '../support/provider-proxy.js';
 
 /** Short, so the code before the fix shows its orphaned late completion within the test. */
 const ORPHAN_AFTER = '4 seconds';
@@ -55,12 +55,12 @@ afterAll(async () => {
 });
 
 /**
- * These paths' inbox histories (test/replay/histories/<current version>/, replayed by test/replay.test.ts): written when
+ * These paths' inbox histories (test/replay/histories/<current version>/, replayed by test/workflows/replay.test.ts): written when
  * RECORD_INBOX_HISTORIES=1, from the run that just settled.
  */
 async function record(handle: WorkflowHandle, file: string): Promise<void> {
   if (process.env.RECORD_INBOX_HISTORIES !== '1') return;
-  const path = fileURLToPath(new URL(`./replay/histories/${CURRENT_VERSION}/${file}`, import.meta.url));
+  const path = fileURLToPath(new URL(`../replay/histories/${CURRENT_VERSION}/${file}`, import.meta.url));
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, await format(historyToJSON(await handle.fetchHistory()), { filepath: path }));
 }

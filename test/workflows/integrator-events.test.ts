@@ -5,13 +5,13 @@
 // library, as an integrator would.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliverNotification } from '../src/bridge/deliver.js';
-import type { EsignParticipantWebhook, EsignWebhook } from '../src/esign/schemas.js';
-import { statusQuery } from '../src/definitions/transaction.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { EventReceiver } from './support/event-receiver.js';
-import { sandboxOwners } from './support/bridge.js';
-import { inboxIdFor } from '../src/definitions/inbox.js';
+import { deliverNotification } from '../../src/bridge/deliver.js';
+import type { EsignParticipantWebhook, EsignWebhook } from '../../src/esign/schemas.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { EventReceiver } from '../support/event-receiver.js';
+import { sandboxOwners } from '../support/bridge.js';
+import { inboxIdFor } from '../../src/definitions/inbox.js';
 
 const oldSecret = `whsec_${randomBytes(24).toString('base64')}`;
 const newSecret = `whsec_${randomBytes(24).toString('base64')}`;

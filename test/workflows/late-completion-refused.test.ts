@@ -11,30 +11,30 @@ import { Context } from '@temporalio/activity';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvidencePolicy } from '../src/archive/evidence.js';
-import { deliverNotification } from '../src/bridge/deliver.js';
-import * as commands from '../src/cli/commands.js';
-import type { CliContext } from '../src/cli/context.js';
-import { retryEsignArchive } from '../src/client/transactions.js';
+import type { EvidencePolicy } from '../../src/archive/evidence.js';
+import { deliverNotification } from '../../src/bridge/deliver.js';
+import * as commands from '../../src/cli/commands.js';
+import type { CliContext } from '../../src/cli/context.js';
+import { retryEsignArchive } from '../../src/client/transactions.js';
 import {
   LATE_COMPLETION_WORKFLOW_TYPE,
   lateCompletionIdFor,
   lateCompletionStatusQuery,
   type EsignLateCompletionWorkflow,
   type LateCompletionStatus,
-} from '../src/definitions/late-completion.js';
-import { cancelUpdate, type EsignTransactionStatus } from '../src/definitions/transaction.js';
-import { EsignReferenceId, EsignStatus } from '../src/definitions/search-attributes.js';
-import { EsignApiError } from '../src/esign/errors.js';
-import { providerFailure } from '../src/esign/temporal-failure.js';
-import { createCertificateAuthority, parseCertificates } from '../src/evidence/pki.js';
-import { providerTrust, trustAnchorsOnly } from '../src/evidence/trust.js';
-import { FailureType } from '../src/failures.js';
-import { sandboxOwners } from './support/bridge.js';
-import { CURRENT_VERSION } from './support/code-versions.js';
-import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { eventually } from './support/eventually.js';
-import { EventReceiver } from './support/event-receiver.js';
+} from '../../src/definitions/late-completion.js';
+import { cancelUpdate, type EsignTransactionStatus } from '../../src/definitions/transaction.js';
+import { EsignReferenceId, EsignStatus } from '../../src/definitions/search-attributes.js';
+import { EsignApiError } from '../../src/esign/errors.js';
+import { providerFailure } from '../../src/esign/temporal-failure.js';
+import { createCertificateAuthority, parseCertificates } from '../../src/evidence/pki.js';
+import { providerTrust, trustAnchorsOnly } from '../../src/evidence/trust.js';
+import { FailureType } from '../../src/failures.js';
+import { sandboxOwners } from '../support/bridge.js';
+import { CURRENT_VERSION } from '../support/code-versions.js';
+import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { eventually } from '../support/eventually.js';
+import { EventReceiver } from '../support/event-receiver.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const PROMPTLY = 30_000;
@@ -244,12 +244,12 @@ describe('a late completion whose archive is refused', () => {
 });
 
 // Recorded against a dev server and the provider sandbox by `npm run replay:regenerate -- late-completion-refused-then-retried`;
-// test/replay.test.ts replays it with the rest of the current version's; here, what it must show.
+// test/workflows/replay.test.ts replays it with the rest of the current version's; here, what it must show.
 describe('the recorded history of a late completion whose ZIP was refused', () => {
-  const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+  const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
   it('replays refused, refused again, then retried and archived', async () => {
-    const file = new URL(`./replay/histories/${CURRENT_VERSION}/late-completion-refused-then-retried.json`, import.meta.url);
+    const file = new URL(`../replay/histories/${CURRENT_VERSION}/late-completion-refused-then-retried.json`, import.meta.url);
     const history = JSON.parse(await readFile(file, 'utf8')) as Recorded;
     const updates = (history.events ?? []).filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED');
     expect(updates).toHaveLength(2);

@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TransactionRef } from '../activities/transactions.js';
-import { deliverNotification } from '../src/bridge/deliver.js';
-import { sandboxOwners } from './support/bridge.js';
+import type { TransactionRef } from '../../activities/transactions.js';
+import { deliverNotification } from '../../src/bridge/deliver.js';
+import { sandboxOwners } from '../support/bridge.js';
 import {
   cancelUpdate,
   WORKFLOW_TYPE,
@@ -21,16 +21,16 @@ import {
   esignCompletedSignal,
   type EsignTransactionResult,
   type EsignTransactionStatus,
-} from '../src/definitions/transaction.js';
-import { lateCompletionIdFor, lateCompletionStatusQuery } from '../src/definitions/late-completion.js';
-import { inboxIdFor } from '../src/definitions/inbox.js';
-import type { EsignLateCompletionWorkflow, LateCompletionResult } from '../src/definitions/late-completion.js';
-import { EsignTransactionId } from '../src/definitions/search-attributes.js';
-import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { eventually } from './support/eventually.js';
-import { EventReceiver } from './support/event-receiver.js';
-import { participant } from './support/fixtures.js';
-import { uniqueTaskQueue } from './support/temporal.js';
+} from '../../src/definitions/transaction.js';
+import { lateCompletionIdFor, lateCompletionStatusQuery } from '../../src/definitions/late-completion.js';
+import { inboxIdFor } from '../../src/definitions/inbox.js';
+import type { EsignLateCompletionWorkflow, LateCompletionResult } from '../../src/definitions/late-completion.js';
+import { EsignTransactionId } from '../../src/definitions/search-attributes.js';
+import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { eventually } from '../support/eventually.js';
+import { EventReceiver } from '../support/event-receiver.js';
+import { participant } from '../support/fixtures.js';
+import { uniqueTaskQueue } from '../support/temporal.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 /** Long enough for anything that happens at once; far shorter than the days an inbox used to wait. */
@@ -68,7 +68,7 @@ beforeAll(async () => {
     connection: env.temporal.nativeConnection,
     namespace: env.temporal.namespace,
     taskQueue: endedOwnerQueue,
-    workflowsPath: fileURLToPath(new URL('./support/ended-owner-workflow.ts', import.meta.url)),
+    workflowsPath: fileURLToPath(new URL('../support/ended-owner-workflow.ts', import.meta.url)),
   });
   endedOwnersRunning = endedOwners.run();
 });
@@ -349,7 +349,7 @@ describe('the late archive checks that the provider signed what the owner upload
     await tx.sign();
     await deliver(tx.ids);
 
-    // Refused, and held for an operator (test/late-completion-refused.test.ts follows a retry to its archive).
+    // Refused, and held for an operator (test/workflows/late-completion-refused.test.ts follows a retry to its archive).
     const late = lateOf(tx.ids.transactionId);
     const held = await eventually(
       'the late completion to hold the refused ZIP',

@@ -11,10 +11,10 @@ import { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createInboxActivities } from '../activities/inbox.js';
-import { EsignTransactionId } from '../src/definitions/search-attributes.js';
-import { WORKFLOW_TYPE, workflowIdFor, type EsignTransactionResult } from '../src/definitions/transaction.js';
-import { connectToTestServer, uniqueTaskQueue, type TemporalTestContext } from './support/temporal.js';
+import { createInboxActivities } from '../../activities/inbox.js';
+import { EsignTransactionId } from '../../src/definitions/search-attributes.js';
+import { WORKFLOW_TYPE, workflowIdFor, type EsignTransactionResult } from '../../src/definitions/transaction.js';
+import { connectToTestServer, uniqueTaskQueue, type TemporalTestContext } from '../support/temporal.js';
 
 let temporal: TemporalTestContext;
 let worker: Worker;
@@ -27,7 +27,7 @@ beforeAll(async () => {
     connection: temporal.nativeConnection,
     namespace: temporal.namespace,
     taskQueue,
-    workflowsPath: fileURLToPath(new URL('./support/ended-owner-workflow.ts', import.meta.url)),
+    workflowsPath: fileURLToPath(new URL('../support/ended-owner-workflow.ts', import.meta.url)),
   });
   running = worker.run();
 });

@@ -14,29 +14,29 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { format } from 'prettier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTransactionActivities } from '../activities/transactions.js';
-import { cancelEsignTransaction, getEsignTransaction, issueSigningUrl } from '../src/client/transactions.js';
-import { EsignStatus } from '../src/definitions/search-attributes.js';
-import { replaceTransactionUpdate } from '../src/definitions/transaction.js';
-import { EsignClient } from '../src/esign/client.js';
-import { failureTypeOf } from '../src/client/failures.js';
-import { FailureType } from '../src/failures.js';
-import type { EsignTransactionResult } from '../src/definitions/transaction.js';
-import { CURRENT_VERSION } from './support/code-versions.js';
-import { EventReceiver } from './support/event-receiver.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { ProviderProxy } from './support/provider-proxy.js';
-import { StubHttpServer } from './support/stub-http.js';
+import { createTransactionActivities } from '../../activities/transactions.js';
+import { cancelEsignTransaction, getEsignTransaction, issueSigningUrl } from '../../src/client/transactions.js';
+import { EsignStatus } from '../../src/definitions/search-attributes.js';
+import { replaceTransactionUpdate } from '../../src/definitions/transaction.js';
+import { EsignClient } from '../../src/esign/client.js';
+import { failureTypeOf } from '../../src/client/failures.js';
+import { FailureType } from '../../src/failures.js';
+import type { EsignTransactionResult } from '../../src/definitions/transaction.js';
+import { CURRENT_VERSION } from '../support/code-versions.js';
+import { EventReceiver } from '../support/event-receiver.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { ProviderProxy } from '../support/provider-proxy.js';
+import { StubHttpServer } from '../support/stub-http.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
 /**
- * These paths' histories (test/replay/histories/<current version>/, replayed by test/replay.test.ts): written when
+ * These paths' histories (test/replay/histories/<current version>/, replayed by test/workflows/replay.test.ts): written when
  * RECORD_REFUSAL_HISTORIES=1, from the run that just ended.
  */
 async function record(handle: WorkflowHandle, file: string): Promise<void> {
   if (process.env.RECORD_REFUSAL_HISTORIES !== '1') return;
-  const path = fileURLToPath(new URL(`./replay/histories/${CURRENT_VERSION}/${file}`, import.meta.url));
+  const path = fileURLToPath(new URL(`../replay/histories/${CURRENT_VERSION}/${file}`, import.meta.url));
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, await format(historyToJSON(await handle.fetchHistory()), { filepath: path }));
 }

@@ -5,13 +5,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { startEsignTransaction } from '../src/client/transactions.js';
-import type { EsignTransactionInput } from '../src/transaction/input.js';
-import { statusQuery } from '../src/definitions/transaction.js';
-import { EventReceiver } from './support/event-receiver.js';
-import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { createTimeSkippingEnv } from './support/temporal.js';
-import { leaseInput, resultOrWhereItStalled, timeSkippingWorker } from './support/time-skipping.js';
+import { startEsignTransaction } from '../../src/client/transactions.js';
+import type { EsignTransactionInput } from '../../src/transaction/input.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import { EventReceiver } from '../support/event-receiver.js';
+import { samplePdfFiles, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { createTimeSkippingEnv } from '../support/temporal.js';
+import { leaseInput, resultOrWhereItStalled, timeSkippingWorker } from '../support/time-skipping.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let env: TestWorkflowEnvironment;

@@ -8,9 +8,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { CURRENT_VERSION, RELEASED_VERSIONS, workflowsPathOf } from './support/code-versions.js';
+import { CURRENT_VERSION, RELEASED_VERSIONS, workflowsPathOf } from '../support/code-versions.js';
 
-const dir = fileURLToPath(new URL('./replay/histories/', import.meta.url));
+const dir = fileURLToPath(new URL('../replay/histories/', import.meta.url));
 
 /** The transaction's ends, recorded by `npm run replay:regenerate`. */
 const TRANSACTION_PATHS = [
@@ -44,7 +44,7 @@ const LIFECYCLE_PATHS = [
   'stray-completion.json',
 ];
 /**
- * A provider that fails or refuses (test/provider-refusals.test.ts, test/replace-refused-window.test.ts record them):
+ * A provider that fails or refuses (test/workflows/provider-refusals.test.ts, test/workflows/replace-refused-window.test.ts record them):
  * reminders whose signing URL keeps failing, then signed; a deletion confirmed by a 404; a cancel after a replace whose
  * first attempt was given up on and landed after the withdraw; a deletion whose webhook was lost, then 404s for long
  * enough to confirm it; a cancel whose withdraw meets a 404 that the read after it confirms; a replace refused (422)
@@ -61,7 +61,7 @@ const REFUSAL_PATHS = [
 ];
 /**
  * A bulk send with a bad row, signed to its end; one cancelled while it sends (`npm run replay:regenerate`); one
- * cancelled while it writes its result and must then hand over, whose withdrawals go first (test/bulk-cancel-hang.test.ts).
+ * cancelled while it writes its result and must then hand over, whose withdrawals go first (test/bulk/bulk-cancel-hang.test.ts).
  */
 const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json', 'bulk-cancel-in-hand-over-1.json', 'bulk-cancel-in-hand-over-2.json'];
 /**
@@ -70,7 +70,7 @@ const BULK_PATHS = ['bulk-send.json', 'bulk-send-cancelled.json', 'bulk-cancel-i
  * late completion, and of one asked again after a run that found the transaction not completed. And a late copy of a
  * completion its owner archived, whose read of the provider's record was refused (422): the owner found without it,
  * the copy dropped; and an owner that could not be told at first, found before the completion would be closed as
- * orphaned (test/inbox-refused-read.test.ts records these two).
+ * orphaned (test/workflows/inbox-refused-read.test.ts records these two).
  */
 const INBOX_PATHS = [
   'inbox-orphaned.json',

@@ -2,9 +2,9 @@
 // (here: its callbackUrl is not on the worker's allow-list) or that an operator terminated reads `failed`, with how it
 // ended and its failure's type and message, instead of the phase its state had when it stopped (issue 40, defect 1).
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { getEsignStatus } from '../src/client/transactions.js';
-import { FailureType } from '../src/failures.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
+import { getEsignStatus } from '../../src/client/transactions.js';
+import { FailureType } from '../../src/failures.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 
 let env: EsignTestEnv;
 beforeAll(async () => {

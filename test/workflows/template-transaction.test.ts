@@ -10,10 +10,10 @@ import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalArchiveStore } from '../src/archive/store.js';
-import { startFromTemplate } from '../src/client/templates.js';
-import { esignCompletedSignal, issueSigningUrlUpdate, workflowIdFor } from '../src/definitions/transaction.js';
-import { FailureType } from '../src/failures.js';
+import { LocalArchiveStore } from '../../src/archive/store.js';
+import { startFromTemplate } from '../../src/client/templates.js';
+import { esignCompletedSignal, issueSigningUrlUpdate, workflowIdFor } from '../../src/definitions/transaction.js';
+import { FailureType } from '../../src/failures.js';
 import {
   LocalTemplateStore,
   participantIdFor,
@@ -21,14 +21,14 @@ import {
   TemplateNotFound,
   type StoredTemplate,
   type TemplateRequest,
-} from '../src/templates/index.js';
-import { createEsignWorker } from '../src/worker/create-worker.js';
-import { launchChromium, signEveryTag } from './support/browser.js';
-import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { sandboxEvidencePolicy } from './support/sandbox.js';
-import { ndaTemplateFolder } from './support/templates.js';
-import { uniqueTaskQueue } from './support/temporal.js';
-import { pdfPageTexts, readZipEntries } from './support/zip.js';
+} from '../../src/templates/index.js';
+import { createEsignWorker } from '../../src/worker/create-worker.js';
+import { launchChromium, signEveryTag } from '../support/browser.js';
+import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { sandboxEvidencePolicy } from '../support/sandbox.js';
+import { ndaTemplateFolder } from '../support/templates.js';
+import { uniqueTaskQueue } from '../support/temporal.js';
+import { pdfPageTexts, readZipEntries } from '../support/zip.js';
 
 const COMPANY = 'Łódź Analytical Engines Sp. z o.o.';
 let env: EsignTestEnv;

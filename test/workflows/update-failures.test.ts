@@ -2,10 +2,10 @@
 // once the run validates it) rethrows the workflow's typed failure, so a backend's `failureTypeOf` says why, instead
 // of the bare "the workflow completed before the update" (issue 40, defect 3).
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { failureTypeOf } from '../src/client/failures.js';
-import { cancelEsignTransaction, issueSigningUrl } from '../src/client/transactions.js';
-import { FailureType } from '../src/failures.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { failureTypeOf } from '../../src/client/failures.js';
+import { cancelEsignTransaction, issueSigningUrl } from '../../src/client/transactions.js';
+import { FailureType } from '../../src/failures.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 let env: EsignTestEnv;
 beforeAll(async () => {

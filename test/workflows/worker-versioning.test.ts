@@ -6,13 +6,13 @@
 // workflow task fails.
 import { temporal } from '@temporalio/proto';
 import { expect, it } from 'vitest';
-import { getEsignStatus, startEsignTransaction } from '../src/client/transactions.js';
-import { replaceTransactionUpdate, statusQuery } from '../src/definitions/transaction.js';
-import type { esignTransaction } from '../workflows/esign-transaction.js';
-import { PREVIOUS_VERSION } from './support/code-versions.js';
-import { eventually } from './support/eventually.js';
-import { devServerAndSandbox } from './support/sandbox.js';
-import { UNVERSIONED, versionedWorkers, type VersionedWorkers } from './support/versioning.js';
+import { getEsignStatus, startEsignTransaction } from '../../src/client/transactions.js';
+import { replaceTransactionUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import type { esignTransaction } from '../../workflows/esign-transaction.js';
+import { PREVIOUS_VERSION } from '../support/code-versions.js';
+import { eventually } from '../support/eventually.js';
+import { devServerAndSandbox } from '../support/sandbox.js';
+import { UNVERSIONED, versionedWorkers, type VersionedWorkers } from '../support/versioning.js';
 
 const env = devServerAndSandbox();
 

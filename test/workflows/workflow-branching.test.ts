@@ -5,11 +5,11 @@
 // explorer's checks (it ended, its outcome is the provider's, archived once, every history replays)
 // and to what the branch is about. Modelled on the money-transfer template's mocked-activity tests.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Observation } from '../explore/observation.js';
-import { Explorer } from '../explore/explore.js';
-import type { Delivery, Schedule, ScheduleSetup, TimedStep } from '../explore/schedule.js';
-import type { EsignTransactionStatus } from '../src/definitions/transaction.js';
-import { FailureType } from '../src/failures.js';
+import type { Observation } from '../../explore/observation.js';
+import { Explorer } from '../../explore/explore.js';
+import type { Delivery, Schedule, ScheduleSetup, TimedStep } from '../../explore/schedule.js';
+import type { EsignTransactionStatus } from '../../src/definitions/transaction.js';
+import { FailureType } from '../../src/failures.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -7,10 +7,10 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { clockAcrossLocalActivity } from './clock/workflows.js';
-import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';
+import type { clockAcrossLocalActivity } from '../clock/workflows.js';
+import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from '../support/temporal.js';
 
-const workflowsPath = fileURLToPath(new URL('./clock/workflows.ts', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../clock/workflows.ts', import.meta.url));
 const activities = { pause: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
 let temporal: TemporalTestContext;
 beforeAll(async () => {

@@ -2,13 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { startEsignTransaction } from '../src/client/transactions.js';
-import { launch, type Launched } from '../tools/support/launch.js';
-import { statusQuery } from '../src/definitions/transaction.js';
-import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from './support/temporal.js';
+import { startEsignTransaction } from '../../src/client/transactions.js';
+import { launch, type Launched } from '../../tools/support/launch.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import { samplePdfFiles, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { connectToTestServer, type TemporalTestContext, uniqueTaskQueue } from '../support/temporal.js';
 
-const childScript = fileURLToPath(new URL('./support/worker-child.ts', import.meta.url));
+const childScript = fileURLToPath(new URL('../support/worker-child.ts', import.meta.url));
 
 let temporal: TemporalTestContext;
 let sandbox: TestSandbox;

@@ -1,10 +1,10 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startEsignTransaction } from '../src/client/transactions.js';
-import { statusQuery } from '../src/definitions/transaction.js';
-import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { createTimeSkippingEnv } from './support/temporal.js';
-import { leaseInput, resultOrWhereItStalled, timeSkippingWorker } from './support/time-skipping.js';
+import { startEsignTransaction } from '../../src/client/transactions.js';
+import { statusQuery } from '../../src/definitions/transaction.js';
+import { samplePdfFiles, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { createTimeSkippingEnv } from '../support/temporal.js';
+import { leaseInput, resultOrWhereItStalled, timeSkippingWorker } from '../support/time-skipping.js';
 
 let env: TestWorkflowEnvironment;
 let sandbox: TestSandbox;

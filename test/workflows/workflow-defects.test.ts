@@ -5,21 +5,21 @@
 // continue-as-new hand-over, needed an integrator event held by the run to open
 // the window; since the event log delivers events, nothing a test can hold keeps
 // it open: explore/regressions/cancel-during-continue-as-new.json keeps it, in
-// test/explorer-regressions.test.ts.)
+// test/explorer/explorer-regressions.test.ts.)
 // Against the real dev server and the provider sandbox over HTTP.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { afterEach, expect, it } from 'vitest';
-import { LocalArchiveStore } from '../src/archive/store.js';
-import { FailureType } from '../src/failures.js';
-import { createEsignWorker } from '../src/worker/create-worker.js';
-import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../src/definitions/transaction.js';
-import { eventually } from './support/eventually.js';
-import { gate } from './support/gate.js';
-import { waitForPhase, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
-import { createCertificateAuthority, parseCertificates } from '../src/evidence/pki.js';
-import { sandboxEvidencePolicy } from './support/sandbox.js';
-import { trustAnchorsOnly } from '../src/evidence/trust.js';
+import { LocalArchiveStore } from '../../src/archive/store.js';
+import { FailureType } from '../../src/failures.js';
+import { createEsignWorker } from '../../src/worker/create-worker.js';
+import { cancelUpdate, replaceTransactionUpdate, retryArchiveUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import { eventually } from '../support/eventually.js';
+import { gate } from '../support/gate.js';
+import { waitForPhase, startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
+import { createCertificateAuthority, parseCertificates } from '../../src/evidence/pki.js';
+import { sandboxEvidencePolicy } from '../support/sandbox.js';
+import { trustAnchorsOnly } from '../../src/evidence/trust.js';
 
 let env: EsignTestEnv | undefined;
 const release: (() => void)[] = [];

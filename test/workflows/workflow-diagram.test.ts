@@ -3,10 +3,10 @@
 // other fails here. The message prints the block to paste.
 import { readFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
-import { stateDiagram, TRANSITIONS } from '../workflows/transaction/transitions.js';
+import { stateDiagram, TRANSITIONS } from '../../workflows/transaction/transitions.js';
 
 it("docs/workflow.md draws exactly the workflow's transition table", async () => {
-  const doc = await readFile(new URL('../docs/workflow.md', import.meta.url), 'utf8');
+  const doc = await readFile(new URL('../../docs/workflow.md', import.meta.url), 'utf8');
   const drawn = /```mermaid\n(stateDiagram-v2\n[\s\S]*?)\n```/.exec(doc)?.[1];
   expect(drawn, `docs/workflow.md needs this diagram:\n\`\`\`mermaid\n${stateDiagram()}\n\`\`\``).toBe(stateDiagram());
 });

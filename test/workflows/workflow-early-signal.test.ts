@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { TransactionRef } from '../activities/transactions.js';
+import type { TransactionRef } from '../../activities/transactions.js';
 import { randomUUID } from 'node:crypto';
-import { esignCompletedSignal, esignEventSignal, statusQuery } from '../src/definitions/transaction.js';
-import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { esignCompletedSignal, esignEventSignal, statusQuery } from '../../src/definitions/transaction.js';
+import { completedWebhook, startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 // The create activity's completion is held back after the provider created the
 // transaction, as when its response is slow. The bridge routes webhooks by the

@@ -4,14 +4,14 @@
 // would be signalled to the wrong workflow.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { referenceOf } from '../src/bulk/rows.js';
-import { EVIDENCE_UPKEEP_WORKFLOW_ID } from '../src/definitions/evidence-upkeep.js';
-import { eventLogIdFor } from '../src/definitions/event-log.js';
-import { inboxIdFor } from '../src/definitions/inbox.js';
-import { lateCompletionIdFor } from '../src/definitions/late-completion.js';
-import { workflowIdFor } from '../src/definitions/transaction.js';
-import { EsignTransactionInput, REFERENCE_ID } from '../src/transaction/input.js';
-import { seededRandom } from '../src/util/seeded-random.js';
+import { referenceOf } from '../../src/bulk/rows.js';
+import { EVIDENCE_UPKEEP_WORKFLOW_ID } from '../../src/definitions/evidence-upkeep.js';
+import { eventLogIdFor } from '../../src/definitions/event-log.js';
+import { inboxIdFor } from '../../src/definitions/inbox.js';
+import { lateCompletionIdFor } from '../../src/definitions/late-completion.js';
+import { workflowIdFor } from '../../src/definitions/transaction.js';
+import { EsignTransactionInput, REFERENCE_ID } from '../../src/transaction/input.js';
+import { seededRandom } from '../../src/util/seeded-random.js';
 
 /** What the schema says about a referenceId (the rest of the input does not matter here). */
 const referenceIssues = (referenceId: string) =>

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { workflowsPath } from '../src/worker/create-worker.js';
-import { issueSigningUrlUpdate, workflowIdFor } from '../src/definitions/transaction.js';
-import { startEsignTestEnv, type EsignTestEnv } from './support/esign-env.js';
+import { workflowsPath } from '../../src/worker/create-worker.js';
+import { issueSigningUrlUpdate, workflowIdFor } from '../../src/definitions/transaction.js';
+import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 
 // The signing URL is slowed down, and two are asked at once (one with the start, one right after it): the race
 // that, with two local activities outstanding at once, replayed in another order than it ran (a nondeterminism

@@ -6,12 +6,12 @@ import { randomUUID } from 'node:crypto';
 import type { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startEsignTransaction } from '../src/client/transactions.js';
-import { esignCompletedSignal, statusQuery } from '../src/definitions/transaction.js';
-import { MAX_EVENTS_PER_RUN, type esignTransaction } from '../workflows/esign-transaction.js';
-import { samplePdfFiles, startTestSandbox, type TestSandbox } from './support/sandbox.js';
-import { createTimeSkippingEnv } from './support/temporal.js';
-import { leaseInput, timeSkippingWorker } from './support/time-skipping.js';
+import { startEsignTransaction } from '../../src/client/transactions.js';
+import { esignCompletedSignal, statusQuery } from '../../src/definitions/transaction.js';
+import { MAX_EVENTS_PER_RUN, type esignTransaction } from '../../workflows/esign-transaction.js';
+import { samplePdfFiles, startTestSandbox, type TestSandbox } from '../support/sandbox.js';
+import { createTimeSkippingEnv } from '../support/temporal.js';
+import { leaseInput, timeSkippingWorker } from '../support/time-skipping.js';
 
 let env: TestWorkflowEnvironment;
 let sandbox: TestSandbox;

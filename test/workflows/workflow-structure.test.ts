@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const sources = async (dir: string) =>
   (await readdir(join(root, dir), { recursive: true })).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f));
 

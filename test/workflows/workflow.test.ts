@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidTransactionInput } from '../src/client/transactions.js';
+import { InvalidTransactionInput } from '../../src/client/transactions.js';
 import {
   cancelUpdate,
   esignCompletedSignal,
@@ -12,10 +12,10 @@ import {
   statusQuery,
   WORKFLOW_TYPE,
   type EsignTransactionStatus,
-} from '../src/definitions/transaction.js';
-import type { esignTransaction } from '../workflows/esign-transaction.js';
-import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from './support/esign-env.js';
-import { readZipEntries } from './support/zip.js';
+} from '../../src/definitions/transaction.js';
+import type { esignTransaction } from '../../workflows/esign-transaction.js';
+import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { readZipEntries } from '../support/zip.js';
 
 let env: EsignTestEnv;
 beforeAll(async () => {

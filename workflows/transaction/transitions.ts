@@ -1,7 +1,7 @@
 /**
  * The transaction's phases and every move between them, as one table. The
  * state machine (./machine.ts) refuses a move that is not in it, and
- * docs/workflow.md's diagram is generated from it (test/workflow-diagram.test.ts
+ * docs/workflow.md's diagram is generated from it (test/workflows/workflow-diagram.test.ts
  * checks the two agree).
  */
 import type { EsignPhase } from '../../src/definitions/transaction.js';
