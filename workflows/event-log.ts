@@ -21,8 +21,10 @@ import {
 import type { EsignActivities } from '../activities/index.js';
 import { EsignCallbackHealth, EsignReferenceId } from '../src/definitions/search-attributes.js';
 import {
+  appendLogged,
   eventLogAppendSignal,
   eventLogQuery,
+  everyTransactionEnded,
   redeliverEventsUpdate,
   type DeliveryAttempt,
   type EndpointHealth,
@@ -34,9 +36,7 @@ import {
 } from '../src/definitions/event-log.js';
 import type { IntegratorEvent } from '../src/definitions/transaction.js';
 import { durationToMs } from '../src/util/duration.js';
-import { eventId } from '../src/util/event-id.js';
 import { Clock } from './clock.js';
-import { everyTransactionEnded } from './event-log-ends.js';
 import { versioningBehavior } from './versioning.js';
 
 const ATTEMPTS_KEPT = 10;
@@ -65,30 +65,10 @@ class EventLog {
     for (const e of input.events) this.append(e);
   }
 
-  /**
-   * Takes an event once (by its key, which names its provider transaction) and numbers it after the last: the
-   * transaction hands its events over in order, so the numbers are its own; a referenceId used again for a later
-   * transaction, or a late completion's event, continues the same numbering instead of colliding with it.
-   */
+  /** Takes an event once and numbers it after the last (src/definitions/event-log.ts `appendLogged`). */
   append(e: LoggedEvent | (IntegratorEvent & { sequence?: number })): void {
     this.touched++;
-    if (this.events.some((x) => x.key === e.key)) return; // a repeated hand-over
-    const logged: LoggedEvent =
-      'state' in e
-        ? e
-        : {
-            sequence: (this.events.at(-1)?.sequence ?? 0) + 1,
-            id: eventId(e.key),
-            key: e.key,
-            type: e.type,
-            occurredAt: e.occurredAt,
-            state: 'pending',
-            attemptCount: 0,
-            attempts: [],
-            data: e.data,
-          };
-    this.events.push(logged);
-    this.events.sort((a, b) => a.sequence - b.sequence);
+    appendLogged(this.events, e);
   }
 
   /** Whether every transaction the log names has ended: then it waits out its retention and closes. */

@@ -19,6 +19,7 @@
 import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import {
+  appendLogged,
   eventLogAppendSignal,
   eventLogQuery,
   everyTransactionEnded,
@@ -28,7 +29,6 @@ import {
   type LoggedEvent,
 } from '../definitions/event-log.js';
 import type { IntegratorEvent } from '../definitions/transaction.js';
-import { eventId } from '../util/event-id.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -120,16 +120,7 @@ async function queried(
  */
 function given(input: EventLogInput, signalled: readonly IntegratorEvent[]): EventLogView {
   const events: LoggedEvent[] = [];
-  const taken: (LoggedEvent | IntegratorEvent)[] = [...input.events, ...signalled];
-  for (const e of taken) {
-    if (events.some((x) => x.key === e.key)) continue;
-    const { key, type, occurredAt, data } = e;
-    const sequence = (events.at(-1)?.sequence ?? 0) + 1;
-    events.push(
-      'state' in e ? e : { sequence, id: eventId(key), key, type, occurredAt, state: 'pending', attemptCount: 0, attempts: [], data },
-    );
-    events.sort((x, y) => x.sequence - y.sequence);
-  }
+  for (const e of [...input.events, ...signalled]) appendLogged(events, e);
   const { referenceId, callbackUrl, health = 'ok' } = input;
   return { referenceId, endpoint: new URL(callbackUrl).origin, health, ended: everyTransactionEnded(events), events };
 }

@@ -6,6 +6,7 @@
  * pending afterwards, then stays to answer and redeliver for its retention (docs/integrator-events.md).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { eventId } from '../util/event-id.js';
 import type { IntegratorEvent } from './transaction.js';
 
 export const EVENT_LOG_WORKFLOW_TYPE = 'esignEventLog';
@@ -123,4 +124,31 @@ export function everyTransactionEnded(events: readonly Pick<LoggedEvent, 'key' |
     if (ENDS.has(e.type) || e.type === 'transaction.completed_late') ended.add(transaction);
   }
   return ended.size > 0 && [...named].every((t) => ended.has(t));
+}
+
+/**
+ * Takes an event into a log once (by its key, which names its provider transaction) and numbers it after the last: the
+ * transaction hands its events over in order, so the numbers are its own; a referenceId used again for a later
+ * transaction, or a late completion's event, continues the same numbering instead of colliding with it. An event that
+ * already carries its state (a log's own, carried over) keeps its number. The log (workflows/event-log.ts) and a client
+ * rebuilding a closed log from its input and signals (src/client/event-log-recovery.ts) both take events so.
+ */
+export function appendLogged(events: LoggedEvent[], e: LoggedEvent | (IntegratorEvent & { sequence?: number })): void {
+  if (events.some((x) => x.key === e.key)) return; // a repeated hand-over
+  const logged: LoggedEvent =
+    'state' in e
+      ? e
+      : {
+          sequence: (events.at(-1)?.sequence ?? 0) + 1,
+          id: eventId(e.key),
+          key: e.key,
+          type: e.type,
+          occurredAt: e.occurredAt,
+          state: 'pending',
+          attemptCount: 0,
+          attempts: [],
+          data: e.data,
+        };
+  events.push(logged);
+  events.sort((a, b) => a.sequence - b.sequence);
 }
