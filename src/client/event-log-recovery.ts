@@ -16,7 +16,7 @@
  * runs, or the key is back. The transaction's own hand-over (activity `appendToEventLog`) runs on a worker of the
  * queue the log runs on, so a worker is there to answer; a backend or an operator listing or redelivering needs one.
  */
-import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isGrpcDeadlineError, isGrpcServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import {
   appendLogged,
@@ -107,7 +107,9 @@ async function queried(
     if (err instanceof WorkflowNotFoundError) throw err;
     const reason = isGrpcDeadlineError(err)
       ? `no worker answered its query within ${timeoutMs / 1000} s: start a worker on ${run.taskQueue}`
-      : err;
+      : grpcCodeOf(err) === FAILED_PRECONDITION
+        ? `no worker polls its task queue (the server: ${innermostMessage(err)}): start a worker on ${run.taskQueue}`
+        : err;
     throw new EventLogUnreadable(referenceId, run.status, [reason]);
   }
 }
@@ -152,4 +154,21 @@ async function signalledEvents(client: Client, history: readonly HistoryEvent[])
     if (e) events.push(e);
   }
   return events;
+}
+
+/**
+ * How the server refuses a query when it has seen no poller on the run's task queue for a while ("worker may be
+ * down"), instead of letting it wait out its deadline: the same cause, told sooner.
+ */
+const FAILED_PRECONDITION = 9;
+
+function grpcCodeOf(err: unknown): number | undefined {
+  for (let e = err; e instanceof Error; e = e.cause) if (isGrpcServiceError(e)) return e.code;
+  return undefined;
+}
+
+function innermostMessage(err: unknown): string {
+  let e = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message.replace(/^\d+ [A-Z_]+: /, '') : String(e);
 }

@@ -139,9 +139,13 @@ describe('an event log an operator terminated', () => {
 
     const refused = await eventLogState(env.temporal.client, referenceId, { queryTimeoutMs: 2_000 }).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(EventLogUnreadable);
-    expect((refused as Error).message).toContain(`no worker answered its query within 2 s: start a worker on ${taskQueue}`);
+    // The query waits out its deadline, or the server, having seen no poller for a while, refuses it sooner: either
+    // way the operator is told what to start.
+    expect((refused as Error).message).toMatch(
+      new RegExp(`no worker (answered its query within 2 s|polls its task queue .*): start a worker on ${taskQueue}$`),
+    );
     // A backend listing or redelivering gets the same (after the default 10 s), and nothing is started over the run.
-    await expect(listEsignEvents(env.temporal.client, referenceId)).rejects.toThrow(/no worker answered its query within 10 s/);
+    await expect(listEsignEvents(env.temporal.client, referenceId)).rejects.toThrow(`start a worker on ${taskQueue}`);
     await expect(redeliverEsignEvents(env.temporal.client, referenceId, { after: 0 })).rejects.toBeInstanceOf(EventLogUnreadable);
     const latest = await env.temporal.client.workflow.getHandle(eventLogIdFor(referenceId)).describe();
     expect({ runId: latest.runId, status: latest.status.name }).toEqual({ runId: handle.firstExecutionRunId, status: 'TERMINATED' });
