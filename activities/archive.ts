@@ -67,6 +67,8 @@ export function createArchiveActivities(deps: ArchiveDeps) {
                 observe: (chunk) => streaming.update(chunk),
               });
             } catch (err) {
+              // Refused while it downloaded (over its limits, or unsafe in itself): as if refused once on disk.
+              if (err instanceof UnsafeZipError) throw zipRefused(err, ctx.info.attempt);
               throw ApplicationFailure.retryable(
                 `download of the completed ZIP broke off: ${(err as Error).message}`,
                 FailureType.ArchiveIncomplete,
@@ -91,14 +93,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               }
               evidence = check.conclude(files);
             } catch (err) {
-              if (err instanceof UnsafeZipError) {
-                // A truncated body without Content-Length shows up here as a damaged ZIP: worth another download or two.
-                const retryable = err.damaged && ctx.info.attempt < 3;
-                const message = `completed ZIP rejected: ${err.message}`;
-                throw retryable
-                  ? ApplicationFailure.retryable(message, FailureType.ArchiveIncomplete)
-                  : ApplicationFailure.nonRetryable(message, FailureType.ArchiveInvalid);
-              }
+              if (err instanceof UnsafeZipError) throw zipRefused(err, ctx.info.attempt);
               if (err instanceof EvidenceRejected) {
                 throw ApplicationFailure.nonRetryable(`completed ZIP rejected: ${err.message}`, FailureType.ArchiveInvalid);
               }
@@ -145,4 +140,12 @@ function toResult(uri: string, manifest: ArchiveManifest): ArchiveResult {
     files: manifest.files,
     ...(manifest.evidence ? { evidence: manifest.evidence } : {}),
   };
+}
+
+/** A ZIP refused: a damaged one (a truncated body without Content-Length shows so) is worth another download or two. */
+function zipRefused(err: UnsafeZipError, attempt: number): ApplicationFailure {
+  const message = `completed ZIP rejected: ${err.message}`;
+  return err.damaged && attempt < 3
+    ? ApplicationFailure.retryable(message, FailureType.ArchiveIncomplete)
+    : ApplicationFailure.nonRetryable(message, FailureType.ArchiveInvalid);
 }

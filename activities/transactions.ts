@@ -104,7 +104,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
 
   /** Throws, saying why the 404 is not taken as the provider's answer, unless the provider answers its list. */
   async function providerAnswersItsList(notFound: EsignApiError, signal: AbortSignal): Promise<void> {
-    const listed = await deps.client.listTransactions({ limit: 1 }, { signal }).then(
+    const listed = await deps.client.answersItsList({ signal }).then(
       () => undefined,
       (err: unknown) => err as Error,
     );

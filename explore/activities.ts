@@ -88,6 +88,9 @@ export function modelClient(model: ProviderModel): EsignClient {
       model.refuse('listTransactions');
       return model.list(Number(query.limit ?? 50), Number(query.offset ?? 0));
     },
+    async answersItsList() {
+      model.refuse('listTransactions');
+    },
     async createIframeUrl(request: Parameters<EsignClient['createIframeUrl']>[0]) {
       model.refuse('createIframeUrl');
       return model.signingUrl(request.data.esignId, request.data.participantIds);

@@ -1,4 +1,12 @@
-import { readDirectory, ZipWalker, type EntryInspector, type VerifiedEntry, type ZipLimits } from './zip-verify.js';
+import {
+  maxZipBytes,
+  readDirectory,
+  ZipOverLimit,
+  ZipWalker,
+  type EntryInspector,
+  type VerifiedEntry,
+  type ZipLimits,
+} from './zip-verify.js';
 
 export type StreamVerdict = { entries: VerifiedEntry[] } | { fallback: string };
 
@@ -24,6 +32,7 @@ export type StreamVerdict = { entries: VerifiedEntry[] } | { fallback: string };
  */
 export class StreamingZipVerifier {
   private readonly walker: ZipWalker;
+  private received = 0;
 
   constructor(
     private readonly limits: ZipLimits,
@@ -32,9 +41,17 @@ export class StreamingZipVerifier {
     this.walker = new ZipWalker(limits, inspector);
   }
 
-  /** Takes the next chunk of the download. Never throws: a problem is kept for `finish`, and the rest is ignored. */
-  update(chunk: Buffer): Promise<void> {
-    return this.walker.update(chunk);
+  /**
+   * Takes the next chunk of the download. Throws (`ZipOverLimit`) once the ZIP is over its limits, so the rest is not
+   * downloaded: past the most bytes they allow (`maxZipBytes`), or an entry over one. Any other problem is kept for
+   * `finish`, which names the central directory's first, and what the inspector found only for a sound ZIP.
+   */
+  async update(chunk: Buffer): Promise<void> {
+    this.received += chunk.length;
+    if (this.received > maxZipBytes(this.limits))
+      throw new ZipOverLimit(`the completed ZIP is over ${maxZipBytes(this.limits)} bytes, more than its limits allow`);
+    await this.walker.update(chunk);
+    if (this.walker.problem instanceof ZipOverLimit) throw this.walker.problem;
   }
 
   /**

@@ -18,6 +18,9 @@ export class UnsafeZipError extends Error {
   }
 }
 
+/** A ZIP over one of its limits (entries, size, ratio): refused whatever follows, so a download stops there. */
+export class ZipOverLimit extends UnsafeZipError {}
+
 /** A ZIP whose bytes look broken rather than crafted (see `UnsafeZipError.damaged`). */
 const damaged = (message: string) => new UnsafeZipError(message, true);
 
@@ -29,6 +32,16 @@ export interface ZipLimits {
 }
 
 export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxEntries: 200, maxTotalUncompressed: 4 * 1024 ** 3, maxRatio: 200 };
+
+/**
+ * The most bytes a ZIP within `limits` can take: its contents (deflate can grow incompressible data by a few bytes
+ * per block, well under 1/1000), and per entry its two headers, a data descriptor and their names, extra fields and
+ * comment (each at most 64 KiB), then the end record. A download past it cannot be a ZIP the limits allow, so it is
+ * refused while it downloads rather than written to disk whole.
+ */
+export function maxZipBytes(limits: ZipLimits): number {
+  return limits.maxTotalUncompressed + Math.ceil(limits.maxTotalUncompressed / 1000) + limits.maxEntries * 400 * 1024 + 64 * 1024;
+}
 
 export interface VerifiedEntry {
   name: string;
@@ -355,7 +368,7 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
     throw damaged('corrupt ZIP: the end record defers to a ZIP64 end record that is not there');
   }
   if (disk !== 0 || directoryDisk !== 0 || onThisDisk !== count) throw new UnsafeZipError('a ZIP split over several disks is refused');
-  if (count > limits.maxEntries) throw new UnsafeZipError(`more than ${limits.maxEntries} entries`);
+  if (count > limits.maxEntries) throw new ZipOverLimit(`more than ${limits.maxEntries} entries`);
   if (directoryOffset + directorySize !== directoryEnd) {
     if (directoryOffset + directorySize > directoryEnd) throw damaged('corrupt ZIP: the central directory runs past its end record');
     const gap = directoryEnd - directoryOffset - directorySize;
@@ -423,9 +436,9 @@ async function directoryOf(file: FileHandle, limits: ZipLimits): Promise<Central
     if (method === 0 && compressedSize !== uncompressedSize)
       throw new UnsafeZipError(`entry "${name}" is stored, yet its sizes differ (${compressedSize} and ${uncompressedSize} bytes)`);
     total += uncompressedSize;
-    if (total > limits.maxTotalUncompressed) throw new UnsafeZipError(`uncompressed size over ${limits.maxTotalUncompressed} bytes`);
+    if (total > limits.maxTotalUncompressed) throw new ZipOverLimit(`uncompressed size over ${limits.maxTotalUncompressed} bytes`);
     if (compressedSize > 0 && uncompressedSize / compressedSize > limits.maxRatio) {
-      throw new UnsafeZipError(`entry "${name}" expands ${Math.round(uncompressedSize / compressedSize)}x (compression bomb?)`);
+      throw new ZipOverLimit(`entry "${name}" expands ${Math.round(uncompressedSize / compressedSize)}x (compression bomb?)`);
     }
     const before = entries.at(-1);
     if (before && offset <= before.offset) {
@@ -588,6 +601,11 @@ export class ZipWalker {
   /** Whether the walk has stopped: at the central directory, on a problem, or at a layout it leaves to `verifyZip`. */
   get stopped(): boolean {
     return this.state === 'rest' || this.state === 'fallback' || this.state === 'failed';
+  }
+
+  /** What the walk found wrong with the ZIP itself so far (not what the inspector found in an entry). */
+  get problem(): Error | undefined {
+    return this.failure;
   }
 
   /** Why the file must be verified on its own (`verifyZip`), if the walk could not follow it to the directory. */
@@ -776,7 +794,7 @@ export class ZipWalker {
       const problem = headerMismatch(listed, local);
       if (problem) throw new UnsafeZipError(problem);
     }
-    if (this.seen.length + 1 > this.limits.maxEntries) throw new UnsafeZipError(`more than ${this.limits.maxEntries} entries`);
+    if (this.seen.length + 1 > this.limits.maxEntries) throw new ZipOverLimit(`more than ${this.limits.maxEntries} entries`);
     const unsafe = nameProblem(name, this.names) ?? unicodePathProblem(name, extra) ?? flagsProblem(name, flags, method);
     if (unsafe) throw new UnsafeZipError(unsafe);
 
@@ -796,11 +814,11 @@ export class ZipWalker {
     if (!descriptor) {
       this.total += method === 0 ? compressedSize : uncompressedSize;
       if (this.total > this.limits.maxTotalUncompressed)
-        throw new UnsafeZipError(`uncompressed size over ${this.limits.maxTotalUncompressed} bytes`);
+        throw new ZipOverLimit(`uncompressed size over ${this.limits.maxTotalUncompressed} bytes`);
       if (method === 0 && compressedSize !== uncompressedSize)
         throw new UnsafeZipError(`entry "${name}" is stored, yet its sizes differ (${compressedSize} and ${uncompressedSize} bytes)`);
       if (method === 8 && compressedSize > 0 && uncompressedSize / compressedSize > this.limits.maxRatio) {
-        throw new UnsafeZipError(`entry "${name}" expands ${Math.round(uncompressedSize / compressedSize)}x (compression bomb?)`);
+        throw new ZipOverLimit(`entry "${name}" expands ${Math.round(uncompressedSize / compressedSize)}x (compression bomb?)`);
       }
     }
     const sink = this.inspector?.open(name);
@@ -967,7 +985,7 @@ export class ZipWalker {
   private async endStored(entry: Current, declaredCrc: number, descriptorBytes: number): Promise<void> {
     this.total += entry.bytes;
     if (this.total > this.limits.maxTotalUncompressed)
-      throw new UnsafeZipError(`uncompressed size over ${this.limits.maxTotalUncompressed} bytes`);
+      throw new ZipOverLimit(`uncompressed size over ${this.limits.maxTotalUncompressed} bytes`);
     await this.endEntry(entry, declaredCrc, entry.bytes, descriptorBytes);
   }
 

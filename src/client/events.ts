@@ -53,7 +53,8 @@ export class EsignEventVerifier {
       const event = payload as Partial<IntegratorEventBody> | null;
       if (typeof event?.type !== 'string' || typeof event.timestamp !== 'string' || typeof event.data !== 'object' || event.data === null)
         throw new EsignEventRejected(`event ${id} is signed but is not {type, timestamp, data}`);
-      if (!(Number.isInteger(event.sequence) && event.sequence! >= 1))
+      // A safe integer: past 2^53 numbers lose precision, and events could no longer be ordered or a gap seen.
+      if (!(Number.isSafeInteger(event.sequence) && event.sequence! >= 1))
         throw new EsignEventRejected(`event ${id} is signed but its sequence is not a number from 1`);
       // Every field of the body as signed (`sequence` to order by and see a gap, and any added later), then its id.
       return { ...(event as IntegratorEventBody), id };

@@ -11,6 +11,7 @@ import {
   IframeRequest,
   IframeResponse,
   ListTransactionsQuery,
+  ListEnvelope,
   ListTransactionsResponse,
   normalizeUploadResponse,
   ProblemDetails,
@@ -170,6 +171,11 @@ export class EsignClient {
     const params = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
     if (q.status !== undefined) params.set('status', q.status);
     return this.#json('listTransactions', { method: 'GET', path: `/transactions?${params.toString()}` }, ListTransactionsResponse, options);
+  }
+
+  /** `GET /transactions?limit=1`, read for its envelope only: whether the provider answers its list at all. */
+  async answersItsList(options: CallOptions = {}): Promise<void> {
+    await this.#json('listTransactions', { method: 'GET', path: '/transactions?limit=1&offset=0' }, ListEnvelope, options);
   }
 
   /** `GET /transactions/{id}/documents?type=completed` (4.6): the ZIP as a stream, never buffered. */

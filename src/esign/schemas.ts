@@ -297,6 +297,12 @@ export const ListTransactionsResponse = z.object({
 });
 export type ListTransactionsResponse = z.infer<typeof ListTransactionsResponse>;
 
+/**
+ * The list's envelope alone: what shows the provider answers its list, whatever records it holds (a newest record in
+ * a shape this client does not know, maybe another integrator's, must not hide that it answered).
+ */
+export const ListEnvelope = z.looseObject({ data: z.array(z.unknown()), total: z.number().int().nonnegative() });
+
 /** Query of `GET /transactions` (chosen; see docs/spec-gaps.md). */
 export const ListTransactionsQuery = z.object({
   status: TransactionStatus.optional(),

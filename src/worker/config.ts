@@ -42,7 +42,8 @@ export const WorkerEnv = z.object({
    */
   ESIGN_ZIP_MAX_ENTRIES: z.coerce.number().int().positive().default(DEFAULT_ZIP_LIMITS.maxEntries),
   ESIGN_ZIP_MAX_UNCOMPRESSED_BYTES: z.coerce.number().int().positive().default(DEFAULT_ZIP_LIMITS.maxTotalUncompressed),
-  ESIGN_ZIP_MAX_RATIO: z.coerce.number().positive().default(DEFAULT_ZIP_LIMITS.maxRatio),
+  // At least 1: an entry stored without compression has a ratio of 1, so a lower limit would refuse every ZIP.
+  ESIGN_ZIP_MAX_RATIO: z.coerce.number().finite().min(1).default(DEFAULT_ZIP_LIMITS.maxRatio),
   ESIGN_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(100),
   ESIGN_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().positive().default(40),
   // A transaction spends most of its life waiting for signers: a cached one costs about 0.6 MiB and saves only a

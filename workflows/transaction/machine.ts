@@ -202,6 +202,7 @@ export class SigningTransaction {
   /** The provider's state, however it was read: records it and says what it means (progress is the caller's). */
   observe(state: Pick<TransactionState, 'status'>): Observation {
     this.providerStatus = state.status;
+    this.notFoundSince = undefined; // any answer with the transaction in it (a read, a withdraw's) restarts the 404 count
     if (state.status === 'completed') return { kind: 'completed' };
     if (isProviderEndStatus(state.status)) return { kind: 'ended', status: state.status as Exclude<typeof state.status, 'completed'> };
     return { kind: 'open' };
