@@ -89,7 +89,7 @@ describe('esign CLI', () => {
 
     const provider = await esign('--json', 'list', '--provider', '--status', 'completed');
     expect((JSON.parse(provider.stdout) as { rows: { referenceId: string }[] }).rows.map((r) => r.referenceId)).toContain(referenceId);
-  });
+  }, 180_000);
 
   it('starts from flags, issues URLs, cancels, and uses exit codes that mean something', async () => {
     const started = await esign(
@@ -163,5 +163,6 @@ describe('esign CLI', () => {
     const help = await esign('start', '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--signer');
-  });
+    // About twenty CLI processes, each a Node start: minutes on a loaded 2-core machine.
+  }, 240_000);
 });

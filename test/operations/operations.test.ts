@@ -169,4 +169,5 @@ it('docs/operations.md walks a deploy, a ramp, a rollback and a retirement, ever
   } finally {
     await v.close();
   }
-});
+  // Every command of the page as a process of its own, workers deployed and drained: minutes under load.
+}, 240_000);
