@@ -1,9 +1,9 @@
-// The owner lookup of a late completion (activities/inbox.ts findTransactionOwner) when the referenceId was used again
-// and its workflow's new run has no EsignTransactionId yet (it is still uploading or creating its transaction). Such
-// a run is no evidence that it owns the completed transaction: visibility may not yet show the earlier run that ended
-// naming it. The lookup must wait for visibility as it does when the new run names another transaction, not conclude
-// at once that the new run is the owner (the inbox would wait for a run that never takes the completion, then archive
-// it orphaned, days later, without what the owner left) (a cold review's suspect, confirmed).
+// The owner lookup of a late completion (activities/inbox.ts findTransactionOwner) finds the ended run that owned a
+// transaction through visibility, and must not conclude there is no owner, or the wrong one, while visibility lags:
+// the completion would be archived without the owner's archive prefix, callback and upload hashes, or archived again
+// after its owner archived it. When the referenceId was used again, the workflow of that id now owns another
+// transaction (or none yet: it is still uploading or creating it), and such a run is no evidence that it owns the
+// completed one. The lookup asks to be tried again until the lag is past.
 // The server is real; the lag is a client whose visibility listing shows nothing yet.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ import { connectToTestServer, uniqueTaskQueue, type TemporalTestContext } from '
 let temporal: TemporalTestContext;
 let worker: Worker;
 let running: Promise<void>;
-const taskQueue = uniqueTaskQueue('owner-unset');
+const taskQueue = uniqueTaskQueue('owner-lookup');
 
 beforeAll(async () => {
   temporal = await connectToTestServer();
@@ -35,6 +35,73 @@ afterAll(async () => {
   worker?.shutdown();
   await running;
   await temporal?.close();
+});
+
+it('a reused referenceId whose earlier run visibility does not show yet: the lookup waits for it', async () => {
+  const referenceId = `lag-${randomUUID()}`;
+  const workflowId = workflowIdFor(referenceId);
+  const earlier = randomUUID();
+  // The earlier transaction's run: it ended, completed, having uploaded; its input named an archive prefix.
+  const result: EsignTransactionResult = {
+    status: 'completed',
+    referenceId,
+    transactionId: earlier,
+    esignId: randomUUID(),
+    originals: { 'org/a.pdf': 'ab'.repeat(32) },
+  };
+  const first = await temporal.client.workflow.start(WORKFLOW_TYPE, {
+    workflowId,
+    taskQueue,
+    args: [{ referenceId, archivePrefix: 'clients/acme' }, undefined, result],
+    typedSearchAttributes: [{ key: EsignTransactionId, value: earlier }],
+  });
+  await first.result();
+  // The referenceId used again: its workflow now owns another transaction (no worker serves it: it stays running).
+  const now = await temporal.client.workflow.start(WORKFLOW_TYPE, {
+    workflowId,
+    taskQueue: uniqueTaskQueue('no-worker'),
+    args: [{ referenceId }],
+    typedSearchAttributes: [{ key: EsignTransactionId, value: randomUUID() }],
+  });
+
+  const activities = createInboxActivities();
+  const findTransactionOwner = (input: { transactionId: string; referenceId: string | null }) => activities.findTransactionOwner(input);
+  const lagging = new Client({ connection: temporal.client.connection, namespace: temporal.namespace });
+  // Visibility has not indexed the earlier run's end yet.
+  lagging.workflow.list = (() => ({ async *[Symbol.asyncIterator]() {} })) as unknown as typeof lagging.workflow.list;
+  const firstAttempt = new MockActivityEnvironment(
+    { attempt: 1, scheduledTimestampMs: Date.now(), currentAttemptScheduledTimestampMs: Date.now() },
+    { client: lagging },
+  );
+  await expect(firstAttempt.run(findTransactionOwner, { transactionId: earlier, referenceId })).rejects.toMatchObject({
+    nonRetryable: false,
+    message: expect.stringContaining('not in visibility yet') as string,
+  });
+
+  // Tried again once visibility shows it: the earlier run, with what it left.
+  const retried = new MockActivityEnvironment(
+    { attempt: 2, scheduledTimestampMs: Date.now() - 3_000, currentAttemptScheduledTimestampMs: Date.now() },
+    { client: temporal.client },
+  );
+  expect(await retried.run(findTransactionOwner, { transactionId: earlier, referenceId })).toEqual({
+    owner: 'ended',
+    ownerWorkflowId: workflowId,
+    outcome: 'completed',
+    archivePrefix: 'clients/acme',
+    originals: result.originals,
+  });
+
+  // A transaction no run ever named (another system used the referenceId) is given up on once the lag is past.
+  const late = new MockActivityEnvironment(
+    { attempt: 5, scheduledTimestampMs: Date.now() - 15_000, currentAttemptScheduledTimestampMs: Date.now() },
+    { client: temporal.client },
+  );
+  expect(await late.run(findTransactionOwner, { transactionId: randomUUID(), referenceId })).toEqual({
+    owner: 'ended',
+    ownerWorkflowId: null,
+    outcome: null,
+  });
+  await now.terminate('test over');
 });
 
 it('a reused referenceId whose new run has no transaction id yet: the lookup waits for the ended run, not for the new one', async () => {
