@@ -431,12 +431,14 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
           (d) => d.status.name === 'RUNNING',
           () => false,
         );
-        // After a restart, the run's next task waits on the dead worker's queue, and so, once it is closed, would
-        // every query of it: the test server has no sticky timeout to move them, as a real server does after a few
-        // seconds. A signal it has no handler for (buffered, never read) moves it to the live worker first.
-        if (running && restarts > 0) {
+        // After a restart, an event log's next task waits on the dead worker's queue, and so, once it is closed,
+        // would every query of it (the transaction reads a closed log's last number so): the test server has no
+        // sticky timeout to move them, as a real server does after a few seconds. A signal it has no handler for
+        // (buffered, never read) moves it to the live worker first.
+        if (running && restarts > 0 && step.workflow === 'eventLog') {
           await h.signal(EXPLORER_NUDGE_SIGNAL).catch(() => undefined);
-          for (let waited = 0; waited < 2_000; waited += 10) {
+          // Bounded in real time: each describe is a round trip, slow on a loaded machine.
+          for (const until = Date.now() + 2_000; Date.now() < until;) {
             const pending = await h.describe().then(
               (d) => d.raw.pendingWorkflowTask != null,
               () => false,
