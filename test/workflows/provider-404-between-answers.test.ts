@@ -2,9 +2,15 @@
 // between starts the count again." Here the provider answers in between (a cancel's withdraw is refused with 409 and
 // the read after it returns the live transaction, one signer having signed), yet a second 404 ~30 s after the first
 // ends the run `deleted`. A stale backend behind the provider's load balancer answers exactly so: 404 now and then.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { format } from 'prettier';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cancelEsignTransaction } from '../../src/client/transactions.js';
 import { failureTypeOf } from '../../src/client/failures.js';
+import { CURRENT_VERSION } from '../support/code-versions.js';
 import { FailureType } from '../../src/failures.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 import { ProviderProxy } from '../support/provider-proxy.js';
@@ -55,4 +61,10 @@ it('a 404, then the provider answering with the live transaction, then a 404 aga
   const result = described.status.name === 'COMPLETED' ? await handle.result() : undefined;
   expect(result).toBeUndefined();
   expect(described.status.name).toBe('RUNNING');
+  // RECORD_REFUSAL_HISTORIES=1 keeps this path's history for test/workflows/replay.test.ts.
+  if (process.env.RECORD_REFUSAL_HISTORIES === '1') {
+    const path = fileURLToPath(new URL(`../replay/histories/${CURRENT_VERSION}/withdraw-answer-between-two-404s.json`, import.meta.url));
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, await format(historyToJSON(await handle.fetchHistory()), { filepath: path }));
+  }
 }, 150_000);

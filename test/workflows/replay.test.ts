@@ -48,7 +48,8 @@ const LIFECYCLE_PATHS = [
  * reminders whose signing URL keeps failing, then signed; a deletion confirmed by a 404; a cancel after a replace whose
  * first attempt was given up on and landed after the withdraw; a deletion whose webhook was lost, then 404s for long
  * enough to confirm it; a cancel whose withdraw meets a 404 that the read after it confirms; a replace refused (422)
- * on its retry, then a cancel whose withdraw waits past the refused replace's window and withdraws again.
+ * on its retry, then a cancel whose withdraw waits past the refused replace's window and withdraws again; a 404, a
+ * withdraw the provider answers, and a 404 again, which ends nothing (test/workflows/provider-404-between-answers.test.ts).
  */
 const REFUSAL_PATHS = [
   'reminder-url-failing-then-completed.json',
@@ -58,6 +59,7 @@ const REFUSAL_PATHS = [
   'deleted-webhook-lost-then-404-twice.json',
   'cancel-withdraw-404-then-404-again.json',
   'replace-refused-lands-after-withdraw.json',
+  'withdraw-answer-between-two-404s.json',
 ];
 /**
  * A bulk send with a bad row, signed to its end; one cancelled while it sends (`npm run replay:regenerate`); one
