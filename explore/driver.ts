@@ -434,26 +434,10 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         // After a restart, an event log's next task waits on the dead worker's queue, and so, once it is closed,
         // would every query of it (the transaction reads a closed log's last number so): the test server has no
         // sticky timeout to move them, as a real server does after a few seconds. A signal it has no handler for
-        // (buffered, never read) moves it to the live worker first.
-        if (running && restarts > 0 && step.workflow === 'eventLog') {
-          await h.signal(EXPLORER_NUDGE_SIGNAL).catch(() => undefined);
-          // Bounded in real time: each describe is a round trip, slow on a loaded machine.
-          for (const until = Date.now() + 2_000; Date.now() < until;) {
-            const pending = await h.describe().then(
-              (d) => d.raw.pendingWorkflowTask != null,
-              () => false,
-            );
-            if (!pending) break;
-            await new Promise((resolve) => setTimeout(resolve, 10));
-          }
-        }
-        // `temporal workflow terminate`: the run ends where it is, with no say.
-        const terminated =
-          running &&
-          (await h.terminate("terminated by the explorer's operator").then(
-            () => true,
-            () => false,
-          ));
+        // (buffered, never read) moves it to the live worker first; the terminate waits for that task.
+        if (running && restarts > 0 && step.workflow === 'eventLog') await h.signal(EXPLORER_NUDGE_SIGNAL).catch(() => undefined);
+        // `temporal workflow terminate`: the run ends where it is, with no say (once its task in flight is done).
+        const terminated = running && (await lane.terminate(id, "terminated by the explorer's operator"));
         operations.terminations.push({
           workflow: step.workflow,
           workflowId: id,
@@ -567,6 +551,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   }
 
   // ------------------------------------------------------------------ run
+  /** Ends a workflow of this run still running when the schedule is over. */
+  const endRun = (id: string) => lane.terminate(id, 'the explorer ended this run');
   let end: WorkflowEnd | undefined;
   const histories: RecordedHistory[] = [];
   let atEnd: Observation['atEnd'] = [];
@@ -624,14 +610,11 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     } else {
       if (end?.kind !== 'not-started') histories.push(...(await after.collectHistories().catch(() => [])));
       // Whatever is still running (a stalled run) stops here: its timers would otherwise fire in the next run's time.
-      await after.terminateLeftovers();
+      await after.terminateLeftovers(endRun);
     }
     for (const walk of operations.upkeeps) {
       histories.push(...(await chainOf(walk.workflowId).catch(() => [] as RecordedHistory[])));
-      await client.workflow
-        .getHandle(walk.workflowId)
-        .terminate('the explorer ended this run')
-        .catch(() => undefined);
+      await endRun(walk.workflowId);
     }
     handedBack = await lane.forget(run);
   }
@@ -826,14 +809,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       ]).flat(),
       ...[...model.transactions.values()].flatMap((t) => [inboxIdFor(t.id), lateCompletionIdFor(t.id)]),
     ];
-    for (const id of ids) {
-      const h = client.workflow.getHandle(id);
-      const status = await h.describe().then(
-        (d) => d.status.name,
-        () => 'NOT_FOUND',
-      );
-      if (status === 'RUNNING') await h.terminate('the explorer ended this run').catch(() => undefined);
-    }
+    for (const id of ids) await endRun(id);
   }
 
   /** One transaction of the schedule: start, steps, its end, its late moves and their aftermath. */

@@ -7,6 +7,7 @@
 import proto from '@temporalio/proto';
 import { check, type CheckName, type Finding } from './checks.js';
 import { runSchedule } from './driver.js';
+import { taskInFlight } from './timers.js';
 import { TEST_SERVER_TIMER_RACE } from './sticky-queues.js';
 import { workflowFeatures, type WorkflowFeatures } from './features.js';
 import { eventName, type Observation } from './observation.js';
@@ -63,6 +64,8 @@ export class Explorer {
   readonly #log: (line: string) => void;
   readonly #open: Regression[];
   #runs = 0;
+  /** Lanes replaced before a schedule because their test server's clock was held (`#cleanLane`). */
+  clockLeaks = 0;
 
   private constructor(
     bundle: WorkflowBundle,
@@ -116,7 +119,7 @@ export class Explorer {
     log?: (line: string) => void,
     timeoutMs = realTimeBudget(schedule),
   ): Promise<{ observation: Observation; findings: Finding[]; realMs: number }> {
-    const lane = await this.#lane();
+    const lane = await this.#cleanLane();
     const started = Date.now();
     const refusedBefore = lane.refusedCompletions;
     let phase = 'waiting for a lane';
@@ -161,6 +164,7 @@ export class Explorer {
         new Promise<string>((resolve) => setTimeout(() => resolve('the server did not answer'), 5_000).unref()),
       ]);
       const race = lane.refusedCompletions > refusedBefore;
+      this.#log(`replacing lane ${lane.taskQueue} after a run that hung`);
       this.#release(await this.#replace(lane));
       const cause = race ? `; the test server refused a workflow task completion ("${TEST_SERVER_TIMER_RACE}", sdk-java#2606)` : '';
       throw new RunTimeout(`${err.message}; ${where}${cause}`, race);
@@ -264,11 +268,23 @@ export class Explorer {
 
   /** A lane whose run hung: its server is stopped (whatever it still holds) and a fresh one takes its place. */
   async #replace(broken: Lane): Promise<Lane> {
-    this.#log(`replacing lane ${broken.taskQueue} after a run that hung`);
     await Promise.race([broken.abandon().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
     const fresh = await Lane.start(this.#bundle, broken.taskQueue);
     this.#all.splice(this.#all.indexOf(broken), 1, fresh);
     return fresh;
+  }
+
+  /**
+   * A free lane whose test server's clock is free. A lane where a terminate had to drop a task's lock (explore/lane.ts
+   * `terminate`), or whose clock something else still holds, would leave the next schedule waiting in real time at its
+   * first sleep: it is replaced first, and counted (`clockLeaks`), since a lock no run releases is the test server's.
+   */
+  async #cleanLane(): Promise<Lane> {
+    const lane = await this.#lane();
+    if (!lane.clockLeaked && (await lane.clockFree())) return lane;
+    this.clockLeaks++;
+    this.#log(`replacing lane ${lane.taskQueue}: its test server's clock is held by a workflow that ended mid-task`);
+    return this.#replace(lane);
   }
 
   async #lane(): Promise<Lane> {
@@ -410,7 +426,7 @@ async function describeStall(lane: Lane, workflowId: string): Promise<string> {
     (failedTask
       ? `last workflow task failure ${proto.temporal.api.enums.v1.WorkflowTaskFailedCause[failedTask.cause ?? 0]}: ${failedTask.failure?.message ?? ''}; `
       : '') +
-    `${workflowId} is ${String(raw.workflowExecutionInfo?.status)}, pending workflow task ${JSON.stringify(raw.pendingWorkflowTask ?? null)}, ` +
+    `${workflowId} is ${String(raw.workflowExecutionInfo?.status)}, workflow task in flight ${taskInFlight(history)}, ` +
     `pending activities ${JSON.stringify(raw.pendingActivities?.map((a) => ({ type: a.activityType?.name, attempt: a.attempt })) ?? [])}, ` +
     `last events ${(history?.events ?? [])
       .slice(-12)

@@ -21,6 +21,10 @@ import { createExplorerActivities } from './activities.js';
 import { ProviderModel } from './provider-model.js';
 import { ServerHints } from './server-hints.js';
 import { StickyQueueDrain, StickyQueueSpy } from './sticky-queues.js';
+import { openActivities, taskInFlight } from './timers.js';
+
+type DescribeWorkflowExecutionResponse = proto.temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse;
+type History = proto.temporal.api.history.v1.IHistory;
 
 export type WorkflowBundle = NonNullable<WorkerOptions['workflowBundle']>;
 
@@ -85,6 +89,11 @@ export class Lane {
   #drain: StickyQueueDrain | undefined;
   /** Why workers stopped on their own, if any did. */
   readonly workerFailures: string[] = [];
+  /**
+   * Set when a workflow had to be terminated while it still held the test server's clock: the lane must not take
+   * another schedule (explore/explore.ts replaces it).
+   */
+  clockLeaked = false;
 
   private constructor(
     env: TestWorkflowEnvironment,
@@ -124,6 +133,45 @@ export class Lane {
     this.#drain = undefined;
     await drain?.stop();
     return drain?.handedBack ?? 0;
+  }
+
+  /**
+   * `temporal workflow terminate`, at a moment the test server can take it. The test server holds its clock while a
+   * workflow has a workflow task or an activity task outstanding, and releases it when the task completes; a terminate
+   * in between drops the task's completion, so the clock stays held for good and every later sleep on this server
+   * waits in real time (a real server has no such lock). So the terminate waits, a few seconds of real time at most,
+   * until the run has no task outstanding. Time does not move meanwhile (only the driver's sleeps move it), so no new
+   * task starts on its own; a run still busy after the wait is terminated anyway and the lane marked `clockLeaked`.
+   * Returns whether the run was running and is now terminated.
+   */
+  async terminate(workflowId: string, reason: string, waitMs = 3_000): Promise<boolean> {
+    const handle = this.client.workflow.getHandle(workflowId);
+    for (const until = Date.now() + waitMs; ;) {
+      const described = await handle.describe().catch(() => undefined);
+      if (described?.status.name !== 'RUNNING') return false;
+      const history = await handle.fetchHistory().catch(() => undefined);
+      const busy = taskInFlight(history) || activityInFlight(history, described.raw);
+      if (!busy || Date.now() >= until) {
+        const terminated = await handle.terminate(reason).then(
+          () => true,
+          () => false,
+        );
+        if (terminated && busy) this.clockLeaked = true;
+        return terminated;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /**
+   * Whether the test server's clock is free: a sleep of an hour returns at once unless something still holds it. Asked
+   * between schedules, when nothing of this lane runs, a held clock is a lock no run will release.
+   */
+  async clockFree(waitMs = 3_000): Promise<boolean> {
+    return Promise.race([
+      this.env.sleep(HOUR_MS).then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs).unref()),
+    ]);
   }
 
   /** Stops the worker and starts another with an empty cache; the tasks the old one would have had go to the new one. */
@@ -223,6 +271,28 @@ export class Lane {
     const server = (this.env as unknown as { server: Parameters<Runtime['shutdownEphemeralServer']>[0] | 'existing' }).server;
     if (server !== 'existing') await Runtime.instance().shutdownEphemeralServer(server);
   }
+}
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/**
+ * Whether an activity attempt is scheduled or running, which holds the test server's clock (as a workflow task does:
+ * explore/timers.ts `taskInFlight`). The history says which activities are open; the server's answer tells an attempt
+ * in flight from one waiting for its retry, which holds nothing: an attempt runs from its start (`lastStartedTime`)
+ * until the server records its end (`lastAttemptCompleteTime`), and a first attempt has no end yet. A newly scheduled
+ * activity may not be in that answer yet. (One moment it cannot tell: a retry whose backoff is over, before a worker
+ * polls it.)
+ */
+function activityInFlight(history: History | undefined, raw: DescribeWorkflowExecutionResponse): boolean {
+  return openActivities(history).some((id) => {
+    const info = raw.pendingActivities?.find((a) => a.activityId === id);
+    const ended = millis(info?.lastAttemptCompleteTime);
+    return ended === undefined || (millis(info?.lastStartedTime) ?? 0) > ended;
+  });
+}
+
+function millis(t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined {
+  return t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
 }
 
 /** The run a workflow belongs to: `esign-x<seed>-<run>`, an upkeep walk's `esign-upkeep-x<seed>-<run>-<n>`, a bulk send's `bulk-x<seed>-r<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */

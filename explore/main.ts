@@ -112,7 +112,8 @@ try {
         `${failing.length} failing\nended: ${[...ends]
           .sort((a, b) => b[1] - a[1])
           .map(([k, n]) => `${k} ${n}`)
-          .join(', ')}`,
+          .join(', ')}` +
+        (explorer.clockLeaks > 0 ? `\nlanes replaced because the test server's clock stayed held: ${explorer.clockLeaks}` : ''),
     );
     console.log(describeCoverage(outcomes));
     const known = new Map<string, number[]>();

@@ -13,11 +13,41 @@ const CLOSED = new Set([
   EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
 ]);
 
-/** Whether the history ends in a workflow task that is scheduled or running. */
+/**
+ * Whether a workflow task is scheduled or running: one scheduled and not yet completed, failed or timed out. Events
+ * may follow it (a signal that arrived while it ran), so the last event alone does not say. (The test server leaves
+ * `pendingWorkflowTask` out of its describe answer: the history is the only place to read it.)
+ */
 export function taskInFlight(history: History): boolean {
-  const last = history?.events?.at(-1)?.eventType;
-  return last === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED || last === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;
+  let open = false;
+  for (const e of history?.events ?? []) {
+    if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED) open = true;
+    else if (WORKFLOW_TASK_ENDS.has(e.eventType!) || CLOSED.has(e.eventType!)) open = false;
+  }
+  return open;
 }
+
+/** The activity ids of the activities scheduled and not yet completed, failed, timed out or cancelled. */
+export function openActivities(history: History): string[] {
+  const open = new Map<string, string>();
+  for (const e of history?.events ?? []) {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled) open.set(String(e.eventId), scheduled.activityId ?? '');
+    const ended =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
+    if (ended) open.delete(String(ended.scheduledEventId));
+  }
+  return [...open.values()];
+}
+
+const WORKFLOW_TASK_ENDS = new Set([
+  EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+]);
 
 /** When each timer an open run has started, and neither fired nor cancelled, is due (epoch ms). */
 export function pendingTimerDeadlines(history: History): number[] {
