@@ -297,6 +297,58 @@ describe('signing, completion and download', () => {
     });
   });
 
+  it('takes a correction after a signature, keeping what was signed, and refuses one that changes it', async () => {
+    const request = await uploadedRequest(sb.client, { signers: 3, documents: 2 });
+    const created = await sb.client.createTransaction(request);
+    const [first, second, third] = request.participants;
+    expect((await raw('POST', `/_sandbox/transactions/${created.id}/participants/${first!.id}/sign`, {})).status).toBe(200);
+    const put = (body: CreateTransactionRequest) => raw('PUT', `/transactions/${created.id}`, { ...body, status: 'esign_pending' });
+    const refused = async (body: CreateTransactionRequest, why: string) => {
+      const res = await put(body);
+      expect(res.status).toBe(409);
+      expect(problem(res).detail).toContain(why);
+    };
+    // What the first signer signed cannot change: their record, their tags, the documents; nor can it go back to draft.
+    const renamed = request.participants.map((p) => (p.id === first!.id ? { ...p, email: 'someone.else@example.com' } : p));
+    await refused({ ...request, participants: renamed }, `participant ${first!.id} cannot change`);
+    const withoutFirst = request.documents.map((d) => ({ ...d, tags: d.tags.filter((t) => t.signerId !== first!.id) }));
+    await refused(
+      { ...request, participants: request.participants.slice(1), documents: withoutFirst },
+      `participant ${first!.id} cannot be removed`,
+    );
+    const moved = request.documents.map((d) => ({ ...d, tags: d.tags.map((t) => (t.signerId === first!.id ? { ...t, x: t.x + 1 } : t)) }));
+    await refused({ ...request, documents: moved }, `the tags of participant ${first!.id} cannot change`);
+    await refused({ ...request, documents: request.documents.slice(1) }, 'the documents can no longer change');
+    expect((await raw('PUT', `/transactions/${created.id}`, { ...request, status: 'draft' })).status).toBe(409);
+
+    // The second signer is removed (with their tags, which shifts the third's) and a new one takes the third's place.
+    const replacement = { ...third!, id: randomUUID(), email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' };
+    const corrected: CreateTransactionRequest = {
+      ...request,
+      participants: [first!, replacement],
+      documents: request.documents.map((d) => ({
+        ...d,
+        tags: d.tags
+          .filter((t) => t.signerId !== second!.id)
+          .map((t) => (t.signerId === third!.id ? { ...t, signerId: replacement.id } : t)),
+      })),
+    };
+    expect((await put(corrected)).status).toBe(201);
+    // The removed and the replaced can no longer sign; the first stays signed, and the replacement completes it.
+    for (const gone of [second!, third!])
+      expect((await raw('POST', `/_sandbox/transactions/${created.id}/participants/${gone.id}/sign`, {})).status).toBe(404);
+    expect((await raw('POST', `/_sandbox/transactions/${created.id}/participants/${replacement.id}/sign`, {})).json).toEqual({
+      completed: true,
+    });
+    const target = join(work, `${created.id}-corrected.zip`);
+    await writeHashed((await sb.client.downloadCompletedDocuments(created.id!)).body, target);
+    const [page0] = await pdfPageTexts((await readZipEntries(target)).get('Agreement 1.pdf')!);
+    expect(page0).toContain('Signer1 Tester');
+    // (The sample page clips the third signer's stamp at its edge: the first name is what fits.)
+    expect(page0).toContain('Grace');
+    expect(page0).not.toMatch(/Signer[23]/);
+  });
+
   it('does not sign drafts or cancelled transactions', async () => {
     const draft = await uploadedRequest(sb.client, { status: 'draft' });
     const d = await sb.client.createTransaction(draft);

@@ -9,6 +9,7 @@ import {
   type TransactionRecord,
   type UploadResponse,
 } from '../../../src/esign/schemas.js';
+import { keptSignatures } from './corrections.js';
 import { SandboxError, validated } from './errors.js';
 import type { ClientInfo } from './authentication.js';
 import type { SandboxMailer } from './mailer.js';
@@ -133,14 +134,16 @@ export class ProviderApi {
       if (current.status !== 'draft' && current.status !== 'esign_pending') {
         throw new SandboxError('conflict', `transaction is ${current.status} and can no longer be changed`);
       }
-      if (this.#store.finishedParticipants(id).size > 0) {
-        throw new SandboxError('conflict', 'a participant has already signed; the transaction can no longer be replaced');
-      }
       // Fields the update operation does not carry (4.4) are kept from creation.
       const { taggingOrganizationId, taggingUserId, evault, sendFinalEnoteTo } = current.body;
       const merged: TransactionBody = { taggingOrganizationId, taggingUserId, evault, sendFinalEnoteTo, ...body };
       const stored = this.#resolveDocuments(org, merged);
-      this.#store.clearSigning(id);
+      const signed = this.#store.finishedParticipants(id);
+      // Someone signed: a correction, which keeps what they signed (./corrections.ts); else everyone starts over.
+      if (signed.size > 0 && body.status === 'draft')
+        throw new SandboxError('conflict', 'a participant has already signed: the transaction cannot go back to draft');
+      if (signed.size > 0) this.#store.keepSigning(id, signed, keptSignatures(current.body, stored, signed, this.#store.appliedTags(id)));
+      else this.#store.clearSigning(id);
       const at = this.#options.now().toISOString();
       this.#store.updateTransaction(id, { status: body.status, body: stored, updatedAt: at });
       const updated = this.#store.getTransaction(id)!;

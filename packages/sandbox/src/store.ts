@@ -329,6 +329,24 @@ export class SandboxStore {
     this.#db.prepare('DELETE FROM viewed_participants WHERE transaction_id = ?').run(transactionId);
   }
 
+  /**
+   * A correction of a transaction some have signed (./corrections.ts): their finished rows and applied tags (at their
+   * new positions) stay, and everyone else's progress goes.
+   */
+  keepSigning(transactionId: string, signed: ReadonlySet<string>, applied: readonly AppliedTagRow[]): void {
+    const others = (table: string) =>
+      this.#db
+        .prepare(`SELECT participant_id FROM ${table} WHERE transaction_id = ?`)
+        .all(transactionId)
+        .map((r) => (r as { participant_id: string }).participant_id)
+        .filter((id) => !signed.has(id));
+    for (const table of ['finished_participants', 'declined_participants', 'viewed_participants'])
+      for (const id of others(table))
+        this.#db.prepare(`DELETE FROM ${table} WHERE transaction_id = ? AND participant_id = ?`).run(transactionId, id);
+    this.#db.prepare('DELETE FROM applied_tags WHERE transaction_id = ?').run(transactionId);
+    for (const a of applied) this.applyTag(a);
+  }
+
   declineParticipant(transactionId: string, participantId: string, reason: string | undefined, at: string): void {
     this.#db
       .prepare('INSERT OR IGNORE INTO declined_participants (transaction_id, participant_id, reason, declined_at) VALUES (?, ?, ?, ?)')
