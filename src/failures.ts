@@ -13,6 +13,8 @@ export const FailureType = {
   TransactionFinished: 'TransactionFinished',
   TransactionIsDraft: 'TransactionIsDraft',
   UnknownParticipant: 'UnknownParticipant',
+  /** A correction accepted, then refused at its turn: the state changed meanwhile (a signer signed). Nothing applied. */
+  CorrectionRefused: 'CorrectionRefused',
   /** A cancel the provider refused: a participant has signed, so the transaction can still complete. */
   WithdrawRefused: 'WithdrawRefused',
   // The provider.

@@ -29,6 +29,7 @@ import { Progress } from './progress.js';
 import { buildCreateRequest, validInput } from './requests.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { Clock } from './clock.js';
+import { Corrections } from './transaction/correcting.js';
 import { Endings } from './transaction/endings.js';
 import { registerHandlers, Requests } from './transaction/handlers.js';
 import { Integrator } from './transaction/integrator.js';
@@ -36,6 +37,7 @@ import type { ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
 import { READ_AGAIN_MS, readState, Steps, type Reading } from './transaction/steps.js';
 import { handOnStrays } from './transaction/strays.js';
+import { waitSummary } from './transaction/view.js';
 import { versioningBehavior } from './versioning.js';
 
 export type { ContinuedTransaction } from './transaction/continued.js';
@@ -50,7 +52,14 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   const steps = new Steps(clock);
   const integrator = new Integrator(tx, steps, clock);
   const endings = new Endings(tx, steps, integrator);
-  registerHandlers(tx, new Requests(tx, steps), () => rawInput?.referenceId);
+  const corrections = new Corrections(tx, steps, integrator, clock);
+  registerHandlers(
+    tx,
+    new Requests(tx, steps),
+    corrections,
+    () => clock.now(),
+    () => rawInput?.referenceId,
+  );
 
   // ---------------------------------------------- 0. validate the input
   const valid = continued ? (rawInput as ValidEsignTransactionInput) : await validInput(rawInput);
@@ -203,6 +212,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
 
     // ------------------------------------------------- wait for news
     const waitingIn = tx.phase;
+    tx.rescheduled = false; // planned below with the deadline as it is now
     const now = clock.now();
     const remaining = tx.deadlineAt - now;
     if (tx.activity !== quietSince) {
@@ -220,16 +230,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
         : waitingIn === 'overdue'
           ? interval
           : Math.min(interval, remaining, untilReminder);
-    const until = clock
-      .iso(waitingIn === 'draft' ? tx.deadlineAt : now + wait)
-      .slice(0, 16)
-      .replace('T', ' ');
-    const summary =
-      waitingIn === 'draft'
-        ? `Wait for the draft to be sent until ${until} UTC`
-        : waitingIn === 'overdue'
-          ? `Overdue: wait for the provider's end (next check ${until} UTC)`
-          : `Wait for signatures until ${until} UTC`;
+    const summary = waitSummary(waitingIn, clock.iso(waitingIn === 'draft' ? tx.deadlineAt : now + wait));
     const woke = await condition(() => tx.hasWork() || tx.phase !== waitingIn, wait, { summary });
     if (woke || waitingIn === 'draft' || (waitingIn !== 'overdue' && clock.now() >= tx.deadlineAt)) continue;
     if (integrator.reminderDue()) continue;

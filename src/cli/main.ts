@@ -8,6 +8,7 @@ import { CliError, createContext, Exit, type CliContext } from './context.js';
 import { demo } from './demo.js';
 import { evidenceTable, fields, table } from './output.js';
 import { registerBulkCommands } from './bulk.js';
+import { registerCorrectionCommand } from './corrections.js';
 import { registerEventCommands } from './events.js';
 import { registerTemplateCommands, startWithTemplate, type TemplateStartOptions } from './templates.js';
 
@@ -168,6 +169,7 @@ program
 registerTemplateCommands(program, { withContext, print, json });
 registerBulkCommands(program, { withContext, print, json });
 registerEventCommands(program, { withContext, print, json });
+registerCorrectionCommand(program, { withContext, print, json });
 
 try {
   await program.parseAsync(process.argv);

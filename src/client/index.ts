@@ -8,8 +8,10 @@
 // Transactions: start (idempotent per referenceId), follow, signing URLs, cancel, an archive retried.
 export {
   cancelEsignTransaction,
+  correctEsignTransaction,
   getEsignStatus,
   getEsignTransaction,
+  InvalidCorrection,
   InvalidTransactionInput,
   issueSigningUrl,
   retryEsignArchive,
@@ -18,6 +20,7 @@ export {
 export type { StartedTransaction, StartOptions } from './transactions.js';
 export {
   cancelUpdate,
+  correctTransactionUpdate,
   DEFAULT_TASK_QUEUE,
   issueSigningUrlUpdate,
   replaceTransactionUpdate,
@@ -40,6 +43,16 @@ export type {
   IssueSigningUrlRequest,
   ReplaceTransactionRequest,
 } from '../definitions/transaction.js';
+export { CORRECTION_KINDS } from '../definitions/corrections.js';
+export type {
+  AddedTag,
+  CorrectionKind,
+  CorrectionRecord,
+  CorrectionResult,
+  NewPerson,
+  TransactionCorrection,
+} from '../definitions/corrections.js';
+export { TransactionCorrection as TransactionCorrectionSchema } from '../transaction/corrections.js';
 export type { ArchiveEvidence, DocumentEvidence, SignatureEvidence, ValidationReport } from '../evidence/report.js';
 export {
   DocumentInput,

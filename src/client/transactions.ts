@@ -16,6 +16,7 @@ import type { Priority } from '@temporalio/common';
 import { describeIssues } from '../util/zod-issues.js';
 import {
   cancelUpdate,
+  correctTransactionUpdate,
   DEFAULT_TASK_QUEUE,
   issueSigningUrlUpdate,
   retryArchiveUpdate,
@@ -36,10 +37,16 @@ import {
   type EsignLateCompletionWorkflow,
 } from '../definitions/late-completion.js';
 import { EsignTransactionInput } from '../transaction/input.js';
+import { asCorrection, TransactionCorrection as TransactionCorrectionSchema } from '../transaction/corrections.js';
+import type { CorrectionResult, TransactionCorrection } from '../definitions/corrections.js';
 import { EsignBatchId, EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../definitions/search-attributes.js';
 
 export class InvalidTransactionInput extends Error {
   override readonly name = 'InvalidTransactionInput';
+}
+
+export class InvalidCorrection extends Error {
+  override readonly name = 'InvalidCorrection';
 }
 
 /** More than one late completion of a referenceId waits for a retry of its archive: name one by its transactionId. */
@@ -231,6 +238,25 @@ export function getEsignTransaction(client: Client, referenceId: string): Workfl
 export async function issueSigningUrl(client: Client, referenceId: string, request: IssueSigningUrlRequest): Promise<IssuedSigningUrl> {
   const handle = getEsignTransaction(client, referenceId);
   return orWorkflowFailure(client, handle.workflowId, () => handle.executeUpdate(issueSigningUrlUpdate, { args: [request] }));
+}
+
+/**
+ * Corrects the transaction in flight (docs/workflow.md, "Corrections"): checked here first (`InvalidCorrection` says what is
+ * wrong), then by the workflow, whose validator refuses with the reason; fails with `CorrectionRefused`,
+ * `ProviderRejected` or `TransactionFinished` (`failureTypeOf`) when its turn came too late or the provider refused
+ * it, the transaction unchanged. A change of person or address answers with the participant's new id (`added`).
+ */
+export async function correctEsignTransaction(
+  client: Client,
+  referenceId: string,
+  correction: TransactionCorrection,
+): Promise<CorrectionResult> {
+  const parsed = TransactionCorrectionSchema.safeParse(correction);
+  if (!parsed.success) throw new InvalidCorrection(`invalid correction: ${describeIssues(parsed.error)}`);
+  const handle = getEsignTransaction(client, referenceId);
+  return orWorkflowFailure(client, handle.workflowId, () =>
+    handle.executeUpdate(correctTransactionUpdate, { args: [asCorrection(parsed.data)] }),
+  );
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ParticipantStatus } from '../esign/events.js';
 import type { EsignCompletedWebhook, EsignWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../esign/schemas.js';
 import type { ArchiveEvidence } from '../evidence/report.js';
 import type { EsignTransactionInput } from '../transaction/input.js';
+import type { CorrectionResult, TransactionCorrection } from './corrections.js';
 
 export const WORKFLOW_TYPE = 'esignTransaction';
 export const DEFAULT_TASK_QUEUE = 'esign-transactions';
@@ -150,6 +151,15 @@ export interface ReplaceTransactionRequest {
 export const replaceTransactionUpdate = defineUpdate<{ status: string }, [ReplaceTransactionRequest]>('replaceTransaction');
 
 /**
+ * Corrects the transaction in flight (src/definitions/corrections.ts: reassign, contact, addSigner, removeSigner,
+ * deadline, resend), at the provider as an update (4.4) that keeps what was signed. Refused by its validator with the
+ * reason (a signer who signed, an unknown participant, a deadline in the past, a transaction ended or being
+ * cancelled); fails with `CorrectionRefused` or `ProviderRejected` when the state changed before its turn or the
+ * provider refuses it, the workflow's view unchanged. Recorded in the integrator's `transaction.corrected` event.
+ */
+export const correctTransactionUpdate = defineUpdate<CorrectionResult, [TransactionCorrection]>('correctTransaction');
+
+/**
  * Withdraws the transaction at the provider, then ends the workflow as
  * `cancelled`. Fails with `WithdrawRefused` (the workflow goes on) when the
  * provider refuses because a participant has signed, and with
@@ -172,6 +182,7 @@ export const retryArchiveUpdate = defineUpdate<EsignTransactionResult, []>('retr
 export type IntegratorEventType =
   | 'participant.signed'
   | 'reminder.due'
+  | 'transaction.corrected'
   | 'transaction.completed'
   | 'transaction.completed_late'
   | 'transaction.archive_invalid'

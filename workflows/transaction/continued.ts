@@ -2,6 +2,7 @@
 import type { ParticipantState } from '../../activities/transactions.js';
 import type { CreateTransactionRequest, Participant } from '../../src/esign/schemas.js';
 import type { EsignPhase } from '../../src/definitions/transaction.js';
+import type { CorrectionRecord } from '../../src/definitions/corrections.js';
 
 /** What a run hands to the next when it continues as new: everything the transaction must not forget. */
 export interface ContinuedTransaction {
@@ -30,6 +31,8 @@ export interface ContinuedTransaction {
   archiveRefusals?: number;
   /** The last event's sequence number in the integrator's event log (its workflow exists when this is set). */
   eventsSent?: number;
+  /** The corrections taken so far (their audit), when any. */
+  corrections?: CorrectionRecord[];
   /** Until when a replace given up on may still land (machine.ts `replaceLandsUntil`), while that is ahead. */
   replaceLandsUntil?: number;
 }

@@ -11,6 +11,7 @@ import { isRefusedPlaintext, PLAINTEXT_REFUSED_MESSAGE } from '../../src/codec/p
 import { FailureType } from '../../src/failures.js';
 import {
   cancelUpdate,
+  correctTransactionUpdate,
   esignCompletedSignal,
   esignEventSignal,
   issueSigningUrlUpdate,
@@ -24,9 +25,11 @@ import {
 } from '../../src/definitions/transaction.js';
 import { readCompletedNotification, readNotification } from '../notification.js';
 import { buildUpdateRequest } from '../requests.js';
+import type { Corrections } from './correcting.js';
+import { refuseCorrection } from './corrections.js';
 import type { SigningTransaction } from './machine.js';
 import { statusOf } from './view.js';
-import { landsUntilOf, providerRefusal, type Steps } from './steps.js';
+import { keepLandsUntil, landsUntilOf, providerRefusal, type Steps } from './steps.js';
 
 const finished = (what: string) => ApplicationFailure.nonRetryable(what, FailureType.TransactionFinished);
 
@@ -119,17 +122,14 @@ export class Requests {
       if (tx.isFinishing() || tx.withdrawing || tx.phase === 'overdue')
         throw finished(`transaction is ${tx.cancel ? 'being cancelled' : tx.phase}; it can no longer be replaced`);
       const next = buildUpdateRequest(tx.request!, tx.input!.referenceId, change);
-      const keepLandsUntil = (until: number | undefined) => {
-        if (until !== undefined) tx.replaceLandsUntil = Math.max(tx.replaceLandsUntil, until);
-      };
       const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next }).catch((err: unknown) => {
         // A retry refused (a 4xx): the attempt given up on before it may still land, as after a retry that succeeded.
-        keepLandsUntil(landsUntilOf(err));
+        keepLandsUntil(tx, landsUntilOf(err));
         throw err;
       });
       tx.request = { ...tx.request!, ...next };
       tx.providerStatus = ref.status;
-      keepLandsUntil(ref.landsUntil);
+      keepLandsUntil(tx, ref.landsUntil);
       if (!tx.isFinishing()) tx.moveTo(change.status === 'draft' ? 'draft' : 'awaiting_signatures');
       return { status: ref.status };
     });
@@ -154,7 +154,13 @@ export class Requests {
   }
 }
 
-export function registerHandlers(tx: SigningTransaction, requests: Requests, rawReferenceId: () => unknown): void {
+export function registerHandlers(
+  tx: SigningTransaction,
+  requests: Requests,
+  corrections: Corrections,
+  now: () => number,
+  rawReferenceId: () => unknown,
+): void {
   setHandler(statusQuery, () => statusOf(tx, rawReferenceId()));
   setHandler(esignCompletedSignal, (payload) => tx.receive(readCompletedNotification(payload)));
   setHandler(esignEventSignal, (payload) => tx.receive(readNotification(payload)));
@@ -163,6 +169,9 @@ export function registerHandlers(tx: SigningTransaction, requests: Requests, raw
   });
   setHandler(replaceTransactionUpdate, (change) => requests.replace(change), {
     validator: (change) => refuse(change, (c: ReplaceTransactionRequest | undefined) => refuseReplace(tx, c)),
+  });
+  setHandler(correctTransactionUpdate, (correction) => corrections.correct(correction), {
+    validator: (correction) => refuse(correction, (c: unknown) => refuseCorrection(tx, c, now())),
   });
   setHandler(cancelUpdate, (request) => requests.cancel(request), { validator: (request) => refuse(request, () => refuseCancel(tx)) });
   setHandler(retryArchiveUpdate, () => requests.retryArchive(), { validator: () => refuse(undefined, () => refuseRetryArchive(tx)) });

@@ -126,6 +126,12 @@ export class Integrator {
         },
       });
     }
+    this.participantsChanged();
+  }
+
+  /** Who signed and who is awaited, as operators see them (search attributes, the Web UI's line). */
+  participantsChanged(): void {
+    const progress = this.tx.progress!;
     this.tx.attributes.set([
       { key: EsignSignedCount, value: progress.signedCount },
       { key: EsignWaitingFor, value: progress.waiting.map((p) => p.id) },

@@ -1,9 +1,8 @@
 /**
- * One signature transaction's state and its transitions: what the workflow
- * knows of the provider's transaction, what it was asked, and what it still
- * has to do. Pure: no activities, no timers; the workflow (../esign-transaction.ts)
- * acts on what this class decides, and the handlers (./handlers.ts) delegate
- * to it. Phases move only along ./transitions.ts.
+ * One signature transaction's state and its transitions: what the workflow knows of the provider's transaction, what
+ * it was asked, and what it still has to do. Pure: no activities, no timers; the workflow (../esign-transaction.ts)
+ * acts on what this class decides, and the handlers (./handlers.ts) delegate to it. Phases move only along
+ * ./transitions.ts.
  */
 import { log, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import { SearchAttributes } from './attributes.js';
@@ -13,10 +12,11 @@ import { ESIGN_COMPLETED_EVENT, isEndEvent, isProviderEndStatus, type EsignEndEv
 import type { CreateTransactionRequest, EsignWebhook, Participant } from '../../src/esign/schemas.js';
 import type { ValidEsignTransactionInput } from '../../src/transaction/input.js';
 import type { EsignPhase, EsignTransactionResult } from '../../src/definitions/transaction.js';
+import type { CorrectionRecord } from '../../src/definitions/corrections.js';
 import { EsignStatus } from '../../src/definitions/search-attributes.js';
 import { Progress } from '../progress.js';
 import type { ContinuedTransaction } from './continued.js';
-import { FINAL, isAllowed, OPEN_PHASES } from './transitions.js';
+import { FINAL, isAllowed, OPEN_PHASES, type Observation } from './transitions.js';
 
 /** A cancel being carried out: every `cancel` update waiting on it gets its outcome. */
 export interface CancelAttempt {
@@ -24,12 +24,7 @@ export interface CancelAttempt {
   refused?: { message: string; type: string };
 }
 
-/** What the provider's state means for the transaction (see `observe`). */
-export type Observation =
-  { kind: 'open' } | { kind: 'completed' } | { kind: 'ended'; status: Exclude<EsignTransactionResult['status'], 'completed'> };
-
 const SEEN_KEPT = 200;
-
 export class SigningTransaction {
   phase: EsignPhase;
   /** Set once validated; runs continued as new start with it. */
@@ -73,6 +68,9 @@ export class SigningTransaction {
   readonly attributes = new SearchAttributes();
   /** Events given to the integrator's event log so far: the last one's sequence number (0: no log yet). */
   eventsSent: number;
+  /** Corrections taken, in order, for the audit (./corrections.ts); `rescheduled`: the loop plans its wait again. */
+  readonly corrections: CorrectionRecord[];
+  rescheduled = false;
 
   constructor(continued: ContinuedTransaction | undefined) {
     this.phase = continued?.phase ?? 'uploading';
@@ -94,6 +92,7 @@ export class SigningTransaction {
     this.archiveProblem = continued?.archiveProblem;
     this.archiveRefusals = continued?.archiveRefusals ?? 0;
     this.eventsSent = continued?.eventsSent ?? 0;
+    this.corrections = continued?.corrections ?? [];
   }
 
   // ------------------------------------------------------------ phases
@@ -127,7 +126,8 @@ export class SigningTransaction {
       (this.cancel !== undefined && this.cancel.refused === undefined) ||
       this.progressStale ||
       this.archiveRetriesAsked > 0 ||
-      this.held.strays.length > 0
+      this.held.strays.length > 0 ||
+      this.rescheduled
     );
   }
 
@@ -236,6 +236,7 @@ export class SigningTransaction {
       ...(this.archiveProblem !== undefined ? { archiveProblem: this.archiveProblem } : {}),
       ...(this.archiveRefusals > 0 ? { archiveRefusals: this.archiveRefusals } : {}),
       ...(this.eventsSent > 0 ? { eventsSent: this.eventsSent } : {}),
+      ...(this.corrections.length > 0 ? { corrections: this.corrections } : {}),
     };
   }
 

@@ -92,6 +92,11 @@ export function landsUntilOf(err: unknown): number | undefined {
 
 /** How soon the loop polls again after a read the provider did not answer, or answered 404. */
 export const READ_AGAIN_MS = 30_000;
+
+/** A provider write given up on may still land until `until`: a withdraw waits past it (machine.ts `replaceLandsUntil`). */
+export function keepLandsUntil(tx: SigningTransaction, until: number | undefined): void {
+  if (until !== undefined) tx.replaceLandsUntil = Math.max(tx.replaceLandsUntil, until);
+}
 /**
  * How long after a first 404 for the transaction a read must answer 404 again to confirm the provider no longer has
  * it: the loop's next poll comes READ_AGAIN_MS (jittered: 27 to 33 s) after a 404, a withdraw's read as long.

@@ -4,7 +4,7 @@
  * docs/workflow.md's diagram is generated from it (test/workflows/workflow-diagram.test.ts
  * checks the two agree).
  */
-import type { EsignPhase } from '../../src/definitions/transaction.js';
+import type { EsignPhase, EsignTransactionResult } from '../../src/definitions/transaction.js';
 
 export interface Transition {
   from: EsignPhase;
@@ -57,3 +57,7 @@ export function stateDiagram(): string {
   for (const end of FINAL) lines.push(`    ${end} --> [*]`);
   return lines.join('\n');
 }
+
+/** What the provider's state means for the transaction (`SigningTransaction.observe`). */
+export type Observation =
+  { kind: 'open' } | { kind: 'completed' } | { kind: 'ended'; status: Exclude<EsignTransactionResult['status'], 'completed'> };

@@ -1,5 +1,5 @@
 /** What the `status` query answers: the transaction as operators and integrators see it (no e-mails, no secrets). */
-import type { EsignTransactionStatus } from '../../src/definitions/transaction.js';
+import type { EsignPhase, EsignTransactionStatus } from '../../src/definitions/transaction.js';
 import type { SigningTransaction } from './machine.js';
 
 /** The `status` query. */
@@ -26,4 +26,12 @@ export function statusOf(tx: SigningTransaction, rawReferenceId: unknown): Esign
     result: tx.result,
     ...(tx.archiveProblem !== undefined && tx.phase === 'archive_invalid' ? { archiveProblem: tx.archiveProblem } : {}),
   };
+}
+
+/** The main loop's wait, as the Web UI shows it (its timer's summary), to the minute of `untilIso` (UTC). */
+export function waitSummary(phase: EsignPhase, untilIso: string): string {
+  const until = untilIso.slice(0, 16).replace('T', ' ');
+  if (phase === 'draft') return `Wait for the draft to be sent until ${until} UTC`;
+  if (phase === 'overdue') return `Overdue: wait for the provider's end (next check ${until} UTC)`;
+  return `Wait for signatures until ${until} UTC`;
 }

@@ -1,0 +1,148 @@
+// Corrections in flight through the real stack (the dev server, a worker, the sandbox over HTTP, the bridge and a
+// receiver of the integrator's events): a wrong e-mail corrected after one signer signed, the link sent to it dead and
+// the new address signing; signers removed and added; a deadline brought forward, which the waiting loop honours; a
+// resend's fresh URL; refusals with their reason; and a correction the provider refuses, which changes nothing.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failureTypeOf } from '../../src/client/failures.js';
+import { correctEsignTransaction, InvalidCorrection, issueSigningUrl } from '../../src/client/transactions.js';
+import type { TransactionCorrection } from '../../src/definitions/corrections.js';
+import { correctTransactionUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import { FailureType } from '../../src/failures.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { EventReceiver } from '../support/event-receiver.js';
+
+const secret = `whsec_${randomBytes(24).toString('base64')}`;
+let env: EsignTestEnv;
+let receiver: EventReceiver;
+beforeAll(async () => {
+  receiver = await EventReceiver.start(secret);
+  env = await startEsignTestEnv({ bridge: true, deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] } });
+}, 60_000);
+afterAll(async () => {
+  await env?.close();
+  await receiver?.close();
+});
+
+const BY = 'ops:jane';
+async function started(overrides: Parameters<EsignTestEnv['input']>[0] = {}) {
+  const input = env.input({ callbackUrl: receiver.url, ...overrides });
+  const { handle } = await env.start(input);
+  const status = await waitForPhase(handle, 'awaiting_signatures');
+  const [ada, alan] = status.participants.map((p) => p.id) as [string, string];
+  const correct = (c: TransactionCorrection) => correctEsignTransaction(env.temporal.client, input.referenceId, c);
+  return { input, handle, transactionId: status.transactionId!, ada, alan, correct };
+}
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => 'accepted',
+    // A validator's refusal is the update's failure, with the reason as its cause.
+    (err: unknown) => failureTypeOf(err) ?? ((err as { cause?: Error }).cause ?? (err as Error)).message,
+  );
+
+describe('corrections in flight', () => {
+  it('a wrong e-mail corrected after a signature: the old link dies, the new address signs, the integrator hears it', async () => {
+    const { input, handle, transactionId, ada, alan, correct } = await started();
+    const { url: oldLink } = await issueSigningUrl(env.temporal.client, input.referenceId, { participantIds: [alan] });
+    await env.sandbox.control.signAs(transactionId, ada);
+    await expect.poll(async () => (await handle.query(statusQuery)).participants.find((p) => p.id === ada)?.status).toBe('signed');
+
+    const result = await correct({
+      kind: 'contact',
+      by: BY,
+      reason: 'typo in the address',
+      participantId: alan,
+      email: 'alan.turing@example.com',
+    });
+    expect(result.removed).toEqual({ id: alan, name: 'Alan Turing' });
+    const newAlan = result.added!.id;
+    expect(newAlan).not.toBe(alan);
+    // The link sent to the wrong address no longer opens; the corrected participant is who the transaction waits for.
+    expect((await fetch(oldLink)).status).toBeGreaterThanOrEqual(400);
+    const status = await handle.query(statusQuery);
+    expect(status.participants.map((p) => p.id)).toEqual([ada, newAlan]);
+    const record = await env.sandbox.client.getTransaction(transactionId);
+    expect(record.participants.find((p) => p.id === newAlan)?.email).toBe('alan.turing@example.com');
+
+    await env.sandbox.control.signAs(transactionId, newAlan);
+    const end = await handle.result();
+    expect(end.status).toBe('completed');
+    expect(end.archive?.files.length).toBeGreaterThan(0);
+    await expect.poll(() => receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId)).toHaveLength(1);
+    const [event] = receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId);
+    expect(event!.data.correction).toMatchObject({
+      kind: 'contact',
+      by: BY,
+      reason: 'typo in the address',
+      removed: { id: alan },
+      added: { id: newAlan, name: 'Alan Turing' },
+    });
+  });
+
+  it('removes a signer and adds another, who signs in their place', async () => {
+    const { handle, transactionId, ada, alan, correct } = await started();
+    const removed = await correct({ kind: 'removeSigner', by: BY, participantId: alan });
+    expect(removed.removed?.id).toBe(alan);
+    const grace = randomUUID();
+    const added = await correct({
+      kind: 'addSigner',
+      by: BY,
+      participant: {
+        id: grace,
+        email: 'grace@example.com',
+        firstName: 'Grace',
+        lastName: 'Hopper',
+        authenticationType: 'none',
+        twoFactorContact: 'email',
+      },
+      tags: [{ document: 0, type: 'SIGNATURETEMPLATE', x: 330, y: 120, width: 200, height: 30, page: 0 }],
+    });
+    expect(added.added).toEqual({ id: grace, name: 'Grace Hopper' });
+    expect((await handle.query(statusQuery)).participants.map((p) => p.id)).toEqual([ada, grace]);
+    await env.sandbox.control.signAs(transactionId, ada);
+    await env.sandbox.control.signAs(transactionId, grace);
+    expect((await handle.result()).status).toBe('completed');
+  });
+
+  it('a deadline brought forward ends the transaction then, and a resend gives a fresh link', async () => {
+    const { input, handle, alan, correct } = await started({ signingDeadline: '1 hour' });
+    const resent = await correct({ kind: 'resend', by: BY, participantId: alan });
+    const page = await fetch(resent.url!);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Alan Turing');
+
+    const at = new Date(Date.now() + 3_000).toISOString();
+    const moved = await correct({ kind: 'deadline', by: BY, deadline: at });
+    expect(moved.deadline?.to).toBe(at);
+    const end = await handle.result();
+    expect(end).toMatchObject({ status: 'expired', endedBy: 'deadline' });
+    const corrected = receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId);
+    expect(corrected.map((e) => (e.data.correction as { kind: string }).kind)).toEqual(['resend', 'deadline']);
+  });
+
+  it('refuses what cannot be corrected, with the reason, and a correction the provider refuses changes nothing', async () => {
+    const { handle, transactionId, ada, alan, correct } = await started();
+    await env.sandbox.control.signAs(transactionId, ada);
+    await expect.poll(async () => (await handle.query(statusQuery)).participants.find((p) => p.id === ada)?.status).toBe('signed');
+
+    expect(await refusal(correct({ kind: 'contact', by: BY, participantId: ada, email: 'ada@elsewhere.example' }))).toContain(
+      `participant ${ada} has signed`,
+    );
+    expect(await refusal(correct({ kind: 'resend', by: BY, participantId: randomUUID() }))).toContain('unknown participant');
+    expect(await refusal(correct({ kind: 'deadline', by: BY, deadline: new Date(Date.now() - 60_000).toISOString() }))).toContain(
+      'deadline must be in the future',
+    );
+    expect(await refusal(correct({ kind: 'removeSigner', by: BY, participantId: alan }))).toContain('the last one still to sign');
+    await expect(correct({ kind: 'resend', by: '', participantId: alan })).rejects.toBeInstanceOf(InvalidCorrection);
+
+    // Sent as another SDK would, past the client's check: the workflow lets it through, the provider refuses the
+    // address, and the workflow's view is as before.
+    const direct = handle.executeUpdate(correctTransactionUpdate, {
+      args: [{ kind: 'contact', by: BY, participantId: alan, email: 'alan@localhost' }],
+    });
+    expect(await refusal(direct)).toBe(FailureType.ProviderRejected);
+    expect((await handle.query(statusQuery)).participants.map((p) => p.id)).toEqual([ada, alan]);
+    await env.sandbox.control.signAs(transactionId, alan);
+    expect((await handle.result()).status).toBe('completed');
+  });
+});
