@@ -11,6 +11,7 @@ import { correctTransactionUpdate, statusQuery } from '../../src/definitions/tra
 import { FailureType } from '../../src/failures.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 import { EventReceiver } from '../support/event-receiver.js';
+import { recordHistory } from '../support/record-history.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let env: EsignTestEnv;
@@ -68,6 +69,7 @@ describe('corrections in flight', () => {
     const end = await handle.result();
     expect(end.status).toBe('completed');
     expect(end.archive?.files.length).toBeGreaterThan(0);
+    await recordHistory(handle, 'correction-contact-after-signature.json');
     await expect.poll(() => receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId)).toHaveLength(1);
     const [event] = receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId);
     expect(event!.data.correction).toMatchObject({
@@ -102,6 +104,7 @@ describe('corrections in flight', () => {
     await env.sandbox.control.signAs(transactionId, ada);
     await env.sandbox.control.signAs(transactionId, grace);
     expect((await handle.result()).status).toBe('completed');
+    await recordHistory(handle, 'correction-remove-then-add.json');
   });
 
   it('a deadline brought forward ends the transaction then, and a resend gives a fresh link', async () => {
@@ -116,6 +119,7 @@ describe('corrections in flight', () => {
     expect(moved.deadline?.to).toBe(at);
     const end = await handle.result();
     expect(end).toMatchObject({ status: 'expired', endedBy: 'deadline' });
+    await recordHistory(handle, 'correction-resend-then-deadline-sooner.json');
     const corrected = receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId);
     expect(corrected.map((e) => (e.data.correction as { kind: string }).kind)).toEqual(['resend', 'deadline']);
   });
@@ -144,5 +148,6 @@ describe('corrections in flight', () => {
     expect((await handle.query(statusQuery)).participants.map((p) => p.id)).toEqual([ada, alan]);
     await env.sandbox.control.signAs(transactionId, alan);
     expect((await handle.result()).status).toBe('completed');
+    await recordHistory(handle, 'correction-refused-by-provider.json');
   });
 });

@@ -3,29 +3,15 @@
 // same, so that a cancel that follows waits past it and withdraws again if it landed: a transaction reported cancelled
 // must not be made signable by it (a cold review's defect; the replace that succeeds on its retry is
 // test/workflows/provider-refusals.test.ts's).
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { WorkflowHandle } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { format } from 'prettier';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { failureTypeOf } from '../../src/client/failures.js';
 import { cancelEsignTransaction, getEsignTransaction } from '../../src/client/transactions.js';
 import { replaceTransactionUpdate } from '../../src/definitions/transaction.js';
 import { EsignClient } from '../../src/esign/client.js';
 import { FailureType } from '../../src/failures.js';
-import { CURRENT_VERSION } from '../support/code-versions.js';
+import { recordHistory as record } from '../support/record-history.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 import { ProviderProxy } from '../support/provider-proxy.js';
-
-/** Written when RECORD_REFUSAL_HISTORIES=1 (test/replay/histories/<current version>/, replayed by test/workflows/replay.test.ts). */
-async function record(handle: WorkflowHandle, file: string): Promise<void> {
-  if (process.env.RECORD_REFUSAL_HISTORIES !== '1') return;
-  const path = fileURLToPath(new URL(`../replay/histories/${CURRENT_VERSION}/${file}`, import.meta.url));
-  await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, await format(historyToJSON(await handle.fetchHistory()), { filepath: path }));
-}
 
 let env: EsignTestEnv;
 let proxy: ProviderProxy;

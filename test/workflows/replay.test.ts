@@ -61,6 +61,13 @@ const REFUSAL_PATHS = [
   'replace-refused-lands-after-withdraw.json',
   'withdraw-answer-between-two-404s.json',
 ];
+/** Corrections in flight (test/workflows/corrections.test.ts, RECORD_REFUSAL_HISTORIES=1). */
+const CORRECTION_PATHS = [
+  'correction-contact-after-signature.json',
+  'correction-remove-then-add.json',
+  'correction-resend-then-deadline-sooner.json',
+  'correction-refused-by-provider.json',
+];
 /**
  * A bulk send with a bad row, signed to its end; one cancelled while it sends (`npm run replay:regenerate`); one
  * cancelled while it writes its result and must then hand over, whose withdrawals go first (test/bulk/bulk-cancel-hang.test.ts).
@@ -108,6 +115,7 @@ const EXPECTED: Record<string, string[]> = {
     ...TRANSACTION_PATHS,
     ...LIFECYCLE_PATHS,
     ...REFUSAL_PATHS,
+    ...CORRECTION_PATHS,
     ...BULK_PATHS,
     ...INBOX_PATHS,
     ...LATE_PATHS,
