@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { CorrectionRecord } from '../src/definitions/corrections.js';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
 import { writeHashed } from '../src/util/streams.js';
@@ -29,6 +30,8 @@ export interface ArchiveInput {
   /** The participants the workflow created: the audit trail must list exactly these (absent for a late completion). */
   participantIds?: string[];
   archivePrefix?: string;
+  /** What was asked of the provider in flight (corrections), kept in the manifest beside the provider's audit trail. */
+  corrections?: CorrectionRecord[];
 }
 
 export function createArchiveActivities(deps: ArchiveDeps) {
@@ -116,6 +119,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               documents: input.documents,
               files,
               evidence,
+              ...(input.corrections?.length ? { corrections: input.corrections } : {}),
               downloadedAt,
               archivedAt: new Date().toISOString(),
             });

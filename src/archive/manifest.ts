@@ -2,6 +2,7 @@
  * What is kept next to each archived ZIP (`manifest.json`), as types only: the archive stores write it, and the
  * client package reads it (downloadArchive) without the stores' code. docs/evidence.md describes it.
  */
+import type { CorrectionRecord } from '../definitions/corrections.js';
 import type { ArchiveEvidence } from '../evidence/report.js';
 
 /** What is kept next to each archived ZIP. */
@@ -15,6 +16,11 @@ export interface ArchiveManifest {
   files: { name: string; bytes: number; sha256: string }[];
   /** What verification found: each document's seal and hashes, the certificate of completion (docs/evidence.md). */
   evidence?: ArchiveEvidence;
+  /**
+   * Our own record of what was asked of the provider while the transaction was out: each correction, with who asked,
+   * when and what changed (the provider's audit trail in the ZIP says what happened at the provider).
+   */
+  corrections?: CorrectionRecord[];
   downloadedAt: string;
   archivedAt: string;
   /** Each renewal of the long-term evidence (a document time-stamp and fresh validation data), oldest first. */

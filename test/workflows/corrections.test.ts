@@ -4,6 +4,7 @@
 // resend's fresh URL; refusals with their reason; and a correction the provider refuses, which changes nothing.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalArchiveStore } from '../../src/archive/store.js';
 import { failureTypeOf } from '../../src/client/failures.js';
 import { correctEsignTransaction, InvalidCorrection, issueSigningUrl } from '../../src/client/transactions.js';
 import type { TransactionCorrection } from '../../src/definitions/corrections.js';
@@ -70,6 +71,9 @@ describe('corrections in flight', () => {
     expect(end.status).toBe('completed');
     expect(end.archive?.files.length).toBeGreaterThan(0);
     await recordHistory(handle, 'correction-contact-after-signature.json');
+    // The archive keeps our record of what was asked beside the provider's audit trail.
+    const archived = await new LocalArchiveStore(env.archiveDir).find(transactionId);
+    expect(archived?.manifest.corrections).toEqual([expect.objectContaining({ kind: 'contact', by: BY, added: result.added })]);
     await expect.poll(() => receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId)).toHaveLength(1);
     const [event] = receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId);
     expect(event!.data.correction).toMatchObject({

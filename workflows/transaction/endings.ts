@@ -101,6 +101,7 @@ export class Endings {
         // The audit trail must be this transaction's record: its participants are the ones we created.
         ...(tx.participants.length > 0 ? { participantIds: tx.participants.map((p) => p.id) } : {}),
         ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
+        ...(tx.corrections.length > 0 ? { corrections: tx.corrections } : {}),
       });
       tx.archiveProblem = undefined;
       return this.finish({ status: 'completed', referenceId: input.referenceId, transactionId, esignId, archive });
