@@ -25,6 +25,11 @@ export class Clock {
     return this.#last;
   }
 
+  /** The time `now()` would give, without keeping it: for validators, which a replay does not run. */
+  peek(): number {
+    return workflowInfo().historyLength !== this.#taintedIn ? Date.now() : this.#last;
+  }
+
   /** An ISO 8601 time: now, or the given epoch milliseconds. */
   iso(at: number = this.now()): string {
     return new Date(at).toISOString();

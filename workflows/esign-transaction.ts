@@ -231,7 +231,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
           ? interval
           : Math.min(interval, remaining, untilReminder);
     const summary = waitSummary(waitingIn, clock.iso(waitingIn === 'draft' ? tx.deadlineAt : now + wait));
-    const woke = await condition(() => tx.hasWork() || tx.phase !== waitingIn, wait, { summary });
+    const woke = await condition(() => tx.hasWork() || tx.phase !== waitingIn || tx.rescheduled, wait, { summary });
     if (woke || waitingIn === 'draft' || (waitingIn !== 'overdue' && clock.now() >= tx.deadlineAt)) continue;
     if (integrator.reminderDue()) continue;
 

@@ -56,7 +56,7 @@ export const TransactionCorrection = z.discriminatedUnion('kind', [
       by: By,
       reason: Reason,
       participant: Participant.extend({ id: Uuid.optional() }),
-      tags: z.array(AddedTag).min(1, 'an added signer needs at least one tag'),
+      tags: z.array(AddedTag).min(1, 'an added signer needs at least one tag').max(20),
     })
     .strict(),
   z.object({ kind: z.literal('removeSigner'), by: By, reason: Reason, participantId: z.string().min(1) }).strict(),

@@ -319,6 +319,21 @@ describe('signing, completion and download', () => {
     const moved = request.documents.map((d) => ({ ...d, tags: d.tags.map((t) => (t.signerId === first!.id ? { ...t, x: t.x + 1 } : t)) }));
     await refused({ ...request, documents: moved }, `the tags of participant ${first!.id} cannot change`);
     await refused({ ...request, documents: request.documents.slice(1) }, 'the documents can no longer change');
+    // Found by a cold attack: any field of a signed tag or of a document, and a tag laid over a signature.
+    const tiny = request.documents.map((d) => ({
+      ...d,
+      tags: d.tags.map((t) => (t.signerId === first!.id ? { ...t, fontSize: 0.5 } : t)),
+    }));
+    await refused({ ...request, documents: tiny }, `the tags of participant ${first!.id} cannot change`);
+    await refused(
+      { ...request, documents: request.documents.map((d) => ({ ...d, visible: false })) },
+      'the documents can no longer change',
+    );
+    const signedTag = request.documents[0]!.tags.find((t) => t.signerId === first!.id)!;
+    const over = request.documents.map((d, i) =>
+      i === 0 ? { ...d, tags: [...d.tags, { ...signedTag, type: 'TEXTANNOT' as const, signerId: second!.id }] } : d,
+    );
+    await refused({ ...request, documents: over }, `a tag of participant ${second!.id} would lie over a signed one`);
     expect((await raw('PUT', `/transactions/${created.id}`, { ...request, status: 'draft' })).status).toBe(409);
 
     // The second signer is removed (with their tags, which shifts the third's) and a new one takes the third's place.

@@ -119,7 +119,7 @@ describe('correction refusals', () => {
     expect(why({ kind: 'resend', ...by, participantId: 'p-alan' }, transaction({ phase: 'draft' }))).toBe(
       'transaction is a draft: send it first',
     );
-    expect(why({ kind: 'deadline', ...by, deadline: 'tomorrow' })).toBe('deadline must be an ISO 8601 date-time');
+    expect(why({ kind: 'deadline', ...by, deadline: 'tomorrow' })).toBe('deadline must be an ISO 8601 date-time with its offset (Z or ±hh:mm)');
     expect(why({ kind: 'deadline', ...by, deadline: new Date(NOW - 1).toISOString() })).toBe('deadline must be in the future');
     expect(why({ kind: 'deadline', ...by, deadline: new Date(NOW + 400 * 86_400_000).toISOString() })).toBe(
       'deadline must be within a year',
@@ -132,6 +132,22 @@ describe('correction refusals', () => {
     expect(why({ kind: 'addSigner', ...by, participant: { ...grace, id: 'p-alan' }, tags: [{ document: 0 }] })).toBe(
       'participant id p-alan is already taken',
     );
+    // Found by a cold attack: what another SDK can send past the client's schema.
+    const retiring = transaction();
+    retiring.corrections.push({ kind: 'removeSigner', by: 'x', at: '', removed: { id: 'p-gone', name: 'Gone' } });
+    expect(why({ kind: 'contact', ...by, participantId: 'p-alan', phone: '1', newId: 'p-gone' }, retiring)).toBe(
+      'participant id p-gone is already taken',
+    );
+    expect(why({ kind: 'addSigner', ...by, participant: { ...grace, id: 'p-gone' }, tags: [{ document: 0 }] }, retiring)).toBe(
+      'participant id p-gone is already taken',
+    );
+    expect(why({ kind: 'addSigner', ...by, participant: grace, tags: [{ document: -1 }] })).toMatch(/^each tag's document must be/);
+    expect(why({ kind: 'addSigner', ...by, participant: grace, tags: Array.from({ length: 21 }, () => ({ document: 0 })) })).toBe(
+      'an added signer has at most 20 tags',
+    );
+    expect(why({ kind: 'deadline', ...by, deadline: '2026-12-01T10:00:00' })).toMatch(/with its offset/);
+    expect(why({ kind: 'contact', ...by, participantId: 'p-alan', email: 42 })).toBe('email must be an e-mail address');
+    expect(why({ kind: 'contact', ...by, participantId: 'p-alan', phone: '' })).toBe('phone must not be empty');
     // And what it takes.
     expect(why({ kind: 'deadline', ...by, deadline: new Date(NOW + 3_600_000).toISOString() })).toBeUndefined();
     expect(why({ kind: 'addSigner', ...by, participant: grace, tags: [{ document: 1 }] })).toBeUndefined();
@@ -165,6 +181,24 @@ describe('corrected records', () => {
     });
     expect(next.participants.map((p) => p.id)).toEqual(['p-ada', 'p-new']);
     expect(next.documents.map((d) => d.tags.map((t) => t.signerId))).toEqual([['p-ada', 'p-new'], ['p-new']]);
+  });
+
+  it('a reassign takes only the person from `to`, never role fields another SDK slips in', () => {
+    const { added } = change({
+      kind: 'reassign',
+      ...by,
+      participantId: 'p-alan',
+      to: {
+        firstName: 'Eve',
+        lastName: 'X',
+        email: 'eve@example.com',
+        phone: '+1',
+        authenticationType: 'none',
+        kbaRequired: false,
+      } as never,
+    });
+    expect(added).toMatchObject({ authenticationType: 'two-factor-authentication', twoFactorContact: 'sms' });
+    expect(added).not.toHaveProperty('kbaRequired');
   });
 
   it('a contact change keeps the person, a removal takes their tags, an addition appends its tags', () => {

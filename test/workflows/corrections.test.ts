@@ -8,7 +8,7 @@ import { LocalArchiveStore } from '../../src/archive/store.js';
 import { failureTypeOf } from '../../src/client/failures.js';
 import { correctEsignTransaction, InvalidCorrection, issueSigningUrl } from '../../src/client/transactions.js';
 import type { TransactionCorrection } from '../../src/definitions/corrections.js';
-import { correctTransactionUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import { correctTransactionUpdate, esignEventSignal, statusQuery } from '../../src/definitions/transaction.js';
 import { FailureType } from '../../src/failures.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 import { EventReceiver } from '../support/event-receiver.js';
@@ -126,6 +126,50 @@ describe('corrections in flight', () => {
     await recordHistory(handle, 'correction-resend-then-deadline-sooner.json');
     const corrected = receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId);
     expect(corrected.map((e) => (e.data.correction as { kind: string }).kind)).toEqual(['resend', 'deadline']);
+  });
+
+  // Found by a cold attack: the flag that replans the wait was work in every wait, and spun the loop where the wait
+  // is not the one that clears it (the hand-over's, a reminder round's).
+  it('a deadline moved when the history is full hands over; one moved while reminders are due lets them go out', async () => {
+    const full = await started({ maxHistoryEvents: 100 });
+    // Refused notifications grow the history without waking the loop.
+    for (let i = 0; i < 60 && (await full.handle.describe()).historyLength < 104; i++)
+      await full.handle.signal(esignEventSignal, 'garbage' as never);
+    const firstRun = (await full.handle.describe()).runId;
+    await full.correct({ kind: 'deadline', by: BY, deadline: new Date(Date.now() + 3_600_000).toISOString() });
+    await expect.poll(async () => (await full.handle.describe()).runId, { timeout: 20_000 }).not.toBe(firstRun);
+    const history = await env.temporal.client.workflow.getHandle(full.handle.workflowId, firstRun).fetchHistory();
+    expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+
+    const { input, alan, correct, handle } = await started({ reminders: { firstAfter: '2 seconds', every: '2 seconds', maxCount: 2 } });
+    const mine = () => receiver.of('reminder.due').filter((e) => e.data.referenceId === input.referenceId);
+    await expect.poll(mine, { timeout: 20_000 }).toHaveLength(4);
+    // A resend plans the reminders again from the first, and its round goes out with keys of its own.
+    await correct({ kind: 'resend', by: BY, participantId: alan });
+    await expect.poll(mine, { timeout: 20_000 }).toHaveLength(8);
+    expect(new Set(mine().map((e) => e.id)).size).toBe(8);
+    await correct({ kind: 'deadline', by: BY, deadline: new Date(Date.now() + 1_800_000).toISOString() });
+    const markers = async () => ((await handle.fetchHistory()).events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
+    const before = await markers();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // No busy loop of provider reads: a handful of local activities at most in two seconds.
+    expect((await markers()) - before).toBeLessThan(10);
+    await handle.terminate('test over');
+    await full.handle.terminate('test over');
+  });
+
+  it('a removal from a stale view that would leave nothing to sign is refused by the provider', async () => {
+    const { transactionId, ada, alan, correct, handle } = await started({ signingDeadline: '1 hour' });
+    await env.sandbox.control.setFaults({ dropWebhookRate: 1 });
+    try {
+      await env.sandbox.control.signAs(transactionId, ada);
+      expect(await refusal(correct({ kind: 'removeSigner', by: BY, participantId: alan }))).toBe(FailureType.ProviderRejected);
+    } finally {
+      await env.sandbox.control.setFaults({});
+    }
+    expect((await env.sandbox.client.getTransaction(transactionId)).participants.map((p) => p.id)).toEqual([ada, alan]);
+    await env.sandbox.control.signAs(transactionId, alan);
+    expect((await handle.result()).status).toBe('completed');
   });
 
   it('refuses what cannot be corrected, with the reason, and a correction the provider refuses changes nothing', async () => {

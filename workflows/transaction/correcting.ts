@@ -35,9 +35,7 @@ export class Corrections {
     if (c.kind === 'resend') return this.#resend(c.participantId, asked);
     return this.steps.write(`Correct the transaction (${c.kind})`, async (a) => {
       // Its turn came after other writes: what was true when it was accepted may not be any more.
-      const why = refuseCorrection(tx, c, this.steps.now());
-      if (why)
-        throw ApplicationFailure.nonRetryable(why, tx.isFinishing() ? FailureType.TransactionFinished : FailureType.CorrectionRefused);
+      this.#refuseNow(c);
       const given =
         c.kind === 'reassign' ? c.to.id : c.kind === 'contact' ? c.newId : c.kind === 'addSigner' ? c.participant.id : undefined;
       const next = corrected(tx.request!, c, given ?? uuid4());
@@ -94,20 +92,30 @@ export class Corrections {
     const style = tx.input!.iframeStyle;
     let url: string;
     try {
-      ({ url } = await this.steps.attempt('Issue a signing URL to resend the invitation', (a) =>
-        a.createSigningUrl({ esignId, participantIds: [participantId], ...(style ? { style } : {}) }),
-      ));
+      ({ url } = await this.steps.attempt('Issue a signing URL to resend the invitation', (a) => {
+        // Its turn came after other local work: a cancel may have started, or a replace made it a draft.
+        this.#refuseNow({ ...asked, kind: 'resend', participantId });
+        return a.createSigningUrl({ esignId, participantIds: [participantId], ...(style ? { style } : {}) });
+      }));
     } catch (err) {
-      if (isCancellation(err)) throw err;
+      if (isCancellation(err) || err instanceof ApplicationFailure) throw err;
       const refusal = providerRefusal(err);
       throw ApplicationFailure.nonRetryable(
         `the provider did not issue a signing URL: ${refusal?.message ?? 'ask again later'}`,
         refusal ? FailureType.ProviderRejected : FailureType.ProviderUnavailable,
       );
     }
-    this.integrator.planFirstReminder();
-    tx.reminders = { ...tx.reminders, sent: 0 };
+    this.integrator.restartReminders();
+    // The loop's wait was planned without this reminder.
+    tx.rescheduled = true;
     return { ...(await this.#done({ ...asked, resentTo: { id: participantId, name: tx.nameOf(participantId) } })), url };
+  }
+
+  /** Refuses, at its turn, a correction the state no longer allows (typed: finishing, or refused for the reason). */
+  #refuseNow(c: TransactionCorrection): void {
+    const why = refuseCorrection(this.tx, c, this.clock.now());
+    if (why)
+      throw ApplicationFailure.nonRetryable(why, this.tx.isFinishing() ? FailureType.TransactionFinished : FailureType.CorrectionRefused);
   }
 
   /** Recorded for the audit and told to the integrator. */

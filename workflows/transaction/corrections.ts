@@ -25,11 +25,14 @@ export function refuseCorrection(tx: SigningTransaction, raw: unknown, now: numb
     return `transaction is ${tx.phase}: it can be corrected once it is created`;
   if (tx.corrections.length >= MAX_CORRECTIONS) return `transaction has taken ${MAX_CORRECTIONS} corrections: start a new one`;
   const known = (id: unknown) => typeof id === 'string' && tx.participants.some((p) => p.id === id);
-  const taken = (id: unknown) => id !== undefined && (typeof id !== 'string' || known(id));
+  // An id once taken out never comes back: links issued for it would open again, on someone else's place.
+  const retired = (id: unknown) => tx.corrections.some((r) => r.removed?.id === id);
+  const taken = (id: unknown) => id !== undefined && (typeof id !== 'string' || id.trim() === '' || known(id) || retired(id));
   switch (c.kind as TransactionCorrection['kind']) {
     case 'deadline': {
-      const at = typeof c.deadline === 'string' ? Date.parse(c.deadline) : NaN;
-      if (!Number.isFinite(at)) return 'deadline must be an ISO 8601 date-time';
+      // With its offset: a time without one is the worker's local time, which a replay elsewhere reads otherwise.
+      const at = typeof c.deadline === 'string' && ISO_WITH_OFFSET.test(c.deadline) ? Date.parse(c.deadline) : NaN;
+      if (!Number.isFinite(at)) return 'deadline must be an ISO 8601 date-time with its offset (Z or ±hh:mm)';
       if (at <= now) return 'deadline must be in the future';
       if (at > now + MAX_DEADLINE_AHEAD_MS) return 'deadline must be within a year';
       return undefined;
@@ -41,10 +44,11 @@ export function refuseCorrection(tx: SigningTransaction, raw: unknown, now: numb
       if (tx.participants.length >= MAX_PARTICIPANTS) return `a transaction has at most ${MAX_PARTICIPANTS} participants`;
       const tags = c.tags;
       if (!Array.isArray(tags) || tags.length === 0) return 'an added signer needs at least one tag';
+      if (tags.length > MAX_ADDED_TAGS) return `an added signer has at most ${MAX_ADDED_TAGS} tags`;
       const documents = tx.request?.documents.length ?? 0;
       const inside = (t: unknown) => {
         const at = (t as { document?: unknown } | null)?.document;
-        return typeof at === 'number' && Number.isInteger(at) && at < documents;
+        return typeof at === 'number' && Number.isInteger(at) && at >= 0 && at < documents;
       };
       if (!tags.every(inside)) return `each tag's document must be one of the transaction's ${documents} (from 0)`;
       return undefined;
@@ -68,6 +72,8 @@ export function refuseCorrection(tx: SigningTransaction, raw: unknown, now: numb
       }
       if (c.kind === 'contact') {
         if (c.email === undefined && c.phone === undefined) return 'give email, phone or both';
+        if (c.email !== undefined && !(typeof c.email === 'string' && EMAIL.test(c.email))) return 'email must be an e-mail address';
+        if (c.phone !== undefined && !(typeof c.phone === 'string' && c.phone.trim() !== '')) return 'phone must not be empty';
         if (taken(c.newId)) return `participant id ${String(c.newId)} is already taken`;
       }
       if (c.kind === 'removeSigner') {
@@ -79,8 +85,12 @@ export function refuseCorrection(tx: SigningTransaction, raw: unknown, now: numb
   }
 }
 
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+/** Tags one added signer may bring: what a signer needs, never so many that the state grows past its bound. */
+const MAX_ADDED_TAGS = 20;
 const person = (p: Partial<Participant>) =>
-  [p.firstName, p.lastName, p.email].every((v) => typeof v === 'string' && v.trim() !== '') && /^[^\s@]+@[^\s@]+$/.test(p.email!);
+  [p.firstName, p.lastName, p.email].every((v) => typeof v === 'string' && v.trim() !== '') && EMAIL.test(p.email!);
 
 /** The provider's record with the correction applied, and who it took out and put in. Pure. */
 export function corrected(
@@ -103,8 +113,9 @@ export function corrected(
     case 'reassign': {
       // The role stays (order, authentication, checks); nothing of the person replaced does (address, phone, ids).
       const role = pick(old!, ROLE);
-      const { id: _, ...to } = c.to;
-      return swap({ ...role, ...(defined(to) as typeof to), id: newId });
+      // Only the person's fields: another SDK could send role fields (`authenticationType: 'none'`) in `to`.
+      const to = pick(c.to, ['firstName', 'middleName', 'lastName', 'email', 'phone'] as const);
+      return swap({ ...role, ...to, id: newId });
     }
     case 'contact':
       return swap({ ...old!, ...defined({ email: c.email, phone: c.phone }), id: newId });
@@ -136,7 +147,6 @@ const ROLE = [
   'twoFactorContact',
   'kbaRequired',
   'credAnalysisRequired',
-  'inviteEmailSubject',
   'type',
   'primary',
 ] as const satisfies readonly (keyof Participant)[];

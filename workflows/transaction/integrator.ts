@@ -145,6 +145,13 @@ export class Integrator {
     if (plan && this.tx.input!.callbackUrl) this.tx.reminders.nextAt = this.clock.now() + durationToMs(plan.firstAfter);
   }
 
+  /** Reminders from the first again (a resend): a fresh round, planned from now. */
+  restartReminders(): void {
+    this.#round = undefined;
+    this.tx.reminders = { sent: 0, nextAt: null };
+    this.planFirstReminder();
+  }
+
   /** Whether a reminder is due now (awaiting signatures only; none once overdue). */
   reminderDue(): boolean {
     const { nextAt } = this.tx.reminders;
@@ -163,6 +170,7 @@ export class Integrator {
     const plan = this.tx.input!.reminders!;
     const { esignId, transactionId } = this.tx.created!;
     const n = this.tx.reminders.sent + 1;
+    const resends = this.tx.corrections.filter((c) => c.kind === 'resend').length;
     if (this.#round?.n !== n) this.#round = { n, done: new Set() };
     const round = this.#round;
     for (const p of this.tx.progress!.waiting) {
@@ -193,7 +201,8 @@ export class Integrator {
       round.done.add(p.id);
       this.notify({
         type: 'reminder.due',
-        key: `${transactionId}:reminder.due:${n}:${p.id}`,
+        // After a resend the rounds count from 1 again: their keys name how many resends came before.
+        key: `${transactionId}:reminder.due:${resends > 0 ? `${resends}.` : ''}${n}:${p.id}`,
         data: {
           ...this.refs(),
           participant: { id: p.id, name: this.tx.nameOf(p.id) },

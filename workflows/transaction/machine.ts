@@ -68,7 +68,7 @@ export class SigningTransaction {
   readonly attributes = new SearchAttributes();
   /** Events given to the integrator's event log so far: the last one's sequence number (0: no log yet). */
   eventsSent: number;
-  /** Corrections taken, in order, for the audit (./corrections.ts); `rescheduled`: the loop plans its wait again. */
+  /** Corrections taken, in order, for the audit (./corrections.ts); `rescheduled`: the loop's wait is planned again. */
   readonly corrections: CorrectionRecord[];
   rescheduled = false;
 
@@ -126,8 +126,7 @@ export class SigningTransaction {
       (this.cancel !== undefined && this.cancel.refused === undefined) ||
       this.progressStale ||
       this.archiveRetriesAsked > 0 ||
-      this.held.strays.length > 0 ||
-      this.rescheduled
+      this.held.strays.length > 0
     );
   }
 

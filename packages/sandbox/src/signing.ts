@@ -87,6 +87,9 @@ export class SigningSessions {
     if (refusal) return { refusal, style };
     const known = new Set(t.body.participants.map((p) => p.id));
     if (claims.participantIds.some((pid) => !known.has(pid))) return { refusal: 'participant_mismatch', style };
+    // A page opened before an update (a correction) shows tags that may have moved: it opens again from its link.
+    if (claims.kind === 'session' && claims.revision !== undefined && claims.revision !== t.updatedAt)
+      return { refusal: 'link_expired', style };
     // Used up last, so a link to an ended transaction still says why it cannot be signed.
     if (use === 'page' && !this.#store.useSigningLink(claims.jti, this.#options.now().toISOString()))
       return { refusal: 'link_used', style };
@@ -126,7 +129,7 @@ export class SigningSessions {
     }
     const jti = randomUUID();
     const session = await this.#tokens.issueSigningToken(
-      { esignId: opened.t.esignId, participantIds: opened.participantIds, style: opened.style },
+      { esignId: opened.t.esignId, participantIds: opened.participantIds, style: opened.style, revision: opened.t.updatedAt },
       this.#options.sessionTtlSeconds,
       'session',
       jti,

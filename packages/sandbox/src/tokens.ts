@@ -24,12 +24,19 @@ const SigningClaims = z.object({
   pids: z.array(z.string()).min(1),
   style: IframeStyle.optional(),
   knd: z.enum(['link', 'session']).default('link'),
+  rev: z.string().optional(),
 });
 /**
  * A signing address: a `link` is what /iframe-request hands out (short-lived,
  * opens the page once); a `session` is what the opened page uses for its calls.
  */
-export type SigningClaims = { esignId: string; participantIds: string[]; style: IframeStyle | undefined };
+export type SigningClaims = {
+  esignId: string;
+  participantIds: string[];
+  style: IframeStyle | undefined;
+  /** A page session's: the transaction's revision (its `updatedAt`) when the page opened; an update ends the session. */
+  revision?: string;
+};
 export type VerifiedSigningClaims = SigningClaims & { kind: 'link' | 'session'; jti: string };
 
 /** HS256 tokens of the sandbox: API bearer tokens and signing-page addresses. */
@@ -70,7 +77,12 @@ export class SandboxTokens {
     kind: 'link' | 'session' = 'link',
     jti = randomUUID(),
   ): Promise<string> {
-    return new SignJWT({ pids: claims.participantIds, ...(claims.style ? { style: claims.style } : {}), knd: kind })
+    return new SignJWT({
+      pids: claims.participantIds,
+      ...(claims.style ? { style: claims.style } : {}),
+      knd: kind,
+      ...(claims.revision ? { rev: claims.revision } : {}),
+    })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setJti(jti)
       .setIssuer(ISSUER)
@@ -86,7 +98,7 @@ export class SandboxTokens {
     const parsed = SigningClaims.safeParse(payload);
     if (!parsed.success) throw new TokenError('malformed signing address', false);
     const d = parsed.data;
-    return { esignId: d.sub, participantIds: d.pids, style: d.style, kind: d.knd, jti: d.jti };
+    return { esignId: d.sub, participantIds: d.pids, style: d.style, kind: d.knd, jti: d.jti, ...(d.rev ? { revision: d.rev } : {}) };
   }
 
   async #verify(token: string, audience?: string) {
