@@ -152,7 +152,12 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
         model.refusals.push(input.transactionId);
         throw ApplicationFailure.nonRetryable('completed ZIP rejected: explorer: the ZIP is invalid', FailureType.ArchiveInvalid);
       }
-      model.archives.push({ key, transactionId: input.transactionId, sha256: zip.sha256 });
+      model.archives.push({
+        key,
+        transactionId: input.transactionId,
+        sha256: zip.sha256,
+        ...(input.participantIds ? { participantIds: input.participantIds } : {}),
+      });
       return archived(zip.sha256);
     },
 

@@ -47,7 +47,8 @@ export type CheckName =
   | 'events'
   | 'history-bound'
   | 'upkeep'
-  | 'versioning';
+  | 'versioning'
+  | 'participants';
 
 export interface Finding {
   check: CheckName;
@@ -128,6 +129,18 @@ export async function check(observation: Observation, replayer: Replayer | undef
     for (const c of commits)
       if (c.key !== key) found('archived-once', `transaction ${t.id} was archived as ${c.key}, not under its own run's prefix (${key})`);
   }
+
+  // --------------------------------------------------------- participants
+  // Corrections change who signs: what the workflow archives with must be who the provider had sign, in order.
+  for (const t of ours)
+    for (const c of model.archives.filter((a) => a.transactionId === t.id && a.participantIds)) {
+      const provider = t.body.participants.map((p) => p.id).join(', ');
+      if (c.participantIds!.join(', ') !== provider)
+        found(
+          'participants',
+          `transaction ${t.id} was archived with participants ${c.participantIds!.join(', ')}; the provider's are ${provider}`,
+        );
+    }
 
   // ------------------------------------------------------- workflow tasks
   for (const h of observation.histories) {
@@ -406,7 +419,12 @@ function checkEndedBy(
   if (endedBy === 'request' && !observation.messages.some((m) => (m.part ?? 0) === index && m.kind === 'cancel'))
     found('outcome', `${status}, ended by request, but nobody asked to cancel`);
   if (endedBy === 'deadline') {
-    const deadline = part.startedAt + part.setup.signingDeadlineMs;
+    // The deadline as the last correction that moved it left it (its answer says to when), else the input's.
+    const moved = observation.messages
+      .filter((m) => (m.part ?? 0) === index && m.kind === 'correct' && m.asked === 'deadline' && m.outcome === 'ok')
+      .map((m) => (m.value as { deadline?: { to?: string } } | undefined)?.deadline?.to)
+      .filter((to): to is string => to !== undefined);
+    const deadline = moved.length > 0 ? Date.parse(moved.at(-1)!) : part.startedAt + part.setup.signingDeadlineMs;
     if (part.closedAt !== undefined && part.closedAt < deadline - 1_000)
       found('outcome', `${status} by the deadline ${Math.round((deadline - part.closedAt) / 1000)} s before the deadline`);
     // The deadline holds: the loop withdraws at the deadline, within a poll or two, unless the provider's reads or
@@ -445,9 +463,19 @@ function checkQuery(
   if (answer.referenceId !== observation.referenceId) found('messages', `${m.step} answered referenceId ${answer.referenceId}`);
   if (answer.transactionId !== null && answer.transactionId !== tx?.id)
     found('messages', `${m.step} answered transaction ${answer.transactionId}, not ${tx?.id ?? 'none'}`);
-  const deadline = part.startedAt + part.setup.signingDeadlineMs;
-  if (answer.deadline && Math.abs(Date.parse(answer.deadline) - deadline) > 5_000)
-    found('messages', `${m.step} answered the deadline ${answer.deadline}, not ${new Date(deadline).toISOString()}`);
+  // The input's deadline, or one a correction sent before this query moved it to.
+  const deadlines = [
+    part.startedAt + part.setup.signingDeadlineMs,
+    ...observation.messages
+      .slice(0, observation.messages.indexOf(m))
+      .filter((c) => c.kind === 'correct' && c.asked === 'deadline' && c.outcome === 'ok')
+      .map((c) => Date.parse((c.value as { deadline: { to: string } }).deadline.to)),
+  ];
+  if (answer.deadline && !deadlines.some((d) => Math.abs(Date.parse(answer.deadline!) - d) <= 5_000))
+    found(
+      'messages',
+      `${m.step} answered the deadline ${answer.deadline}, not ${deadlines.map((d) => new Date(d).toISOString()).join(' or ')}`,
+    );
   for (const p of answer.participants) {
     if (p.status !== 'signed' && p.status !== 'declined') continue;
     const at = tx?.participants.find((x) => x.id === p.id)?.status;

@@ -32,6 +32,7 @@ import { notificationOf } from '../src/esign/events.js';
 import type { EsignWebhook } from '../src/esign/schemas.js';
 import {
   cancelUpdate,
+  correctTransactionUpdate,
   esignCompletedSignal,
   esignEventSignal,
   issueSigningUrlUpdate,
@@ -60,7 +61,8 @@ import { retryArchiveUpdate, type WorkflowFeatures } from './features.js';
 import { transactionInput } from './input.js';
 import type { Lane } from './lane.js';
 import type { MessageOutcome, Observation, PartRecord, RecordedHistory, WorkflowEnd } from './observation.js';
-import { ENDED, ProviderModel, uuidFactory } from './provider-model.js';
+import { ENDED, ProviderModel, uuidFactory, type ModelTransaction } from './provider-model.js';
+import type { TransactionCorrection } from '../src/definitions/corrections.js';
 import type { Delivery, Schedule, ScheduleSetup, Step, TimedStep } from './schedule.js';
 import type { ServerHintKind } from './server-hints.js';
 import { UpkeepModel } from './upkeep.js';
@@ -330,6 +332,38 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     await Promise.race([accepted.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   };
 
+  /**
+   * The correction a step asks for, of the participant at its position in the provider's record as it is now (which
+   * the workflow may not know yet: a race the validator or the provider must settle).
+   */
+  let corrections = 0;
+  const correction = (step: Extract<Step, { kind: 'correct' }>, tx: ModelTransaction | undefined): TransactionCorrection => {
+    const ids = tx ? tx.body.participants.map((p) => p.id) : participantIds;
+    const participantId = ids[step.participant % ids.length]!;
+    const n = ++corrections;
+    const person = { firstName: 'Grace', lastName: `Hopper${n}`, email: `grace${n}@example.com` };
+    const asked = { by: 'explorer:operator' };
+    switch (step.correction) {
+      case 'reassign':
+        return { kind: 'reassign', ...asked, participantId, to: { ...person, id: uuid() } };
+      case 'contact':
+        return { kind: 'contact', ...asked, participantId, email: person.email, newId: uuid() };
+      case 'addSigner':
+        return {
+          kind: 'addSigner',
+          ...asked,
+          participant: { ...person, id: uuid(), authenticationType: 'none', twoFactorContact: 'email' },
+          tags: [{ document: 0, type: 'SIGNATURETEMPLATE', x: 72, y: 400 + 40 * n, width: 200, height: 30, page: 0 }],
+        };
+      case 'removeSigner':
+        return { kind: 'removeSigner', ...asked, participantId };
+      case 'deadline':
+        return { kind: 'deadline', ...asked, deadline: new Date(emittedAt + step.deadlineMs).toISOString() };
+      case 'resend':
+        return { kind: 'resend', ...asked, participantId };
+    }
+  };
+
   /** A webhook for a transaction that is not this one's (the workflow and its inbox must ignore it). */
   const strayNotification = (event: 'esign-completed' | 'esign-declined' = 'esign-completed'): EsignWebhook =>
     notificationOf(event, { notificationId: uuid(), esignId: uuid(), transactionId: uuid() });
@@ -363,6 +397,16 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       case 'cancel':
         await update(label, step.kind, (h) =>
           h.startUpdate(cancelUpdate, { args: [{ reason: 'cancelled by the explorer' }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+        );
+        return;
+      case 'correct':
+        await update(
+          label,
+          step.kind,
+          (h) => h.startUpdate(correctTransactionUpdate, { args: [correction(step, tx)], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+          {
+            asked: step.correction,
+          },
         );
         return;
       case 'query':

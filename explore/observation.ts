@@ -18,8 +18,8 @@ export type WorkflowEnd =
 export interface MessageOutcome {
   /** The step that sent it ("cancel@+5400s"). */
   step: string;
-  kind: 'signingUrl' | 'replace' | 'cancel' | 'retryArchive' | 'query' | 'redeliver' | 'lateRetry' | 'bulkCancel';
-  /** `signingUrl`: for whom; `replace`: the status asked for. */
+  kind: 'signingUrl' | 'replace' | 'correct' | 'cancel' | 'retryArchive' | 'query' | 'redeliver' | 'lateRetry' | 'bulkCancel';
+  /** `signingUrl`: for whom; `replace`: the status asked for; `correct`: the kind of correction. */
   participantId?: string;
   asked?: string;
   outcome: 'pending' | 'ok' | 'failed' | 'error';

@@ -70,6 +70,8 @@ export interface ArchiveCommit {
   key: string;
   transactionId: string;
   sha256: string;
+  /** The participants the workflow archived the transaction with (absent for a late completion). */
+  participantIds?: string[];
 }
 
 export interface RecordedEvent {
@@ -163,17 +165,41 @@ export class ProviderModel {
     return { data: all.slice(offset, offset + limit).map((t) => this.#record(t) as TransactionRecord & { id: string }), total: all.length };
   }
 
-  /** The spec's replace; `by` says who asked (the workflow's update, its withdraw, or someone outside). */
-  replace(id: string, request: Pick<UpdateTransactionRequest, 'status'>, by = 'replace'): TransactionRecord {
+  /**
+   * The spec's update; `by` says who asked (the workflow's update, its withdraw, or someone outside). Once someone
+   * signed it is a correction, as the sandbox takes one (packages/sandbox/src/corrections.ts): the documents and each
+   * signed participant must come back unchanged (else 409), their signatures stay, and everyone else starts over.
+   */
+  replace(
+    id: string,
+    request: Pick<UpdateTransactionRequest, 'status'> & Partial<UpdateTransactionRequest>,
+    by = 'replace',
+  ): TransactionRecord {
     const t = this.transactions.get(id);
     if (!t || t.purged) throw notFound('updateTransaction', id);
     if (ENDED.includes(t.status)) throw conflict('updateTransaction', `transaction is ${t.status} and can no longer be changed`);
-    if (t.participants.some((p) => p.status === 'signed'))
-      throw conflict('updateTransaction', 'a participant has already signed; the transaction can no longer be replaced');
-    for (const p of t.participants) {
-      p.status = 'pending';
-      delete p.at;
+    const signed = t.participants.filter((p) => p.status === 'signed');
+    const next = request.participants ?? t.body.participants;
+    if (signed.length > 0) {
+      if (request.status === 'draft')
+        throw conflict('updateTransaction', 'a participant has already signed: the transaction cannot go back to draft');
+      const documents = request.documents ?? t.body.documents;
+      for (const s of signed) {
+        const before = JSON.stringify(t.body.participants.find((p) => p.id === s.id));
+        const after = next.find((p) => p.id === s.id);
+        const tagsOf = (docs: typeof documents) => JSON.stringify(docs.map((d) => d.tags.filter((x) => x.signerId === s.id)));
+        if (!after || JSON.stringify(after) !== before || tagsOf(documents) !== tagsOf(t.body.documents))
+          throw conflict('updateTransaction', `a participant has already signed: participant ${s.id} cannot change`);
+      }
+      if (next.every((p) => signed.some((s) => s.id === p.id)))
+        throw conflict('updateTransaction', 'a participant has already signed: nothing would be left to sign');
     }
+    t.body = {
+      ...t.body,
+      ...(request.participants ? { participants: request.participants } : {}),
+      ...(request.documents ? { documents: request.documents } : {}),
+    };
+    t.participants = next.map((p) => signed.find((s) => s.id === p.id) ?? { id: p.id, status: 'pending' });
     this.#move(t, request.status === 'draft' ? 'draft' : 'esign_pending', by);
     return this.#record(t);
   }

@@ -10,6 +10,7 @@
  * the shrinker can drop any step without making the rest meaningless.
  */
 import { seededRandom } from '../src/util/seeded-random.js';
+import { CORRECTION_KINDS, type CorrectionKind } from '../src/definitions/corrections.js';
 import { FAULTABLE, type PlannedFault } from './activities.js';
 import type { ModelOperation } from './provider-model.js';
 import type { UpkeepAuthority, UpkeepEvidence } from './upkeep.js';
@@ -40,6 +41,11 @@ export type Step =
   | { kind: 'replace'; status: 'draft' | 'esign_pending' }
   /** The `cancel` update. */
   | { kind: 'cancel' }
+  /**
+   * The `correctTransaction` update (workflows/transaction/correcting.ts) of `participant` (by position in the
+   * provider's record when it is sent); `deadline`: to `deadlineMs` after the step (negative: in the past).
+   */
+  | { kind: 'correct'; correction: CorrectionKind; participant: number; deadlineMs: number }
   /** The `status` query (on a worker whose cache was emptied, it replays the history). */
   | { kind: 'query' }
   /** A participant opens the signing page; `webhooks[i]` is the fate of the i-th webhook the move sends. */
@@ -173,12 +179,13 @@ const DAY = 24 * HOUR;
 
 /** Messages and moves that contend: a step generated to race another picks its kind from these. */
 const RIVALS: Partial<Record<Step['kind'], readonly Step['kind'][]>> = {
-  replace: ['cancel', 'sign', 'decline', 'replace', 'providerEnd'],
-  cancel: ['sign', 'replace', 'providerEnd', 'decline', 'cancel', 'signingUrl'],
-  sign: ['cancel', 'sign', 'replace', 'decline', 'providerEnd'],
-  decline: ['cancel', 'sign', 'replace'],
-  providerEnd: ['cancel', 'sign', 'replace'],
-  signingUrl: ['cancel', 'replace'],
+  replace: ['cancel', 'sign', 'decline', 'replace', 'providerEnd', 'correct'],
+  cancel: ['sign', 'replace', 'providerEnd', 'decline', 'cancel', 'signingUrl', 'correct'],
+  sign: ['cancel', 'sign', 'replace', 'decline', 'providerEnd', 'correct'],
+  decline: ['cancel', 'sign', 'replace', 'correct'],
+  providerEnd: ['cancel', 'sign', 'replace', 'correct'],
+  signingUrl: ['cancel', 'replace', 'correct'],
+  correct: ['sign', 'cancel', 'correct', 'replace', 'decline', 'providerEnd'],
   view: ['sign', 'cancel'],
   fixZip: ['cancel', 'sign'],
 };
@@ -484,6 +491,7 @@ function drawTransaction(
       providerEnd: 4,
       cancel: 7,
       replace: 8,
+      correct: 6,
       signingUrl: 7,
       query: 6,
       restartWorker: features.restarts ? 3 : 0,
@@ -504,7 +512,7 @@ function drawTransaction(
     } else if (where === 'deadline') {
       // At the deadline, when the workflow withdraws the transaction on its own.
       at = Math.max(0, signingDeadlineMs + int(-5, 5) * 1000);
-      kind = pick(['sign', 'replace', 'cancel', 'decline', 'providerEnd'] as const);
+      kind = pick(['sign', 'replace', 'cancel', 'decline', 'providerEnd', 'correct'] as const);
     } else {
       at = int(0, Math.round((signingDeadlineMs * 1.1) / 1000)) * 1000;
       kind = anyKind();
@@ -530,6 +538,15 @@ function drawTransaction(
         break;
       case 'signingUrl':
         step = { kind, participant };
+        break;
+      case 'correct':
+        step = {
+          kind,
+          correction: pick(CORRECTION_KINDS),
+          participant,
+          // Sooner or later than the deadline it had, or (now and then) already past.
+          deadlineMs: chance(0.15) ? -MINUTE : int(1, Math.round((signingDeadlineMs * 1.5) / MINUTE)) * MINUTE,
+        };
         break;
       case 'badZip':
         zipBroken = true;
