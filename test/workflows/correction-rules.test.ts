@@ -119,7 +119,9 @@ describe('correction refusals', () => {
     expect(why({ kind: 'resend', ...by, participantId: 'p-alan' }, transaction({ phase: 'draft' }))).toBe(
       'transaction is a draft: send it first',
     );
-    expect(why({ kind: 'deadline', ...by, deadline: 'tomorrow' })).toBe('deadline must be an ISO 8601 date-time with its offset (Z or ±hh:mm)');
+    expect(why({ kind: 'deadline', ...by, deadline: 'tomorrow' })).toBe(
+      'deadline must be an ISO 8601 date-time with its offset (Z or ±hh:mm)',
+    );
     expect(why({ kind: 'deadline', ...by, deadline: new Date(NOW - 1).toISOString() })).toBe('deadline must be in the future');
     expect(why({ kind: 'deadline', ...by, deadline: new Date(NOW + 400 * 86_400_000).toISOString() })).toBe(
       'deadline must be within a year',
