@@ -87,6 +87,9 @@ describe('correction refusals', () => {
     expect(why({ kind: 'resend', ...by, participantId: 'p-alan' }, withdrawing)).toBe(
       'transaction is being withdrawn (its deadline passed)',
     );
+    expect(why({ kind: 'deadline', ...by, deadline: new Date(NOW + 3_600_000).toISOString() }, transaction({ deadlineAt: NOW }))).toBe(
+      'transaction is past its deadline: it is being withdrawn',
+    );
     const full = transaction();
     full.corrections.push(...Array.from({ length: 100 }, () => ({ kind: 'resend' as const, by: 'x', at: '' })));
     expect(why({ kind: 'resend', ...by, participantId: 'p-alan' }, full)).toBe('transaction has taken 100 corrections: start a new one');

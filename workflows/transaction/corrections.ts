@@ -21,6 +21,8 @@ export function refuseCorrection(tx: SigningTransaction, raw: unknown, now: numb
   if (tx.isFinishing()) return `transaction is ${tx.cancel ? 'being cancelled' : tx.phase}; it can no longer be corrected`;
   if (tx.phase === 'overdue') return 'transaction is overdue: its deadline passed';
   if (tx.withdrawing) return 'transaction is being withdrawn (its deadline passed)';
+  // Passed, and the loop not yet at it: a correction must not rescue what is due to be withdrawn.
+  if (tx.deadlineAt > 0 && now >= tx.deadlineAt) return 'transaction is past its deadline: it is being withdrawn';
   if (!tx.created || (tx.phase !== 'draft' && tx.phase !== 'awaiting_signatures'))
     return `transaction is ${tx.phase}: it can be corrected once it is created`;
   if (tx.corrections.length >= MAX_CORRECTIONS) return `transaction has taken ${MAX_CORRECTIONS} corrections: start a new one`;
