@@ -21,7 +21,7 @@ import { createExplorerActivities } from './activities.js';
 import { ProviderModel } from './provider-model.js';
 import { ServerHints } from './server-hints.js';
 import { StickyQueueDrain, StickyQueueSpy } from './sticky-queues.js';
-import { openActivities, taskInFlight } from './timers.js';
+import { millis, openActivities, taskInFlight } from './timers.js';
 
 type DescribeWorkflowExecutionResponse = proto.temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse;
 type History = proto.temporal.api.history.v1.IHistory;
@@ -286,13 +286,10 @@ const HOUR_MS = 60 * 60 * 1000;
 function activityInFlight(history: History | undefined, raw: DescribeWorkflowExecutionResponse): boolean {
   return openActivities(history).some((id) => {
     const info = raw.pendingActivities?.find((a) => a.activityId === id);
-    const ended = millis(info?.lastAttemptCompleteTime);
-    return ended === undefined || (millis(info?.lastStartedTime) ?? 0) > ended;
+    // A first attempt has no end yet.
+    if (!info?.lastAttemptCompleteTime) return true;
+    return millis(info.lastStartedTime) > millis(info.lastAttemptCompleteTime);
   });
-}
-
-function millis(t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined {
-  return t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
 }
 
 /** The run a workflow belongs to: `esign-x<seed>-<run>`, an upkeep walk's `esign-upkeep-x<seed>-<run>-<n>`, a bulk send's `bulk-x<seed>-r<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */

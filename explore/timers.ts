@@ -67,6 +67,7 @@ export function pendingTimerDeadlines(history: History): number[] {
   return [...due.values()];
 }
 
-function millis(t: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+/** A protobuf timestamp or duration in milliseconds (0 when absent). */
+export function millis(t: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   return Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 }

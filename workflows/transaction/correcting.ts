@@ -16,7 +16,7 @@ import { buildUpdateRequest } from '../requests.js';
 import { corrected, refuseCorrection } from './corrections.js';
 import type { Integrator } from './integrator.js';
 import type { SigningTransaction } from './machine.js';
-import { keepLandsUntil, landsUntilOf, providerRefusal, type Steps } from './steps.js';
+import { keepLandsUntil, landsUntilOf, providerFailure, type Steps } from './steps.js';
 
 /** The update's work. */
 export class Corrections {
@@ -49,11 +49,7 @@ export class Corrections {
         // Given up on (or refused after a retry): the attempt may still land, so a withdraw waits past it.
         keepLandsUntil(tx, landsUntilOf(err));
         if (isCancellation(err)) throw err;
-        const refusal = providerRefusal(err);
-        throw ApplicationFailure.nonRetryable(
-          `the provider did not take the correction: ${refusal?.message ?? ((err as { cause?: Error }).cause ?? (err as Error)).message}`,
-          refusal ? FailureType.ProviderRejected : FailureType.ProviderUnavailable,
-        );
+        throw providerFailure(err, 'the provider did not take the correction');
       }
       // The view changes only now that the provider took it.
       tx.request = next.request;
@@ -99,11 +95,7 @@ export class Corrections {
       }));
     } catch (err) {
       if (isCancellation(err) || err instanceof ApplicationFailure) throw err;
-      const refusal = providerRefusal(err);
-      throw ApplicationFailure.nonRetryable(
-        `the provider did not issue a signing URL: ${refusal?.message ?? 'ask again later'}`,
-        refusal ? FailureType.ProviderRejected : FailureType.ProviderUnavailable,
-      );
+      throw providerFailure(err, 'the provider did not issue a signing URL');
     }
     this.integrator.restartReminders();
     // The loop's wait was planned without this reminder.

@@ -6,6 +6,7 @@
  */
 import { CORRECTION_KINDS, MAX_CORRECTIONS, type TransactionCorrection } from '../../src/definitions/corrections.js';
 import type { CreateTransactionRequest, Participant } from '../../src/esign/schemas.js';
+import { pick } from '../requests.js';
 import type { SigningTransaction } from './machine.js';
 
 /** The furthest a corrected deadline may be: a transaction lives a year at most. */
@@ -114,13 +115,14 @@ export function corrected(
   switch (c.kind) {
     case 'reassign': {
       // The role stays (order, authentication, checks); nothing of the person replaced does (address, phone, ids).
-      const role = pick(old!, ROLE);
+      const { authenticationType, twoFactorContact } = old!;
       // Only the person's fields: another SDK could send role fields (`authenticationType: 'none'`) in `to`.
-      const to = pick(c.to, ['firstName', 'middleName', 'lastName', 'email', 'phone'] as const);
-      return swap({ ...role, ...to, id: newId });
+      const { firstName, lastName, email } = c.to;
+      const person = { firstName, lastName, email, ...pick(c.to, ['middleName', 'phone']) };
+      return swap({ ...pick(old!, ROLE), authenticationType, twoFactorContact, ...person, id: newId });
     }
     case 'contact':
-      return swap({ ...old!, ...defined({ email: c.email, phone: c.phone }), id: newId });
+      return swap({ ...old!, ...pick(c, ['email', 'phone']), id: newId });
     case 'removeSigner':
       return {
         request: { ...request, participants: request.participants.filter((p) => p !== old), documents: retag(old!.id, undefined) },
@@ -152,11 +154,3 @@ const ROLE = [
   'type',
   'primary',
 ] as const satisfies readonly (keyof Participant)[];
-
-function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> {
-  return Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]])) as Pick<T, K>;
-}
-
-function defined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

@@ -29,7 +29,7 @@ import type { Corrections } from './correcting.js';
 import { refuseCorrection } from './corrections.js';
 import type { SigningTransaction } from './machine.js';
 import { statusOf } from './view.js';
-import { keepLandsUntil, landsUntilOf, providerRefusal, type Steps } from './steps.js';
+import { keepLandsUntil, landsUntilOf, providerFailure, type Steps } from './steps.js';
 
 const finished = (what: string) => ApplicationFailure.nonRetryable(what, FailureType.TransactionFinished);
 
@@ -103,12 +103,7 @@ export class Requests {
       return { url, transactionId };
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const refusal = providerRefusal(err);
-      const why = refusal?.message ?? ((err as { cause?: Error }).cause ?? (err as Error)).message;
-      throw ApplicationFailure.nonRetryable(
-        `the provider did not issue a signing URL: ${why}${refusal ? '' : '; ask again later'}`,
-        refusal ? FailureType.ProviderRejected : FailureType.ProviderUnavailable,
-      );
+      throw providerFailure(err, 'the provider did not issue a signing URL');
     }
   }
 

@@ -93,6 +93,19 @@ export function landsUntilOf(err: unknown): number | undefined {
 /** How soon the loop polls again after a read the provider did not answer, or answered 404. */
 export const READ_AGAIN_MS = 30_000;
 
+/**
+ * A provider call's failure, as an update's caller hears it: the provider's final refusal (`ProviderRejected`, with its
+ * message), or the provider not answering (`ProviderUnavailable`: ask again later).
+ */
+export function providerFailure(err: unknown, what: string): ApplicationFailure {
+  const refusal = providerRefusal(err);
+  const why = refusal?.message ?? ((err as { cause?: Error }).cause ?? (err as Error)).message;
+  return ApplicationFailure.nonRetryable(
+    `${what}: ${why}${refusal ? '' : '; ask again later'}`,
+    refusal ? FailureType.ProviderRejected : FailureType.ProviderUnavailable,
+  );
+}
+
 /** A provider write given up on may still land until `until`: a withdraw waits past it (machine.ts `replaceLandsUntil`). */
 export function keepLandsUntil(tx: SigningTransaction, until: number | undefined): void {
   if (until !== undefined) tx.replaceLandsUntil = Math.max(tx.replaceLandsUntil, until);
