@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ApprovalRecord } from '../src/definitions/approvals.js';
 import type { CorrectionRecord } from '../src/definitions/corrections.js';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
@@ -32,6 +33,8 @@ export interface ArchiveInput {
   archivePrefix?: string;
   /** What was asked of the provider in flight (corrections), kept in the manifest beside the provider's audit trail. */
   corrections?: CorrectionRecord[];
+  /** Its approvers' answers before it was sent, kept in the manifest as the corrections are. */
+  approvals?: ApprovalRecord[];
 }
 
 export function createArchiveActivities(deps: ArchiveDeps) {
@@ -120,6 +123,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               files,
               evidence,
               ...(input.corrections?.length ? { corrections: input.corrections } : {}),
+              ...(input.approvals?.length ? { approvals: input.approvals } : {}),
               downloadedAt,
               archivedAt: new Date().toISOString(),
             });

@@ -12,6 +12,8 @@ export const FailureType = {
   // Messages a workflow refuses in its current phase.
   TransactionFinished: 'TransactionFinished',
   TransactionIsDraft: 'TransactionIsDraft',
+  /** A signing URL, replace or correction asked of a transaction its approvers have not yet approved. */
+  AwaitingApproval: 'AwaitingApproval',
   UnknownParticipant: 'UnknownParticipant',
   /** A correction accepted, then refused at its turn: the state changed meanwhile (a signer signed). Nothing applied. */
   CorrectionRefused: 'CorrectionRefused',

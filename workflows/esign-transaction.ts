@@ -29,6 +29,7 @@ import { Progress } from './progress.js';
 import { buildCreateRequest, validInput } from './requests.js';
 import { EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../src/definitions/search-attributes.js';
 import { Clock } from './clock.js';
+import { Approvals } from './transaction/approving.js';
 import { Corrections } from './transaction/correcting.js';
 import { Endings } from './transaction/endings.js';
 import { registerHandlers, Requests } from './transaction/handlers.js';
@@ -36,6 +37,7 @@ import { Integrator } from './transaction/integrator.js';
 import type { ContinuedTransaction } from './transaction/continued.js';
 import { SigningTransaction } from './transaction/machine.js';
 import { READ_AGAIN_MS, readState, Steps, type Reading } from './transaction/steps.js';
+import { awaitArchiveRetry } from './transaction/refused-archive.js';
 import { handOnStrays } from './transaction/strays.js';
 import { waitSummary } from './transaction/view.js';
 import { versioningBehavior } from './versioning.js';
@@ -53,10 +55,12 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
   const integrator = new Integrator(tx, steps, clock);
   const endings = new Endings(tx, steps, integrator);
   const corrections = new Corrections(tx, steps, integrator, clock);
+  const approvals = new Approvals(tx, steps, integrator, clock);
   registerHandlers(
     tx,
     new Requests(tx, steps),
     corrections,
+    approvals,
     () => clock.now(),
     () => rawInput?.referenceId,
   );
@@ -94,7 +98,7 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     // ------------------------------------------- 2. create the transaction
     tx.moveTo('creating');
     tx.request = buildCreateRequest(valid, tx.participants, uploaded.storagePaths);
-    const ref = await step(PROVIDER, `Create the transaction (${valid.status})`).createTransaction(tx.request);
+    const ref = await step(PROVIDER, `Create the transaction (${tx.request.status})`).createTransaction(tx.request);
     tx.created = { transactionId: ref.transactionId, esignId: ref.esignId };
     tx.providerStatus = ref.status;
     tx.attributes.set([
@@ -103,7 +107,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     ]);
     // The bridge routes webhooks here by the provider's record (docs/webhooks.md): some may have come already.
     tx.adoptEarly();
-    tx.moveTo(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
+    if (valid.approval) approvals.begin();
+    else tx.moveTo(valid.status === 'draft' ? 'draft' : 'awaiting_signatures');
     integrator.planFirstReminder();
   } else {
     setCurrentDetails(tx.currentDetails());
@@ -130,27 +135,9 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       continue;
     }
     if (tx.phase === 'archive_invalid') {
-      // The provider completed it; only an operator's retryArchive (after fixing the cause) moves it on.
-      tx.notified = undefined;
-      tx.progressStale = false;
-      if (tx.archiveRetriesAsked > 0) {
-        tx.archiveRetriesAsked = 0;
-        tx.moveTo('archiving');
-        const end = await endings.archive();
-        if (end) return end;
-        continue;
-      }
-      if (tx.historyFull(maxEvents)) {
-        // As below: the refusal's event and a retry's answer go out before the hand-over.
-        await condition(() => (integrator.settled && allHandlersFinished()) || tx.archiveRetriesAsked > 0 || tx.held.strays.length > 0);
-        if (tx.archiveRetriesAsked === 0 && tx.held.strays.length === 0) return handOver();
-        continue;
-      }
-      // Woken at the longest poll interval: a run with nothing to do would otherwise never learn that the
-      // deployment's version changed, and would hold its old version's workers for ever (docs/operations.md).
-      // Never by the history's length in the predicate: a rejected update's workflow task records no event to
-      // replay, and a length crossing the limit in it alone made a timer cancel that replay cannot reproduce.
-      await condition(() => tx.archiveRetriesAsked > 0 || tx.held.strays.length > 0, maxPollMs);
+      const next = await awaitArchiveRetry(tx, endings, integrator, { maxEvents, maxPollMs });
+      if (next === 'handOver') return handOver();
+      if (next) return next;
       continue;
     }
     if (tx.cancel && !tx.cancel.refused) {
@@ -160,6 +147,12 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (tx.phase !== 'overdue' && tx.open && clock.now() >= tx.deadlineAt) {
       const end = await endings.withdrawOrFollow('deadline');
       if (end) return end;
+    }
+    if (tx.phase === 'awaiting_approval' && approvals.due()) {
+      // Approved (sent now), rejected, past its approval deadline, or an approvers' reminder due.
+      const end = await approvals.act(endings);
+      if (end) return end;
+      continue;
     }
 
     if (tx.notified) {
@@ -221,18 +214,19 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     }
     const interval = Math.round(Math.min(tx.pollMs, tx.readSoon ? READ_AGAIN_MS : Infinity) * (0.9 + 0.2 * Math.random()));
     // A draft waits for replaceTransaction to send it (a phase change), not for polls, waking at the longest poll
-    // interval only to see whether its version changed (as a refused archive does); an overdue one has no deadline.
+    // interval only to see whether its version changed (as a refused archive does), and so does one awaiting its
+    // approvers (woken by their answers, their deadline and reminders); an overdue one has no deadline.
     const untilReminder =
       tx.reminders.nextAt !== null && waitingIn === 'awaiting_signatures' ? Math.max(0, tx.reminders.nextAt - now) : Infinity;
-    const wait =
-      waitingIn === 'draft'
-        ? Math.min(remaining, maxPollMs)
-        : waitingIn === 'overdue'
-          ? interval
-          : Math.min(interval, remaining, untilReminder);
+    const parked = waitingIn === 'draft' || waitingIn === 'awaiting_approval';
+    const wait = parked
+      ? Math.min(remaining, maxPollMs, approvals.waitMs(now))
+      : waitingIn === 'overdue'
+        ? interval
+        : Math.min(interval, remaining, untilReminder);
     const summary = waitSummary(waitingIn, clock.iso(waitingIn === 'draft' ? tx.deadlineAt : now + wait));
     const woke = await condition(() => tx.hasWork() || tx.phase !== waitingIn || tx.rescheduled, wait, { summary });
-    if (woke || waitingIn === 'draft' || (waitingIn !== 'overdue' && clock.now() >= tx.deadlineAt)) continue;
+    if (woke || parked || (waitingIn !== 'overdue' && clock.now() >= tx.deadlineAt)) continue;
     if (integrator.reminderDue()) continue;
 
     // ------------------------------- reconciliation: a webhook may be lost

@@ -25,7 +25,8 @@ export function buildCreateRequest(
   storagePaths: string[],
 ): CreateTransactionRequest {
   return {
-    status: input.status,
+    // Approvers see it before its signers do: a draft until their quorum approves (./transaction/approving.ts).
+    status: input.approval ? 'draft' : input.status,
     referenceId: input.referenceId,
     documents: input.documents.map((d, i) => ({
       id: uuid4(),

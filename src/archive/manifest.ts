@@ -2,6 +2,7 @@
  * What is kept next to each archived ZIP (`manifest.json`), as types only: the archive stores write it, and the
  * client package reads it (downloadArchive) without the stores' code. docs/evidence.md describes it.
  */
+import type { ApprovalRecord } from '../definitions/approvals.js';
 import type { CorrectionRecord } from '../definitions/corrections.js';
 import type { ArchiveEvidence } from '../evidence/report.js';
 
@@ -21,6 +22,8 @@ export interface ArchiveManifest {
    * when and what changed (the provider's audit trail in the ZIP says what happened at the provider).
    */
   corrections?: CorrectionRecord[];
+  /** Our record of its approval before it was sent: each approver's answer, with when and their comment. */
+  approvals?: ApprovalRecord[];
   downloadedAt: string;
   archivedAt: string;
   /** Each renewal of the long-term evidence (a document time-stamp and fresh validation data), oldest first. */

@@ -7,22 +7,27 @@
 
 // Transactions: start (idempotent per referenceId), follow, signing URLs, cancel, an archive retried.
 export {
+  approveEsignTransaction,
   cancelEsignTransaction,
   correctEsignTransaction,
   getEsignStatus,
   getEsignTransaction,
+  InvalidApproval,
   InvalidCorrection,
   InvalidTransactionInput,
   issueSigningUrl,
+  rejectEsignTransaction,
   retryEsignArchive,
   startEsignTransaction,
 } from './transactions.js';
 export type { StartedTransaction, StartOptions } from './transactions.js';
 export {
+  approveUpdate,
   cancelUpdate,
   correctTransactionUpdate,
   DEFAULT_TASK_QUEUE,
   issueSigningUrlUpdate,
+  rejectUpdate,
   replaceTransactionUpdate,
   retryArchiveUpdate,
   statusQuery,
@@ -53,8 +58,19 @@ export type {
   TransactionCorrection,
 } from '../definitions/corrections.js';
 export { TransactionCorrection as TransactionCorrectionSchema } from '../transaction/corrections.js';
+export { MAX_APPROVERS } from '../definitions/approvals.js';
+export type {
+  ApprovalAnswer,
+  ApprovalRecord,
+  ApprovalRequest,
+  ApprovalStatus,
+  Approver,
+  RejectionRequest,
+} from '../definitions/approvals.js';
+export { ApprovalRequest as ApprovalRequestSchema, RejectionRequest as RejectionRequestSchema } from '../transaction/approvals.js';
 export type { ArchiveEvidence, DocumentEvidence, SignatureEvidence, ValidationReport } from '../evidence/report.js';
 export {
+  ApprovalInput,
   DocumentInput,
   DocumentSource,
   DurationInput,

@@ -15,10 +15,12 @@ import { stuckRunFailure } from './stuck.js';
 import type { Priority } from '@temporalio/common';
 import { describeIssues } from '../util/zod-issues.js';
 import {
+  approveUpdate,
   cancelUpdate,
   correctTransactionUpdate,
   DEFAULT_TASK_QUEUE,
   issueSigningUrlUpdate,
+  rejectUpdate,
   retryArchiveUpdate,
   statusQuery,
   WORKFLOW_TYPE,
@@ -38,6 +40,8 @@ import {
 } from '../definitions/late-completion.js';
 import { EsignTransactionInput } from '../transaction/input.js';
 import { asCorrection, TransactionCorrection as TransactionCorrectionSchema } from '../transaction/corrections.js';
+import { ApprovalRequest as ApprovalRequestSchema, RejectionRequest as RejectionRequestSchema } from '../transaction/approvals.js';
+import type { ApprovalAnswer, ApprovalRequest, RejectionRequest } from '../definitions/approvals.js';
 import type { CorrectionResult, TransactionCorrection } from '../definitions/corrections.js';
 import { EsignBatchId, EsignId, EsignReferenceId, EsignStatus, EsignTransactionId } from '../definitions/search-attributes.js';
 
@@ -47,6 +51,11 @@ export class InvalidTransactionInput extends Error {
 
 export class InvalidCorrection extends Error {
   override readonly name = 'InvalidCorrection';
+}
+
+/** An approval or rejection the client refuses before sending it: what is wrong with it. */
+export class InvalidApproval extends Error {
+  override readonly name = 'InvalidApproval';
 }
 
 /** More than one late completion of a referenceId waits for a retry of its archive: name one by its transactionId. */
@@ -257,6 +266,27 @@ export async function correctEsignTransaction(
   return orWorkflowFailure(client, handle.workflowId, () =>
     handle.executeUpdate(correctTransactionUpdate, { args: [asCorrection(parsed.data)] }),
   );
+}
+
+/**
+ * An approver approves the transaction (docs/workflow.md, "Approvals"); the approval that meets the quorum sends it
+ * (`outcome: 'sending'`). Checked here first (`InvalidApproval`), then by the workflow, whose validator refuses with the
+ * reason: not one of its approvers, an approver who already answered, a transaction not awaiting approval (sent,
+ * ended, being cancelled) or past its approval deadline.
+ */
+export async function approveEsignTransaction(client: Client, referenceId: string, approval: ApprovalRequest): Promise<ApprovalAnswer> {
+  const parsed = ApprovalRequestSchema.safeParse(approval);
+  if (!parsed.success) throw new InvalidApproval(`invalid approval: ${describeIssues(parsed.error)}`);
+  const handle = getEsignTransaction(client, referenceId);
+  return orWorkflowFailure(client, handle.workflowId, () => handle.executeUpdate(approveUpdate, { args: [parsed.data] }));
+}
+
+/** An approver rejects the transaction before it is sent, with the reason: it ends `rejected`. Refused as an approval is. */
+export async function rejectEsignTransaction(client: Client, referenceId: string, rejection: RejectionRequest): Promise<ApprovalAnswer> {
+  const parsed = RejectionRequestSchema.safeParse(rejection);
+  if (!parsed.success) throw new InvalidApproval(`invalid rejection: ${describeIssues(parsed.error)}`);
+  const handle = getEsignTransaction(client, referenceId);
+  return orWorkflowFailure(client, handle.workflowId, () => handle.executeUpdate(rejectUpdate, { args: [parsed.data] }));
 }
 
 /**

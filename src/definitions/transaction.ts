@@ -9,6 +9,7 @@ import type { ParticipantStatus } from '../esign/events.js';
 import type { EsignCompletedWebhook, EsignWebhook, IframeStyle, NotifyParticipants, RequestStatus } from '../esign/schemas.js';
 import type { ArchiveEvidence } from '../evidence/report.js';
 import type { EsignTransactionInput } from '../transaction/input.js';
+import type { ApprovalAnswer, ApprovalRequest, ApprovalStatus, RejectionRequest } from './approvals.js';
 import type { CorrectionResult, TransactionCorrection } from './corrections.js';
 
 export const WORKFLOW_TYPE = 'esignTransaction';
@@ -19,7 +20,7 @@ export function workflowIdFor(referenceId: string): string {
 }
 
 /** How a transaction ends (docs/workflow.md draws every way). */
-export type EsignOutcome = 'completed' | 'declined' | 'expired' | 'cancelled' | 'deleted';
+export type EsignOutcome = 'completed' | 'declined' | 'rejected' | 'expired' | 'cancelled' | 'deleted';
 
 /**
  * Phases, also the values of the `EsignStatus` search attribute. `overdue`:
@@ -31,6 +32,8 @@ export type EsignPhase =
   | 'uploading'
   | 'creating'
   | 'draft'
+  /** A draft at the provider until its approvers' quorum approves (then sent), one rejects, or their deadline passes. */
+  | 'awaiting_approval'
   | 'awaiting_signatures'
   | 'overdue'
   | 'archiving'
@@ -56,8 +59,10 @@ export interface EsignTransactionResult {
   reason?: string;
   /** Who declined, when the outcome is `declined` (the reason, in their words, is `reason`). */
   declinedBy?: { participantId: string; name: string };
-  /** Who ended it: the caller (cancel), the deadline, a signer (decline), or the provider itself. */
-  endedBy?: 'request' | 'deadline' | 'signer' | 'provider';
+  /** Who rejected it before it was sent, when the outcome is `rejected` (their reason is `reason`). */
+  rejectedBy?: { approverId: string; name?: string };
+  /** Who ended it: the caller (cancel), a deadline, a signer (decline), an approver (reject), or the provider itself. */
+  endedBy?: 'request' | 'deadline' | 'signer' | 'approver' | 'provider';
   /** SHA-256 of each document we uploaded, by StoragePath: what the provider had to sign (a late archive checks it). */
   originals?: Record<string, string>;
 }
@@ -113,6 +118,8 @@ export interface EsignTransactionStatus {
   failure?: EsignRunFailure;
   /** Why the completed ZIP was refused, while the phase is `archive_invalid`. */
   archiveProblem?: string;
+  /** Where its approval stands, when the transaction names approvers. */
+  approval?: ApprovalStatus;
   /**
    * Set when an ended transaction's status was read from its result because no worker answered the query
    * (one of the Worker Deployment version it ended on: retired). Participants and counts are then unknown.
@@ -160,6 +167,16 @@ export const replaceTransactionUpdate = defineUpdate<{ status: string }, [Replac
 export const correctTransactionUpdate = defineUpdate<CorrectionResult, [TransactionCorrection]>('correctTransaction');
 
 /**
+ * An approver approves the transaction (phase `awaiting_approval`); the approval that meets the quorum sends it (the
+ * answer's `outcome` is `sending`). Refused by its validator with the reason: an approver not named, one who already
+ * answered, a transaction not awaiting approval (sent, ended, being cancelled) or past its approval deadline.
+ */
+export const approveUpdate = defineUpdate<ApprovalAnswer, [ApprovalRequest]>('approve');
+
+/** An approver rejects the transaction before it is sent: it ends `rejected`, with the reason. Refused as `approve` is. */
+export const rejectUpdate = defineUpdate<ApprovalAnswer, [RejectionRequest]>('reject');
+
+/**
  * Withdraws the transaction at the provider, then ends the workflow as
  * `cancelled`. Fails with `WithdrawRefused` (the workflow goes on) when the
  * provider refuses because a participant has signed, and with
@@ -180,6 +197,9 @@ export const retryArchiveUpdate = defineUpdate<EsignTransactionResult, []>('retr
 
 /** What the integrator's backend receives at `callbackUrl` (docs/integrator-events.md). */
 export type IntegratorEventType =
+  | 'approval.requested'
+  | 'approval.given'
+  | 'approval.rejected'
   | 'participant.signed'
   | 'reminder.due'
   | 'transaction.corrected'
@@ -187,6 +207,7 @@ export type IntegratorEventType =
   | 'transaction.completed_late'
   | 'transaction.archive_invalid'
   | 'transaction.declined'
+  | 'transaction.rejected'
   | 'transaction.cancelled'
   | 'transaction.expired'
   | 'transaction.deleted';

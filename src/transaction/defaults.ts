@@ -13,4 +13,6 @@ export const INPUT_DEFAULTS = {
    * parked one (a draft, a refused archive) wakes to see whether its Worker Deployment version changed.
    */
   reconcileMaxInterval: '6 hours',
+  /** How long approvers have (from the start), when the transaction names any; then it ends as `expired`. */
+  approvalDeadline: '7 days',
 } as const;

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { EmailSubject, IframeStyle, NotifyParticipants, Participant, RequestStatus, Tag } from '../esign/schemas.js';
 import { INPUT_DEFAULTS } from './defaults.js';
-import { DURATION_PATTERN } from '../util/duration.js';
+import { DURATION_PATTERN, durationToMs } from '../util/duration.js';
+import { APPROVER_ID, MAX_APPROVERS } from '../definitions/approvals.js';
 
 /** Temporal duration: milliseconds or a string such as '30 days', '1 hour', '90s'. */
 export const DurationInput = z.union([
@@ -53,6 +54,50 @@ export const DocumentSource = z.union([
     .strict(),
 ]);
 export type DocumentSource = z.infer<typeof DocumentSource>;
+
+/** Reminders: the first after `firstAfter`, then every `every`, at most `maxCount`. */
+export const RemindersInput = z
+  .object({ firstAfter: DurationInput, every: DurationInput, maxCount: z.number().int().min(1).max(50).default(3) })
+  .strict();
+
+/**
+ * Approvers the transaction needs before it goes to its signers (docs/workflow.md, "Approvals"): it is created as
+ * a draft and sent once `quorum` of them approve (all of them when omitted); one rejection ends it `rejected`, and
+ * so does nothing: it ends `expired` at `deadline` (counted from the start). Reminders are `approval.requested`
+ * events again, to callbackUrl, naming who has not answered.
+ */
+export const ApprovalInput = z
+  .object({
+    approvers: z
+      .array(
+        z
+          .object({
+            id: z.string().regex(APPROVER_ID, 'must be 1-128 letters, digits, . _ : - (an id, not an e-mail address)'),
+            name: z.string().trim().min(1).max(200).optional(),
+          })
+          .strict(),
+      )
+      .min(1, 'at least one approver')
+      .max(MAX_APPROVERS),
+    quorum: z.number().int().min(1).optional(),
+    deadline: DurationInput.default(INPUT_DEFAULTS.approvalDeadline),
+    reminders: RemindersInput.optional(),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    const ids = new Set<string>();
+    a.approvers.forEach((x, i) => {
+      if (ids.has(x.id)) ctx.addIssue({ code: 'custom', path: ['approvers', i, 'id'], message: `duplicate approver id "${x.id}"` });
+      ids.add(x.id);
+    });
+    if (a.quorum !== undefined && a.quorum > a.approvers.length)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['quorum'],
+        message: `a quorum of ${a.quorum} needs as many approvers (${a.approvers.length} named)`,
+      });
+  });
+export type ApprovalInput = z.input<typeof ApprovalInput>;
 
 /** A tag whose signer is named by participant id or by position in `participants`. */
 export const TagInput = Tag.omit({ signerId: true, customData: true })
@@ -126,10 +171,8 @@ export const EsignTransactionInput = z
      * `every`, at most `maxCount`, never after the deadline. Each is an event
      * to callbackUrl with a fresh signing URL per participant still to sign.
      */
-    reminders: z
-      .object({ firstAfter: DurationInput, every: DurationInput, maxCount: z.number().int().min(1).max(50).default(3) })
-      .strict()
-      .optional(),
+    reminders: RemindersInput.optional(),
+    approval: ApprovalInput.optional(),
     /**
      * The most events one run of the workflow records before it continues as
      * new (default 2,000; docs/workflow.md, "Bounded history"). Lower bounds
@@ -147,6 +190,18 @@ export const EsignTransactionInput = z
   .superRefine((input, ctx) => {
     if (input.reminders && !input.callbackUrl) {
       ctx.addIssue({ code: 'custom', path: ['reminders'], message: 'reminders go to callbackUrl: give one' });
+    }
+    if (input.approval) {
+      if (input.approval.reminders && !input.callbackUrl)
+        ctx.addIssue({ code: 'custom', path: ['approval', 'reminders'], message: "approvers' reminders go to callbackUrl: give one" });
+      if (input.status === 'draft')
+        ctx.addIssue({ code: 'custom', path: ['status'], message: 'an approved transaction is sent: status draft cannot take approvers' });
+      if (durationToMs(input.approval.deadline) >= durationToMs(input.signingDeadline))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['approval', 'deadline'],
+          message: 'the approval deadline must come before the signing deadline',
+        });
     }
     const ids = new Set<string>();
     input.participants.forEach((p, i) => {

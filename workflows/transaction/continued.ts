@@ -3,6 +3,7 @@ import type { ParticipantState } from '../../activities/transactions.js';
 import type { CreateTransactionRequest, Participant } from '../../src/esign/schemas.js';
 import type { EsignPhase } from '../../src/definitions/transaction.js';
 import type { CorrectionRecord } from '../../src/definitions/corrections.js';
+import type { ApprovalState } from './approving.js';
 
 /** What a run hands to the next when it continues as new: everything the transaction must not forget. */
 export interface ContinuedTransaction {
@@ -33,6 +34,8 @@ export interface ContinuedTransaction {
   eventsSent?: number;
   /** The corrections taken so far (their audit), when any. */
   corrections?: CorrectionRecord[];
+  /** Its approval, when it names approvers (answers, deadline, reminders). */
+  approval?: ApprovalState;
   /** Until when a replace given up on may still land (machine.ts `replaceLandsUntil`), while that is ahead. */
   replaceLandsUntil?: number;
 }

@@ -24,6 +24,7 @@ export function refuseCorrection(tx: SigningTransaction, raw: unknown, now: numb
   if (tx.withdrawing) return 'transaction is being withdrawn (its deadline passed)';
   // Passed, and the loop not yet at it: a correction must not rescue what is due to be withdrawn.
   if (tx.deadlineAt > 0 && now >= tx.deadlineAt) return 'transaction is past its deadline: it is being withdrawn';
+  if (tx.phase === 'awaiting_approval') return 'transaction awaits approval: what its approvers approve cannot change';
   if (!tx.created || (tx.phase !== 'draft' && tx.phase !== 'awaiting_signatures'))
     return `transaction is ${tx.phase}: it can be corrected once it is created`;
   if (tx.corrections.length >= MAX_CORRECTIONS) return `transaction has taken ${MAX_CORRECTIONS} corrections: start a new one`;

@@ -10,11 +10,13 @@ import { ApplicationFailure, condition, isCancellation, setHandler } from '@temp
 import { isRefusedPlaintext, PLAINTEXT_REFUSED_MESSAGE } from '../../src/codec/plaintext.js';
 import { FailureType } from '../../src/failures.js';
 import {
+  approveUpdate,
   cancelUpdate,
   correctTransactionUpdate,
   esignCompletedSignal,
   esignEventSignal,
   issueSigningUrlUpdate,
+  rejectUpdate,
   replaceTransactionUpdate,
   retryArchiveUpdate,
   statusQuery,
@@ -25,6 +27,7 @@ import {
 } from '../../src/definitions/transaction.js';
 import { readCompletedNotification, readNotification } from '../notification.js';
 import { buildUpdateRequest } from '../requests.js';
+import { awaitingApproval, refuseApproval, type Approvals } from './approving.js';
 import type { Corrections } from './correcting.js';
 import { refuseCorrection } from './corrections.js';
 import type { SigningTransaction } from './machine.js';
@@ -44,6 +47,7 @@ function refuse(request: unknown, why: (request: never) => string | undefined): 
 export function refuseSigningUrl(tx: SigningTransaction, participantIds: unknown): string | undefined {
   if (tx.isFinishing()) return `transaction is ${tx.cancel ? 'being cancelled' : tx.phase}`;
   if (tx.phase === 'draft') return 'transaction is a draft: send it first (replaceTransaction with status esign_pending)';
+  if (tx.phase === 'awaiting_approval') return 'transaction awaits approval: signing URLs are issued once it is sent';
   if (!Array.isArray(participantIds) || participantIds.length === 0) return 'participantIds must not be empty';
   const unknown = tx.input ? tx.unknownParticipants(participantIds as string[]) : [];
   if (unknown.length > 0) return `unknown participant(s): ${unknown.join(', ')}`;
@@ -57,6 +61,7 @@ export function refuseReplace(
   if (tx.isFinishing()) return `transaction is ${tx.phase}; it can no longer be replaced`;
   if (tx.phase === 'overdue') return 'transaction is overdue: its deadline passed';
   if (tx.withdrawing) return 'transaction is being withdrawn (its deadline passed)';
+  if (tx.phase === 'awaiting_approval') return 'transaction awaits approval: it is sent once its approvers approve it';
   if (change?.status !== 'draft' && change?.status !== 'esign_pending') return 'status must be draft or esign_pending';
   if (typeof change.emailSubject === 'string' && change.emailSubject.length > 255) return 'emailSubject must be at most 255 characters';
   return undefined;
@@ -88,6 +93,7 @@ export class Requests {
     if (!tx.created || tx.isFinishing()) throw finished(`transaction is ${tx.phase}`);
     if (tx.phase === 'draft')
       throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', FailureType.TransactionIsDraft);
+    if (tx.phase === 'awaiting_approval') throw awaitingApproval();
     // Checked here too: an update that came with the start was validated before the participants were known.
     const unknown = tx.unknownParticipants(participantIds);
     if (unknown.length > 0)
@@ -116,6 +122,8 @@ export class Requests {
       // Queued behind a withdraw that won: the transaction is ending, so it must not be sent again.
       if (tx.isFinishing() || tx.withdrawing || tx.phase === 'overdue')
         throw finished(`transaction is ${tx.cancel ? 'being cancelled' : tx.phase}; it can no longer be replaced`);
+      // Accepted before the input was known to name approvers: nothing is sent before they approve.
+      if (tx.phase === 'awaiting_approval') throw awaitingApproval();
       const next = buildUpdateRequest(tx.request!, tx.input!.referenceId, change);
       const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next }).catch((err: unknown) => {
         // A retry refused (a 4xx): the attempt given up on before it may still land, as after a retry that succeeded.
@@ -153,10 +161,11 @@ export function registerHandlers(
   tx: SigningTransaction,
   requests: Requests,
   corrections: Corrections,
+  approvals: Approvals,
   now: () => number,
   rawReferenceId: () => unknown,
 ): void {
-  setHandler(statusQuery, () => statusOf(tx, rawReferenceId()));
+  setHandler(statusQuery, () => statusOf(tx, rawReferenceId(), approvals.status()));
   setHandler(esignCompletedSignal, (payload) => tx.receive(readCompletedNotification(payload)));
   setHandler(esignEventSignal, (payload) => tx.receive(readNotification(payload)));
   setHandler(issueSigningUrlUpdate, (request) => requests.signingUrl(request), {
@@ -167,6 +176,12 @@ export function registerHandlers(
   });
   setHandler(correctTransactionUpdate, (correction) => corrections.correct(correction), {
     validator: (correction) => refuse(correction, (c: unknown) => refuseCorrection(tx, c, now())),
+  });
+  setHandler(approveUpdate, (request) => approvals.answer(request, 'approved'), {
+    validator: (request) => refuse(request, (r: unknown) => refuseApproval(tx, r, 'approved', now())),
+  });
+  setHandler(rejectUpdate, (request) => approvals.answer(request, 'rejected'), {
+    validator: (request) => refuse(request, (r: unknown) => refuseApproval(tx, r, 'rejected', now())),
   });
   setHandler(cancelUpdate, (request) => requests.cancel(request), { validator: (request) => refuse(request, () => refuseCancel(tx)) });
   setHandler(retryArchiveUpdate, () => requests.retryArchive(), { validator: () => refuse(undefined, () => refuseRetryArchive(tx)) });

@@ -71,6 +71,7 @@ export class SigningTransaction {
   /** Corrections taken, in order, for the audit (./corrections.ts); `rescheduled`: the loop's wait is planned again. */
   readonly corrections: CorrectionRecord[];
   rescheduled = false;
+  approval: ContinuedTransaction['approval']; // its approvers' answers (./approving.ts), when it names any
 
   constructor(continued: ContinuedTransaction | undefined) {
     this.phase = continued?.phase ?? 'uploading';
@@ -93,6 +94,7 @@ export class SigningTransaction {
     this.archiveRefusals = continued?.archiveRefusals ?? 0;
     this.eventsSent = continued?.eventsSent ?? 0;
     this.corrections = continued?.corrections ?? [];
+    this.approval = continued?.approval;
   }
 
   // ------------------------------------------------------------ phases
@@ -236,6 +238,7 @@ export class SigningTransaction {
       ...(this.archiveRefusals > 0 ? { archiveRefusals: this.archiveRefusals } : {}),
       ...(this.eventsSent > 0 ? { eventsSent: this.eventsSent } : {}),
       ...(this.corrections.length > 0 ? { corrections: this.corrections } : {}),
+      ...(this.approval ? { approval: this.approval } : {}),
     };
   }
 

@@ -13,7 +13,7 @@ export interface Transition {
   on: string;
 }
 
-const OPEN: readonly EsignPhase[] = ['draft', 'awaiting_signatures', 'overdue'];
+const OPEN: readonly EsignPhase[] = ['draft', 'awaiting_approval', 'awaiting_signatures', 'overdue'];
 const fromEachOpen = (to: EsignPhase, on: string): Transition[] => OPEN.map((from) => ({ from, to, on }));
 
 export const TRANSITIONS: readonly Transition[] = [
@@ -21,6 +21,13 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: 'uploading', to: 'cancelled', on: 'cancel (nothing at the provider yet)' },
   { from: 'creating', to: 'draft', on: 'created as a draft' },
   { from: 'creating', to: 'awaiting_signatures', on: 'created and sent' },
+  { from: 'creating', to: 'awaiting_approval', on: 'created as a draft, for its approvers' },
+  { from: 'awaiting_approval', to: 'awaiting_signatures', on: 'quorum approved, sent' },
+  { from: 'awaiting_approval', to: 'draft', on: 'quorum approved, the provider refused to send it' },
+  { from: 'awaiting_approval', to: 'rejected', on: 'an approver rejected it' },
+  { from: 'awaiting_approval', to: 'expired', on: 'approval or signing deadline' },
+  { from: 'awaiting_approval', to: 'cancelled', on: 'cancel, withdrawn' },
+  { from: 'awaiting_approval', to: 'overdue', on: 'deadline, withdraw refused' },
   { from: 'draft', to: 'draft', on: 'replaced as a draft' },
   { from: 'draft', to: 'awaiting_signatures', on: 'replaced and sent' },
   { from: 'awaiting_signatures', to: 'awaiting_signatures', on: 'replaced and sent' },
@@ -42,7 +49,7 @@ export const TRANSITIONS: readonly Transition[] = [
 ];
 
 /** Phases the transaction ends in. */
-export const FINAL: readonly EsignPhase[] = ['completed', 'declined', 'expired', 'cancelled', 'deleted'];
+export const FINAL: readonly EsignPhase[] = ['completed', 'declined', 'rejected', 'expired', 'cancelled', 'deleted'];
 /** Phases in which the transaction is still open at the provider and may be followed, replaced or withdrawn. */
 export const OPEN_PHASES = OPEN;
 

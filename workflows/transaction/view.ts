@@ -1,9 +1,11 @@
 /** What the `status` query answers: the transaction as operators and integrators see it (no e-mails, no secrets). */
 import type { EsignPhase, EsignTransactionStatus } from '../../src/definitions/transaction.js';
+import type { ApprovalRecord, ApprovalStatus } from '../../src/definitions/approvals.js';
+import type { CorrectionRecord } from '../../src/definitions/corrections.js';
 import type { SigningTransaction } from './machine.js';
 
 /** The `status` query. */
-export function statusOf(tx: SigningTransaction, rawReferenceId: unknown): EsignTransactionStatus {
+export function statusOf(tx: SigningTransaction, rawReferenceId: unknown, approval?: ApprovalStatus): EsignTransactionStatus {
   return {
     phase: tx.phase,
     summary: tx.currentDetails(),
@@ -25,6 +27,15 @@ export function statusOf(tx: SigningTransaction, rawReferenceId: unknown): Esign
     notificationsRejected: tx.rejected,
     result: tx.result,
     ...(tx.archiveProblem !== undefined && tx.phase === 'archive_invalid' ? { archiveProblem: tx.archiveProblem } : {}),
+    ...(approval ? { approval } : {}),
+  };
+}
+
+/** What the archive's manifest keeps of what was asked of the transaction: its corrections and its approvers' answers. */
+export function auditOf(tx: SigningTransaction): { corrections?: CorrectionRecord[]; approvals?: ApprovalRecord[] } {
+  return {
+    ...(tx.corrections.length > 0 ? { corrections: tx.corrections } : {}),
+    ...(tx.approval?.answers.length ? { approvals: tx.approval.answers } : {}),
   };
 }
 
@@ -32,6 +43,7 @@ export function statusOf(tx: SigningTransaction, rawReferenceId: unknown): Esign
 export function waitSummary(phase: EsignPhase, untilIso: string): string {
   const until = untilIso.slice(0, 16).replace('T', ' ');
   if (phase === 'draft') return `Wait for the draft to be sent until ${until} UTC`;
+  if (phase === 'awaiting_approval') return `Wait for approval until ${until} UTC`;
   if (phase === 'overdue') return `Overdue: wait for the provider's end (next check ${until} UTC)`;
   return `Wait for signatures until ${until} UTC`;
 }

@@ -1,0 +1,173 @@
+// Approvals before sending, through the real stack (the dev server, a worker, the sandbox over HTTP and a receiver of
+// the integrator's events): a 2-of-3 quorum sends the transaction only at the second approval, and its signers then
+// sign it to an archive that keeps the approvers' answers; one rejection ends it `rejected` and nothing is ever sent;
+// approvers' reminders, then their deadline, end it `expired`; a cancel while it awaits approval; every refusal.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalArchiveStore } from '../../src/archive/store.js';
+import { failureTypeOf } from '../../src/client/failures.js';
+import {
+  approveEsignTransaction,
+  cancelEsignTransaction,
+  correctEsignTransaction,
+  InvalidApproval,
+  issueSigningUrl,
+  rejectEsignTransaction,
+} from '../../src/client/transactions.js';
+import { approveUpdate, rejectUpdate, replaceTransactionUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import type { ApprovalInput } from '../../src/transaction/input.js';
+import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { EventReceiver } from '../support/event-receiver.js';
+import { recordHistory } from '../support/record-history.js';
+
+const secret = `whsec_${randomBytes(24).toString('base64')}`;
+let env: EsignTestEnv;
+let receiver: EventReceiver;
+beforeAll(async () => {
+  receiver = await EventReceiver.start(secret);
+  env = await startEsignTestEnv({ bridge: true, deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] } });
+}, 60_000);
+afterAll(async () => {
+  await env?.close();
+  await receiver?.close();
+});
+
+const BOARD: ApprovalInput['approvers'] = [
+  { id: 'cfo', name: 'Chief Financial Officer' },
+  { id: 'legal' },
+  { id: 'ops', name: 'Operations' },
+];
+
+async function started(approval: ApprovalInput, overrides: Parameters<EsignTestEnv['input']>[0] = {}) {
+  const input = env.input({ callbackUrl: receiver.url, approval, ...overrides });
+  const { handle } = await env.start(input);
+  const status = await waitForPhase(handle, 'awaiting_approval');
+  const events = (type: string) => receiver.of(type).filter((e) => e.data.referenceId === input.referenceId);
+  const approve = (approverId: string, comment?: string) =>
+    approveEsignTransaction(env.temporal.client, input.referenceId, { approverId, ...(comment ? { comment } : {}) });
+  const reject = (approverId: string, reason: string) =>
+    rejectEsignTransaction(env.temporal.client, input.referenceId, { approverId, reason });
+  return { input, handle, status, transactionId: status.transactionId!, events, approve, reject };
+}
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => 'accepted',
+    (err: unknown) => failureTypeOf(err) ?? ((err as { cause?: Error }).cause ?? (err as Error)).message,
+  );
+
+describe('approvals before sending', () => {
+  it('a 2-of-3 quorum sends it at the second approval; its signers sign; the archive keeps the answers', async () => {
+    const { input, handle, status, transactionId, events, approve } = await started({ approvers: BOARD, quorum: 2 });
+    // A draft at the provider, which no signer can open, until the quorum approves.
+    expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('draft');
+    expect(status.approval).toMatchObject({ state: 'pending', quorum: 2, approvers: [{ id: 'cfo' }, { id: 'legal' }, { id: 'ops' }] });
+    const [ada, alan] = status.participants.map((p) => p.id) as [string, string];
+    expect(await refusal(issueSigningUrl(env.temporal.client, input.referenceId, { participantIds: [ada] }))).toContain('awaits approval');
+    expect(await refusal(handle.executeUpdate(replaceTransactionUpdate, { args: [{ status: 'esign_pending' }] }))).toContain(
+      'awaits approval',
+    );
+    expect(
+      await refusal(
+        correctEsignTransaction(env.temporal.client, input.referenceId, { kind: 'resend', by: 'ops:jane', participantId: ada }),
+      ),
+    ).toContain('awaits approval');
+    await expect.poll(() => events('approval.requested')).toHaveLength(1);
+    expect(events('approval.requested')[0]!.data).toMatchObject({ quorum: 2, approvals: 0, reminder: 0, waitingFor: BOARD });
+
+    const first = await approve('cfo', 'budget checked');
+    expect(first).toMatchObject({
+      approverId: 'cfo',
+      decision: 'approved',
+      comment: 'budget checked',
+      approvals: 1,
+      quorum: 2,
+      outcome: 'pending',
+    });
+    expect(await refusal(approve('cfo'))).toContain('already approved');
+    expect(await refusal(approve('mallory'))).toContain('mallory is not an approver');
+    expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('draft');
+
+    const second = await approve('legal');
+    expect(second).toMatchObject({ approvals: 2, outcome: 'sending' });
+    await waitForPhase(handle, 'awaiting_signatures');
+    expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('esign_pending');
+    expect(await refusal(approve('ops'))).toContain('it no longer awaits approval');
+    expect((await handle.query(statusQuery)).approval).toMatchObject({ state: 'approved' });
+
+    await env.sandbox.control.signAs(transactionId, ada);
+    await env.sandbox.control.signAs(transactionId, alan);
+    const end = await handle.result();
+    expect(end.status).toBe('completed');
+    await recordHistory(handle, 'approval-quorum-then-signed.json');
+    const archived = await new LocalArchiveStore(env.archiveDir).find(transactionId);
+    expect(archived?.manifest.approvals).toEqual([
+      expect.objectContaining({ approverId: 'cfo', name: 'Chief Financial Officer', decision: 'approved', comment: 'budget checked' }),
+      expect.objectContaining({ approverId: 'legal', decision: 'approved' }),
+    ]);
+    await expect
+      .poll(() => events('approval.given').map((e) => (e.data.approval as { approverId: string }).approverId))
+      .toEqual(['cfo', 'legal']);
+  });
+
+  it('one rejection ends it rejected, with its reason, and it is never sent', async () => {
+    const { handle, transactionId, events, approve, reject } = await started({ approvers: BOARD, quorum: 2 });
+    await approve('ops');
+    // The client refuses a rejection without its reason; another SDK's is refused by the workflow.
+    await expect(reject('legal', ' ')).rejects.toBeInstanceOf(InvalidApproval);
+    expect(await refusal(handle.executeUpdate(rejectUpdate, { args: [{ approverId: 'legal' } as never] }))).toContain(
+      'reason must say why',
+    );
+    const answer = await reject('legal', 'clause 7 is not what we agreed');
+    expect(answer).toMatchObject({ decision: 'rejected', outcome: 'rejected', approvals: 1 });
+    const end = await handle.result();
+    expect(end).toMatchObject({
+      status: 'rejected',
+      endedBy: 'approver',
+      reason: 'clause 7 is not what we agreed',
+      rejectedBy: { approverId: 'legal' },
+    });
+    expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('draft');
+    expect(await refusal(approve('cfo'))).toMatch(/rejected|closed|completed/i);
+    await recordHistory(handle, 'approval-rejected.json');
+    await expect.poll(() => events('transaction.rejected')).toHaveLength(1);
+    expect(events('approval.rejected')[0]!.data.approval).toMatchObject({ approverId: 'legal', comment: 'clause 7 is not what we agreed' });
+  });
+
+  it("approvers' reminders, then their deadline, end it expired; a cancel while it awaits approval ends it cancelled", async () => {
+    const late = await started({
+      approvers: BOARD.slice(0, 2),
+      deadline: '5 seconds',
+      reminders: { firstAfter: '1 second', every: '1 second', maxCount: 2 },
+    });
+    await late.approve('cfo');
+    const end = await late.handle.result();
+    expect(end).toMatchObject({ status: 'expired', endedBy: 'deadline', reason: 'approval deadline passed with 1 of 2 approvals' });
+    const asked = late.events('approval.requested');
+    expect(asked.map((e) => e.data.reminder)).toEqual([0, 1, 2]);
+    // Reminders name only who has not answered.
+    expect(asked.at(-1)!.data.waitingFor).toEqual([{ id: 'legal' }]);
+    expect((await env.sandbox.client.getTransaction(late.transactionId)).status).toBe('draft');
+    await recordHistory(late.handle, 'approval-reminded-then-expired.json');
+
+    const cancelled = await started({ approvers: BOARD, quorum: 1 });
+    const result = await cancelEsignTransaction(env.temporal.client, cancelled.input.referenceId, 'no longer needed');
+    expect(result).toMatchObject({ status: 'cancelled', endedBy: 'request' });
+    expect(await refusal(cancelled.handle.executeUpdate(approveUpdate, { args: [{ approverId: 'cfo' }] }))).not.toBe('accepted');
+    expect((await env.sandbox.client.getTransaction(cancelled.transactionId)).status).toBe('draft');
+  });
+
+  it('refuses an approval input that cannot work, saying why', async () => {
+    const refused = async (approval: unknown, extra: Record<string, unknown> = {}) => {
+      const input = env.input({ callbackUrl: receiver.url, approval: approval as ApprovalInput, ...extra });
+      return refusal(env.start(input));
+    };
+    expect(await refused({ approvers: BOARD, quorum: 4 })).toContain('a quorum of 4 needs as many approvers');
+    expect(await refused({ approvers: [{ id: 'cfo' }, { id: 'cfo' }] })).toContain('duplicate approver id');
+    expect(await refused({ approvers: [{ id: 'ada@example.com' }] })).toContain('not an e-mail address');
+    expect(await refused({ approvers: BOARD }, { status: 'draft' })).toContain('status draft cannot take approvers');
+    expect(await refused({ approvers: BOARD, deadline: '40 days' })).toContain('before the signing deadline');
+    expect(await refused({ approvers: BOARD, reminders: { firstAfter: '1 hour', every: '1 hour' } }, { callbackUrl: undefined })).toContain(
+      'give one',
+    );
+  });
+});
