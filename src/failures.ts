@@ -15,6 +15,8 @@ export const FailureType = {
   /** A signing URL, replace or correction asked of a transaction its approvers have not yet approved. */
   AwaitingApproval: 'AwaitingApproval',
   UnknownParticipant: 'UnknownParticipant',
+  /** An approval or rejection accepted while the transaction was being created, refused once it was (its reason). */
+  ApprovalRefused: 'ApprovalRefused',
   /** A correction accepted, then refused at its turn: the state changed meanwhile (a signer signed). Nothing applied. */
   CorrectionRefused: 'CorrectionRefused',
   /** A cancel the provider refused: a participant has signed, so the transaction can still complete. */

@@ -8,6 +8,7 @@ import { CliError, createContext, Exit, type CliContext } from './context.js';
 import { demo } from './demo.js';
 import { evidenceTable, fields, table } from './output.js';
 import { registerBulkCommands } from './bulk.js';
+import { approvalLine, registerApprovalCommands } from './approvals.js';
 import { registerCorrectionCommand } from './corrections.js';
 import { registerEventCommands } from './events.js';
 import { registerTemplateCommands, startWithTemplate, type TemplateStartOptions } from './templates.js';
@@ -64,18 +65,19 @@ program
   .action(async (referenceId: string) => {
     const s = await withContext((ctx) => commands.status(ctx, referenceId));
     print(s, () => {
-      const { participants, result, failure, ...rest } = s;
+      const { participants, result, failure, approval, ...rest } = s;
       const ending = result
         ? {
             outcome: result.status,
             reason: result.reason ?? null,
             ...(result.declinedBy ? { declinedBy: `${result.declinedBy.name} (${result.declinedBy.participantId})` } : {}),
+            ...(result.rejectedBy ? { rejectedBy: result.rejectedBy.approverId } : {}),
             ...(result.endedBy ? { endedBy: result.endedBy } : {}),
           }
         : {};
       // Failed or stuck: the failure on one line, its type first (CodecKeyUnknown, UrlNotAllowed, …).
       const why = failure ? { failure: `${failure.type ? `${failure.type}: ` : ''}${failure.message}` } : {};
-      const text = `${fields({ ...rest, ...why, ...ending, archive: result?.archive?.uri ?? null })}\n\n${table(participants, ['id', 'name', 'status', 'at'])}`;
+      const text = `${fields({ ...rest, ...(approval ? { approval: approvalLine(approval) } : {}), ...why, ...ending, archive: result?.archive?.uri ?? null })}\n\n${table(participants, ['id', 'name', 'status', 'at'])}`;
       return result?.archive ? `${text}\n\n${evidenceTable(result.archive.evidence)}` : text;
     });
   });
@@ -170,6 +172,7 @@ registerTemplateCommands(program, { withContext, print, json });
 registerBulkCommands(program, { withContext, print, json });
 registerEventCommands(program, { withContext, print, json });
 registerCorrectionCommand(program, { withContext, print, json });
+registerApprovalCommands(program, { withContext, print, json });
 
 try {
   await program.parseAsync(process.argv);

@@ -66,6 +66,8 @@ export const TemplateDefaults = z
     emailSubject: EmailSubject.optional(),
     reminders: EsignTransactionInput.shape.reminders,
     signingDeadline: DurationInput.optional(),
+    /** Approvers every transaction from it needs before it is sent (docs/workflow.md, "Approvals"). */
+    approval: EsignTransactionInput.shape.approval,
     notifyParticipants: NotifyParticipants.optional(),
     signingOrder: z.boolean().optional(),
   })

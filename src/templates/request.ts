@@ -44,6 +44,8 @@ export const TemplateOverrides = z
     reconcileInterval: DurationInput.optional(),
     reconcileMaxInterval: DurationInput.optional(),
     reminders: EsignTransactionInput.shape.reminders,
+    /** Approvers every transaction from it needs before it is sent (docs/workflow.md, "Approvals"). */
+    approval: EsignTransactionInput.shape.approval,
     personalizedMessage: z.string().optional(),
     emailSubject: EmailSubject.optional(),
     notifyParticipants: NotifyParticipants.optional(),

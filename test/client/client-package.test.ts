@@ -208,7 +208,19 @@ it("runs a backend's whole path from the example, through the package only: uplo
   // Another machine: its own working directory, and only its own settings (no path of the worker's among them).
   const child = spawn(
     process.execPath,
-    [join(example, 'src/main.ts'), '--callback-port', String(port), '--sign-in-sandbox', sandbox.running.url, '--out', 'signed'],
+    [
+      join(example, 'src/main.ts'),
+      '--approver',
+      'cfo',
+      '--approver',
+      'legal',
+      '--callback-port',
+      String(port),
+      '--sign-in-sandbox',
+      sandbox.running.url,
+      '--out',
+      'signed',
+    ],
     {
       cwd: example,
       env: {
@@ -254,6 +266,12 @@ it("runs a backend's whole path from the example, through the package only: uplo
     expect(createHash('sha256').update(stored!).digest('hex')).toBe(uploaded!.sha256);
     expect(stored!.subarray(0, 5).toString('latin1')).toBe('%PDF-');
 
+    // (2) Sent only once both approvers approved, the second approval sending it.
+    expect(ofKind('approved')).toEqual([
+      { kind: 'approved', approverId: 'cfo', approvals: 1, quorum: 2, outcome: 'pending' },
+      { kind: 'approved', approverId: 'legal', approvals: 2, quorum: 2, outcome: 'sending' },
+    ]);
+
     // (2, 3) Two signers, a URL each, on the provider's origin; what went through Temporal is encrypted.
     const urls = ofKind('signing-url') as { url: string; transactionId: string; participantId: string; referenceId: string }[];
     expect(urls).toHaveLength(2);
@@ -286,14 +304,22 @@ it("runs a backend's whole path from the example, through the package only: uplo
     const manifest = JSON.parse(await readFile(archive!.manifest, 'utf8')) as ArchiveManifest;
     expect(manifest).toMatchObject({ referenceId, transactionId, zip: { sha256: outcome!.archive.sha256 } });
     expect(manifest.documents.map((d) => d.sha256)).toEqual([uploaded!.sha256]);
+    expect(manifest.approvals?.map((a) => a.approverId)).toEqual(['cfo', 'legal']);
 
     // (7) The events reached its endpoint and verified with the package's verifier, each once, numbered 1..n in order.
     const events = ofKind('event') as { id: string; type: string; sequence: number; data: { referenceId?: string } }[];
-    expect(events.map((e) => e.type)).toEqual(['participant.signed', 'participant.signed', 'transaction.completed']);
-    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect(events.map((e) => e.type)).toEqual([
+      'approval.requested',
+      'approval.given',
+      'approval.given',
+      'participant.signed',
+      'participant.signed',
+      'transaction.completed',
+    ]);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(events.every((e) => e.data.referenceId === referenceId)).toBe(true);
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
-    expect(ofKind('events')).toEqual([{ kind: 'events', sequences: [1, 2, 3], complete: true, inOrder: true }]);
+    expect(ofKind('events')).toEqual([{ kind: 'events', sequences: [1, 2, 3, 4, 5, 6], complete: true, inOrder: true }]);
   } finally {
     if (child.exitCode === null) child.kill();
   }

@@ -101,6 +101,16 @@ describe('instantiate', () => {
     ]);
   });
 
+  it("carries approvers from the request's overrides, and refuses approvers the transaction could not take", () => {
+    const approval = { approvers: [{ id: 'cfo' }, { id: 'legal' }], quorum: 1 };
+    const input = instantiate(nda, request({ overrides: { approval } }));
+    expect(EsignTransactionInput.parse(input).approval).toMatchObject({ ...approval, deadline: '7 days' });
+    // The template's 14-day signing deadline leaves no room for a 30-day approval.
+    expect(
+      problems(() => instantiate(nda, request({ overrides: { approval: { ...approval, deadline: '30 days' } } }))).map((p) => p.message),
+    ).toEqual(['approval.deadline: the approval deadline must come before the signing deadline']);
+  });
+
   it('is deterministic: the same request gives the same input, another reference other participant ids', () => {
     expect(instantiate(nda, request())).toEqual(instantiate(nda, request()));
     const other = instantiate(nda, request({ referenceId: 'nda-0002' }));

@@ -89,7 +89,10 @@ describe('approvals before sending', () => {
 
     const second = await approve('legal');
     expect(second).toMatchObject({ approvals: 2, outcome: 'sending' });
-    await waitForPhase(handle, 'awaiting_signatures');
+    // Asked at once, a signing URL waits for the send rather than being refused.
+    const { url } = await issueSigningUrl(env.temporal.client, input.referenceId, { participantIds: [ada] });
+    expect((await fetch(url)).status).toBe(200);
+    expect((await handle.query(statusQuery)).phase).toBe('awaiting_signatures');
     expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('esign_pending');
     expect(await refusal(approve('ops'))).toContain('it no longer awaits approval');
     expect((await handle.query(statusQuery)).approval).toMatchObject({ state: 'approved' });
@@ -148,6 +151,15 @@ describe('approvals before sending', () => {
     expect(asked.at(-1)!.data.waitingFor).toEqual([{ id: 'legal' }]);
     expect((await env.sandbox.client.getTransaction(late.transactionId)).status).toBe('draft');
     await recordHistory(late.handle, 'approval-reminded-then-expired.json');
+
+    // An approval sent while the draft is being created is answered once it exists.
+    const early = env.input({ callbackUrl: receiver.url, approval: { approvers: BOARD, quorum: 1 } });
+    const { handle: earlyHandle } = await env.start(early);
+    expect(await approveEsignTransaction(env.temporal.client, early.referenceId, { approverId: 'ops' })).toMatchObject({
+      outcome: 'sending',
+    });
+    await waitForPhase(earlyHandle, 'awaiting_signatures');
+    await earlyHandle.terminate('test over');
 
     const cancelled = await started({ approvers: BOARD, quorum: 1 });
     const result = await cancelEsignTransaction(env.temporal.client, cancelled.input.referenceId, 'no longer needed');

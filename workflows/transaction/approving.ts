@@ -8,7 +8,7 @@
  * the integrator's events (`approval.requested`, again as reminders).
  * docs/decisions/approvals-before-sending.md says why.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, isCancellation, log, workflowInfo } from '@temporalio/workflow';
 import {
   MAX_APPROVAL_COMMENT,
   type ApprovalAnswer,
@@ -41,6 +41,10 @@ const approvedCount = (a: ApprovalState) => a.answers.filter((x) => x.decision =
 /** How many approvals send it: the quorum, or every approver when none is given. */
 const quorumOf = (tx: SigningTransaction) => tx.input!.approval!.quorum ?? tx.input!.approval!.approvers.length;
 
+/** Awaiting approvers' answers: its quorum not yet met (met, it is about to be sent). */
+export const awaitsApprovers = (tx: SigningTransaction): boolean =>
+  tx.phase === 'awaiting_approval' && !!tx.approval && approvedCount(tx.approval) < quorumOf(tx);
+
 /** Why the transaction cannot take this answer now, or undefined. Checks the shape too: another SDK may send it. */
 export function refuseApproval(tx: SigningTransaction, raw: unknown, decision: Decision, now: number): string | undefined {
   const r = (raw ?? {}) as Partial<Record<string, unknown>>;
@@ -51,14 +55,16 @@ export function refuseApproval(tx: SigningTransaction, raw: unknown, decision: D
   if (text !== undefined && (typeof text !== 'string' || text.length > MAX_APPROVAL_COMMENT))
     return `${name} must be at most ${MAX_APPROVAL_COMMENT} characters`;
   if (tx.input && !tx.input.approval) return 'transaction names no approvers';
+  if (tx.input && !tx.input.approval!.approvers.some((a) => a.id === r.approverId))
+    return `${r.approverId} is not an approver of this transaction`;
   if (tx.cancel) return 'transaction is being cancelled';
-  if (tx.phase === 'uploading' || tx.phase === 'creating') return 'transaction is being created: answer once it awaits approval';
+  // Being created: the handler waits until it awaits approval, then asks again.
+  if (tx.phase === 'uploading' || tx.phase === 'creating') return undefined;
   const state = tx.approval;
   if (tx.phase !== 'awaiting_approval' || !state) return `transaction is ${tx.phase}: it no longer awaits approval`;
   if (state.answers.some((x) => x.decision === 'rejected')) return 'an approver rejected it: it is ending';
   if (approvedCount(state) >= quorumOf(tx)) return 'its quorum approved it: it is being sent';
   if (now >= state.deadlineAt) return 'its approval deadline passed: it is ending expired';
-  if (!tx.input!.approval!.approvers.some((a) => a.id === r.approverId)) return `${r.approverId} is not an approver of this transaction`;
   const before = state.answers.find((x) => x.approverId === r.approverId);
   if (before) return `approver ${before.approverId} already ${before.decision} it`;
   return undefined;
@@ -86,8 +92,12 @@ export class Approvals {
   }
 
   /** The `approve` and `reject` updates' work: the answer recorded (the validator checked it may be); the loop acts. */
-  answer(request: ApprovalRequest | RejectionRequest, decision: Decision): ApprovalAnswer {
+  async answer(request: ApprovalRequest | RejectionRequest, decision: Decision): Promise<ApprovalAnswer> {
     const { tx } = this;
+    // Sent with the start, or just after it: answered once the draft exists (a failed creation ends the run).
+    await condition(() => tx.phase !== 'uploading' && tx.phase !== 'creating');
+    const why = refuseApproval(tx, request, decision, this.clock.now());
+    if (why) throw ApplicationFailure.nonRetryable(why, tx.isFinishing() ? FailureType.TransactionFinished : FailureType.ApprovalRefused);
     const state = tx.approval!;
     const approver = tx.input!.approval!.approvers.find((a) => a.id === request.approverId)!;
     const text = ('reason' in request ? request.reason : request.comment)?.trim();

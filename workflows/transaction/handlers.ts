@@ -27,7 +27,7 @@ import {
 } from '../../src/definitions/transaction.js';
 import { readCompletedNotification, readNotification } from '../notification.js';
 import { buildUpdateRequest } from '../requests.js';
-import { awaitingApproval, refuseApproval, type Approvals } from './approving.js';
+import { awaitingApproval, awaitsApprovers, refuseApproval, type Approvals } from './approving.js';
 import type { Corrections } from './correcting.js';
 import { refuseCorrection } from './corrections.js';
 import type { SigningTransaction } from './machine.js';
@@ -47,7 +47,7 @@ function refuse(request: unknown, why: (request: never) => string | undefined): 
 export function refuseSigningUrl(tx: SigningTransaction, participantIds: unknown): string | undefined {
   if (tx.isFinishing()) return `transaction is ${tx.cancel ? 'being cancelled' : tx.phase}`;
   if (tx.phase === 'draft') return 'transaction is a draft: send it first (replaceTransaction with status esign_pending)';
-  if (tx.phase === 'awaiting_approval') return 'transaction awaits approval: signing URLs are issued once it is sent';
+  if (awaitsApprovers(tx)) return 'transaction awaits approval: signing URLs are issued once it is sent';
   if (!Array.isArray(participantIds) || participantIds.length === 0) return 'participantIds must not be empty';
   const unknown = tx.input ? tx.unknownParticipants(participantIds as string[]) : [];
   if (unknown.length > 0) return `unknown participant(s): ${unknown.join(', ')}`;
@@ -88,8 +88,8 @@ export class Requests {
   async signingUrl({ participantIds, style }: IssueSigningUrlRequest): Promise<IssuedSigningUrl> {
     const { tx } = this;
     tx.activity++;
-    // Waits until the transaction is registered and its phase known (a draft gets no URL).
-    await condition(() => tx.open || tx.isFinishing());
+    // Waits until the transaction is registered and its phase known (a draft gets no URL), and sent once approved.
+    await condition(() => (tx.open && tx.phase !== 'awaiting_approval') || tx.isFinishing() || awaitsApprovers(tx));
     if (!tx.created || tx.isFinishing()) throw finished(`transaction is ${tx.phase}`);
     if (tx.phase === 'draft')
       throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', FailureType.TransactionIsDraft);

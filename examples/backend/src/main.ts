@@ -1,13 +1,14 @@
 /**
  * A backend on @esign-orchestrator/client alone, on a machine that shares no disk with the workers: it generates a
  * PDF, uploads it to the workers' object store, starts a transaction with two signers, gets their signing URLs,
+ * with `--approver` has it approved first (as each approver: a backend's approval screen does this),
  * optionally signs for them in the provider sandbox (its own integration test, no browser), waits for the outcome,
  * downloads and checks the signed archive, and receives and verifies the orchestrator's signed events, checking
  * their sequence numbers run 1..n in order. Every line it prints is one JSON object with a `kind` (`uploaded`,
- * `signing-url`, `signed`, `event`, `outcome`, `archive`, `events`, `failed`), for people and scripts alike.
+ * `approved`, `signing-url`, `signed`, `event`, `outcome`, `archive`, `events`, `failed`), for people and scripts alike.
  * README.md runs it against `npm run dev`.
  *
- *   node src/main.ts [pdf] [--signer "Ada Lovelace <ada@example.com>"]… [--callback-port 4050]
+ *   node src/main.ts [pdf] [--signer "Ada Lovelace <ada@example.com>"]… [--approver cfo]… [--callback-port 4050]
  *                    [--sign-in-sandbox http://127.0.0.1:4010] [--out ./signed]
  *
  * Without a pdf it generates one. Settings: TEMPORAL_ADDRESS (127.0.0.1:7233), TEMPORAL_NAMESPACE (default),
@@ -26,6 +27,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   actInSandbox,
+  approveEsignTransaction,
   connectEsignClient,
   dataConverterFromEnv,
   DEFAULT_TASK_QUEUE,
@@ -48,7 +50,7 @@ function print(kind: string, fields: Record<string, unknown>): void {
 
 function usage(problem: string): never {
   process.stderr.write(
-    `${problem}\nusage: node src/main.ts [pdf] [--signer "First Last <email>"]… [--callback-port N] [--sign-in-sandbox URL] [--out DIR]\n`,
+    `${problem}\nusage: node src/main.ts [pdf] [--signer "First Last <email>"]… [--approver ID]… [--callback-port N] [--sign-in-sandbox URL] [--out DIR]\n`,
   );
   process.exit(2);
 }
@@ -151,6 +153,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     signer: { type: 'string', multiple: true, default: ['Ada Lovelace <ada@example.com>', 'Alan Turing <alan@example.com>'] },
+    approver: { type: 'string', multiple: true, default: [] },
     'callback-port': { type: 'string' },
     'sign-in-sandbox': { type: 'string' },
     out: { type: 'string', default: 'signed' },
@@ -211,8 +214,16 @@ try {
     participants: signers,
     notifyParticipants: { email: false },
     ...(events ? { callbackUrl: events.url } : {}),
+    // Sent only once every approver approved: a draft at the provider until then.
+    ...(values.approver.length > 0 ? { approval: { approvers: values.approver.map((id) => ({ id })) } } : {}),
   };
   const started = await startEsignTransaction(client, input, { taskQueue: process.env.ESIGN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE });
+
+  // 2b. Each approver's yes, as your approval screen would send it once they said so (it records who and when).
+  for (const approverId of values.approver) {
+    const answer = await approveEsignTransaction(client, referenceId, { approverId, comment: 'approved in the example' });
+    print('approved', { approverId, approvals: answer.approvals, quorum: answer.quorum, outcome: answer.outcome });
+  }
 
   // 3. A signing URL per signer (single-use, short-lived: hand each to its signer now).
   for (const s of signers) {
