@@ -198,8 +198,10 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     if (tx.historyFull(maxEvents)) {
       // Events in flight and handlers that finish on their own finish first; work a message brought
       // meanwhile (a cancel, a notification) is done before the hand-over, never waited on.
-      await condition(() => (integrator.settled && allHandlersFinished()) || tx.hasWork());
-      if (!tx.hasWork()) return handOver();
+      // An approval decided meanwhile is work too: a signing URL asked after the quorum waits for the send.
+      const work = () => tx.hasWork() || approvals.decided();
+      await condition(() => (integrator.settled && allHandlersFinished()) || work());
+      if (!work()) return handOver();
       continue;
     }
 

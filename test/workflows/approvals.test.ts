@@ -14,7 +14,7 @@ import {
   issueSigningUrl,
   rejectEsignTransaction,
 } from '../../src/client/transactions.js';
-import { approveUpdate, rejectUpdate, replaceTransactionUpdate, statusQuery } from '../../src/definitions/transaction.js';
+import { approveUpdate, esignEventSignal, rejectUpdate, replaceTransactionUpdate, statusQuery } from '../../src/definitions/transaction.js';
 import type { ApprovalInput } from '../../src/transaction/input.js';
 import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 import { EventReceiver } from '../support/event-receiver.js';
@@ -166,6 +166,26 @@ describe('approvals before sending', () => {
     expect(result).toMatchObject({ status: 'cancelled', endedBy: 'request' });
     expect(await refusal(cancelled.handle.executeUpdate(approveUpdate, { args: [{ approverId: 'cfo' }] }))).not.toBe('accepted');
     expect((await env.sandbox.client.getTransaction(cancelled.transactionId)).status).toBe('draft');
+  });
+
+  it('an approval given before a hand-over to a new run counts after it', async () => {
+    const { input, handle, transactionId, approve } = await started({ approvers: BOARD }, { maxHistoryEvents: 100 });
+    await approve('cfo');
+    const firstRun = (await handle.describe()).runId;
+    // Refused notifications grow the history without waking the loop; the next answer wakes it past the bound.
+    for (let i = 0; i < 60 && (await handle.describe()).historyLength < 104; i++) await handle.signal(esignEventSignal, 'garbage' as never);
+    expect(await approve('legal')).toMatchObject({ approvals: 2, outcome: 'pending' });
+    await expect.poll(async () => (await handle.describe()).runId, { timeout: 20_000 }).not.toBe(firstRun);
+    await recordHistory(env.temporal.client.workflow.getHandle(handle.workflowId, firstRun), 'approval-handed-over.json');
+    expect((await handle.query(statusQuery)).approval?.approvers.find((a) => a.id === 'cfo')).toMatchObject({ decision: 'approved' });
+    expect(await refusal(approve('cfo'))).toContain('already approved');
+    expect(await approve('ops')).toMatchObject({ approvals: 3, outcome: 'sending' });
+    const { url } = await issueSigningUrl(env.temporal.client, input.referenceId, {
+      participantIds: [(await handle.query(statusQuery)).participants[0]!.id],
+    });
+    expect(url).toMatch(/^http/);
+    expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('esign_pending');
+    await handle.terminate('test over');
   });
 
   it('refuses an approval input that cannot work, saying why', async () => {

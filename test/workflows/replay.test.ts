@@ -68,8 +68,13 @@ const CORRECTION_PATHS = [
   'correction-resend-then-deadline-sooner.json',
   'correction-refused-by-provider.json',
 ];
-/** Approvals before sending (test/workflows/approvals.test.ts, RECORD_REFUSAL_HISTORIES=1): sent at its quorum, rejected, reminded then expired. */
-const APPROVAL_PATHS = ['approval-quorum-then-signed.json', 'approval-rejected.json', 'approval-reminded-then-expired.json'];
+/** Approvals before sending (test/workflows/approvals.test.ts, RECORD_REFUSAL_HISTORIES=1): sent at its quorum, rejected, reminded then expired, a run handed over while it awaits approval. */
+const APPROVAL_PATHS = [
+  'approval-quorum-then-signed.json',
+  'approval-rejected.json',
+  'approval-reminded-then-expired.json',
+  'approval-handed-over.json',
+];
 /**
  * A bulk send with a bad row, signed to its end; one cancelled while it sends (`npm run replay:regenerate`); one
  * cancelled while it writes its result and must then hand over, whose withdrawals go first (test/bulk/bulk-cancel-hang.test.ts).

@@ -131,6 +131,11 @@ export class Approvals {
     return this.#decided(state) || now >= state.deadlineAt || (state.reminders.nextAt !== null && now >= state.reminders.nextAt);
   }
 
+  /** Approved by its quorum or rejected, and not yet acted on: the loop must come to it before it hands over. */
+  decided(): boolean {
+    return this.tx.phase === 'awaiting_approval' && !!this.tx.approval && this.#decided(this.tx.approval);
+  }
+
   /** How long the loop may wait before `due` can change on its own (an answer wakes it: `rescheduled`). */
   waitMs(now: number): number {
     const state = this.tx.approval;
