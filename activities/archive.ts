@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApprovalRecord } from '../src/definitions/approvals.js';
+import { DEFAULT_RETENTION, retentionOf } from '../src/records/retention.js';
 import type { CorrectionRecord } from '../src/definitions/corrections.js';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
@@ -18,6 +19,8 @@ export interface ArchiveDeps {
   client: EsignClient;
   archive: ArchiveStore;
   zipLimits?: ZipLimits;
+  /** The retention of an archive whose transaction names none (docs/records.md). */
+  retention?: string;
   /** What the completed ZIP must prove before it is archived (seals, trust anchors, certificate of completion). */
   evidence?: EvidencePolicy;
 }
@@ -35,6 +38,8 @@ export interface ArchiveInput {
   corrections?: CorrectionRecord[];
   /** Its approvers' answers before it was sent, kept in the manifest as the corrections are. */
   approvals?: ApprovalRecord[];
+  /** How long the archive is kept, as the transaction's input names it (else the worker's default). */
+  retention?: string | number;
 }
 
 export function createArchiveActivities(deps: ArchiveDeps) {
@@ -114,6 +119,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
                 problems: unverified.flatMap((s) => s!.problems),
               });
             }
+            const archivedAt = new Date().toISOString();
             const stored = await deps.archive.commit(key, scratch, {
               referenceId: input.referenceId,
               transactionId: input.transactionId,
@@ -125,7 +131,11 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               ...(input.corrections?.length ? { corrections: input.corrections } : {}),
               ...(input.approvals?.length ? { approvals: input.approvals } : {}),
               downloadedAt,
-              archivedAt: new Date().toISOString(),
+              archivedAt,
+              retention:
+                input.retention !== undefined
+                  ? retentionOf(archivedAt, input.retention, 'transaction')
+                  : retentionOf(archivedAt, deps.retention ?? DEFAULT_RETENTION, 'worker'),
             });
             log.info('completed documents archived', { transactionId: input.transactionId, uri: stored.uri, bytes: written.bytes });
             ctx.metricMeter.createCounter('esign_archive_bytes', 'bytes', 'Bytes of completed ZIPs archived').add(written.bytes);

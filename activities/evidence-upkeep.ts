@@ -30,7 +30,9 @@ export function createEvidenceUpkeepActivities(deps: EvidenceUpkeepDeps) {
     if (!stored) throw ApplicationFailure.nonRetryable(`no archive under ${input.key}`, FailureType.InvalidInput);
     const { manifest } = stored;
     const sealed = sealedEntries(manifest);
-    if (sealed.length === 0) return { key: input.key, status: 'skipped', documents: [] };
+    // Purged, or due to be: nothing to keep renewing (docs/records.md).
+    const due = manifest.purged !== undefined || (manifest.retention !== undefined && input.asOf >= manifest.retention.until);
+    if (sealed.length === 0 || due) return { key: input.key, status: 'skipped', documents: [] };
 
     // Not earlier than the workflow's clock (a test's simulated years), nor than this machine's (a late retry).
     const at = new Date(Math.max(Date.parse(input.asOf), Date.now()));

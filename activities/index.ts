@@ -13,6 +13,7 @@ import { createTransactionActivities } from './transactions.js';
 import { durationToMs } from '../src/util/duration.js';
 import { CallbackSigner } from './support/callback-signer.js';
 import { UrlPolicy } from './support/url-policy.js';
+import { createRecordsActivities, type RecordsDeps } from './records.js';
 import type { ZipLimits } from '../src/archive/zip-verify.js';
 import type { EvidencePolicy } from '../src/archive/evidence.js';
 import type { TemplateStore } from '../src/templates/index.js';
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   allowedUrls?: readonly string[];
   maxDocumentBytes?: number;
   zipLimits?: ZipLimits;
+  /** The retention of an archive whose transaction names none (default 10 years; docs/records.md). */
+  retention?: string;
   /** What a completed ZIP must prove before it is archived; nothing is checked beyond the ZIP itself when unset. */
   evidence?: EvidencePolicy;
   /** The integrator's `whsec_` secrets: events to callback URLs are signed with each (several during a rotation). */
@@ -45,6 +48,8 @@ export interface ActivityDeps {
   objects?: ObjectStore;
   /** The worker's task queue: a batch's transactions run there unless the batch names another. */
   taskQueue?: string;
+  /** The legal holds register's answer (src/client/records.ts `listLegalHolds`): without it, nothing is purged. */
+  holds?: RecordsDeps['holds'];
 }
 
 /** All activities of the transaction workflow, bound to their dependencies. */
@@ -71,6 +76,7 @@ export function createActivities(deps: ActivityDeps) {
       client: deps.client,
       archive: deps.archive,
       ...(deps.zipLimits ? { zipLimits: deps.zipLimits } : {}),
+      ...(deps.retention ? { retention: deps.retention } : {}),
       ...(deps.evidence ? { evidence: deps.evidence } : {}),
     }),
     ...createCompletionActivities({
@@ -80,6 +86,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createInboxActivities(),
     ...createEvidenceUpkeepActivities({ archive: deps.archive, ...(deps.upkeep ? { upkeep: deps.upkeep } : {}) }),
+    ...createRecordsActivities({ archive: deps.archive, ...(deps.holds ? { holds: deps.holds } : {}) }),
     ...createBulkActivities({
       ...(deps.objects ? { store: deps.objects } : {}),
       ...(deps.templates ? { templates: deps.templates } : {}),

@@ -125,6 +125,8 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
     // The walk's listing over the model's archive keys, and a model of the renewal (explore/upkeep.ts).
     ...(options.upkeep ?? new UpkeepModel(model)).activities(),
     ...(options.bulk ? createBulkExplorerActivities(options.bulk) : createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' })),
+    // The records retention does not run in the explorer's schedules: a purge here is a defect of the explorer.
+    purgeIfDue: () => Promise.reject(new Error('the explorer runs no records retention')),
   };
   const lateEvents = createCompletionActivities({ urlPolicy: new UrlPolicy([new URL(CALLBACK_URL).origin]) });
   const activities: EsignActivities = {

@@ -104,6 +104,7 @@ export class UpkeepModel {
       scratchDir: async () => refuse(),
       read: async () => refuse(),
       commitRenewal: async () => refuse(),
+      purge: async () => refuse(),
       async *keys() {
         yield* keys();
       },

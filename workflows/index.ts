@@ -5,3 +5,5 @@ export { esignLateCompletion } from './late-completion.js';
 export { evidenceUpkeep } from './evidence-upkeep.js';
 export { esignBulkSend } from './bulk-send.js';
 export { esignEventLog } from './event-log.js';
+export { legalHolds } from './legal-holds.js';
+export { recordsRetention } from './records-retention.js';

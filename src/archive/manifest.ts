@@ -4,6 +4,7 @@
  */
 import type { ApprovalRecord } from '../definitions/approvals.js';
 import type { CorrectionRecord } from '../definitions/corrections.js';
+import type { Purged, Retention } from '../definitions/records.js';
 import type { ArchiveEvidence } from '../evidence/report.js';
 
 /** What is kept next to each archived ZIP. */
@@ -26,6 +27,13 @@ export interface ArchiveManifest {
   approvals?: ApprovalRecord[];
   downloadedAt: string;
   archivedAt: string;
+  /** How long it is kept (docs/records.md); absent from archives made before retention was recorded. */
+  retention?: Retention;
+  /**
+   * Set when the archive was purged at the end of its retention: the manifest is then its tombstone, the ZIP and
+   * renewals are gone, and every personal field (titles, evidence, corrections, approvals) was emptied.
+   */
+  purged?: Purged;
   /** Each renewal of the long-term evidence (a document time-stamp and fresh validation data), oldest first. */
   renewals?: EvidenceRenewal[];
 }

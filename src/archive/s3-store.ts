@@ -3,19 +3,23 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   ListObjectsV2Command,
+  ListObjectVersionsCommand,
   NoSuchKey,
   PutObjectCommand,
   S3Client,
   type PutObjectCommandInput,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import type { LegalHold } from '../definitions/records.js';
 import {
   archiveFile,
   archiveKeys,
   committedRenewal,
   missingFile,
+  purgeAllowed,
   type ArchiveManifest,
   type ArchiveStore,
   type RenewalFiles,
@@ -113,7 +117,7 @@ export class S3ArchiveStore implements ArchiveStore {
         ContentType: 'application/zip',
         // Upload sends one PutObject, or UploadPart per part after a CreateMultipartUpload that carries the
         // retention: the checksum algorithm goes to each of them, so every request with a body has its SHA-256.
-        ...this.#locked(),
+        ...this.#locked(manifest),
       },
       partSize: 8 * 1024 * 1024,
       queueSize: 4,
@@ -168,7 +172,7 @@ export class S3ArchiveStore implements ArchiveStore {
           Key: this.#key(key, name),
           Body: bytes,
           ContentType: name.toLowerCase().endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream',
-          ...this.#locked(),
+          ...this.#locked(manifest),
         }),
       );
     }
@@ -190,14 +194,68 @@ export class S3ArchiveStore implements ArchiveStore {
     );
   }
 
-  /** The retention and checksum of an object that must never change, when the store locks objects. */
-  #locked(): Pick<PutObjectCommandInput, 'ObjectLockMode' | 'ObjectLockRetainUntilDate' | 'ChecksumAlgorithm'> {
+  /**
+   * The retention and checksum of an object that must never change, when the store locks objects: until the archive's
+   * retention ends (docs/records.md), or `days` from now for an archive without one.
+   */
+  #locked(manifest: ArchiveManifest): Pick<PutObjectCommandInput, 'ObjectLockMode' | 'ObjectLockRetainUntilDate' | 'ChecksumAlgorithm'> {
     if (!this.#objectLock) return {};
-    return {
-      ObjectLockMode: this.#objectLock.mode,
-      ObjectLockRetainUntilDate: new Date(Date.now() + this.#objectLock.days * 24 * 60 * 60 * 1000),
-      ChecksumAlgorithm: 'SHA256',
-    };
+    const until = manifest.retention ? Date.parse(manifest.retention.until) : Date.now() + this.#objectLock.days * 24 * 60 * 60 * 1000;
+    return { ObjectLockMode: this.#objectLock.mode, ObjectLockRetainUntilDate: new Date(until), ChecksumAlgorithm: 'SHA256' };
+  }
+
+  async purge(key: string, tombstone: ArchiveManifest, holds: readonly LegalHold[]): Promise<void> {
+    if ((await purgeAllowed(this, key, tombstone, holds)) === 'purge') await this.#putManifest(key, tombstone);
+    // The tombstone stands: what it destroyed goes. On the versioned bucket Object Lock needs, a delete without a
+    // version only hides an object, so every version goes, the manifest's earlier ones (with their personal fields)
+    // too; Object Lock lets them go once the retention they were written with ended.
+    const base = this.#key(key, '');
+    const names = (await this.#list(base)).filter((n) => n === `${base}completed.zip` || n.startsWith(`${base}renewals/`));
+    if (!this.#objectLock) {
+      for (const Key of names) await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key }));
+      return;
+    }
+    const tombstoneVersion = await this.#versions(`${base}manifest.json`).then((v) => v.find((x) => x.IsLatest)?.VersionId);
+    for (const version of await this.#versions(base)) {
+      if (version.Key === `${base}manifest.json` && version.VersionId === tombstoneVersion) continue;
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: version.Key, VersionId: version.VersionId }));
+    }
+  }
+
+  /** Object names under a prefix. */
+  async #list(prefix: string): Promise<string[]> {
+    const names: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#client.send(
+        new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }),
+      );
+      for (const o of page.Contents ?? []) if (o.Key) names.push(o.Key);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return names;
+  }
+
+  /** Every version (and delete marker) of every object under a prefix. */
+  async #versions(prefix: string): Promise<{ Key: string; VersionId: string; IsLatest: boolean }[]> {
+    const found: { Key: string; VersionId: string; IsLatest: boolean }[] = [];
+    let keyMarker: string | undefined;
+    let versionMarker: string | undefined;
+    for (;;) {
+      const page = await this.#client.send(
+        new ListObjectVersionsCommand({
+          Bucket: this.#bucket,
+          Prefix: prefix,
+          ...(keyMarker ? { KeyMarker: keyMarker } : {}),
+          ...(versionMarker ? { VersionIdMarker: versionMarker } : {}),
+        }),
+      );
+      for (const v of [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])])
+        if (v.Key && v.VersionId) found.push({ Key: v.Key, VersionId: v.VersionId, IsLatest: v.IsLatest === true });
+      if (!page.IsTruncated) return found;
+      keyMarker = page.NextKeyMarker;
+      versionMarker = page.NextVersionIdMarker;
+    }
   }
 
   #key(key: string, file: string): string {

@@ -3,6 +3,8 @@ import { copyFile, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/pr
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ArchiveManifest, EvidenceRenewal } from './manifest.js';
+import type { LegalHold } from '../definitions/records.js';
+import { purgeRefusal } from '../records/retention.js';
 
 export type { ArchiveManifest, EvidenceRenewal } from './manifest.js';
 
@@ -51,6 +53,34 @@ export interface ArchiveStore {
    * `completed.zip` is never touched.
    */
   commitRenewal(key: string, renewal: RenewalFiles, manifest: ArchiveManifest): Promise<StoredArchive>;
+  /**
+   * Destroys an archive at the end of its retention (docs/records.md): replaces its manifest with `tombstone`
+   * (`tombstoneOf`), the commit point, then deletes its ZIP and renewals. Refused (nothing touched) before its
+   * retention ends, or while one of `holds` keeps it. A retry, or a purge of a tombstone, deletes what a crash left.
+   */
+  purge(key: string, tombstone: ArchiveManifest, holds: readonly LegalHold[]): Promise<void>;
+}
+
+/** What both stores check before a purge: the archive exists and may be purged; undefined when it already was. */
+export async function purgeAllowed(
+  store: ArchiveStore,
+  key: string,
+  tombstone: ArchiveManifest,
+  holds: readonly LegalHold[],
+): Promise<'purge' | 'tombstone'> {
+  const stored = await store.find(key);
+  if (!stored) throw new Error(`cannot purge ${key}: no archive`);
+  if (stored.manifest.purged) return 'tombstone';
+  if (!tombstone.purged || tombstone.transactionId !== stored.manifest.transactionId || tombstone.zip.sha256 !== stored.manifest.zip.sha256)
+    throw new Error(`cannot purge ${key}: the tombstone is not this archive's`);
+  const refusal = purgeRefusal(stored.manifest, holds, tombstone.purged.at);
+  if (refusal) throw new PurgeRefused(`cannot purge ${key}: ${refusal}`);
+  return 'purge';
+}
+
+/** A purge the archive's retention or a hold forbids. */
+export class PurgeRefused extends Error {
+  override readonly name = 'PurgeRefused';
 }
 
 /**
@@ -249,7 +279,22 @@ export class LocalArchiveStore implements ArchiveStore {
     }
     for (const d of dirs) await syncDir(d);
     if (dirs.size > 0) await syncDir(dir);
-    // Then the manifest, replaced in one rename: readers see the old one or the new one, never a part.
+    // Then the manifest.
+    await this.#replaceManifest(dir, manifest);
+    return { uri: pathToFileURL(join(dir, 'completed.zip')).href, manifest };
+  }
+
+  async purge(key: string, tombstone: ArchiveManifest, holds: readonly LegalHold[]): Promise<void> {
+    const dir = this.#dir(key);
+    if ((await purgeAllowed(this, key, tombstone, holds)) === 'purge') await this.#replaceManifest(dir, tombstone);
+    // The tombstone stands: what it destroyed goes, and a retry removes what a crash left.
+    await rm(join(dir, 'completed.zip'), { force: true });
+    await rm(join(dir, 'renewals'), { recursive: true, force: true });
+    await syncDir(dir);
+  }
+
+  /** Replaces the manifest in one rename: readers see the old one or the new one, never a part. */
+  async #replaceManifest(dir: string, manifest: ArchiveManifest): Promise<void> {
     const temp = join(dir, `.manifest.json.${randomUUID()}.tmp`);
     try {
       await writeDurably(temp, `${JSON.stringify(manifest, null, 2)}\n`);
@@ -258,7 +303,6 @@ export class LocalArchiveStore implements ArchiveStore {
       await rm(temp, { force: true });
     }
     await syncDir(dir);
-    return { uri: pathToFileURL(join(dir, 'completed.zip')).href, manifest };
   }
 
   #file(key: string, file: string): string {

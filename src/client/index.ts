@@ -68,6 +68,10 @@ export type {
   RejectionRequest,
 } from '../definitions/approvals.js';
 export { ApprovalRequest as ApprovalRequestSchema, RejectionRequest as RejectionRequestSchema } from '../transaction/approvals.js';
+// Records: legal holds, and the Schedule of the purge (docs/records.md).
+export { ensureRecordsRetentionSchedule, listLegalHolds, placeLegalHold, releaseLegalHold } from './records.js';
+export { HOLD_SCOPES, LEGAL_HOLDS_WORKFLOW_ID } from '../definitions/records.js';
+export type { HoldRequest, HoldScope, LegalHold, Purged, ReleaseRequest, Retention } from '../definitions/records.js';
 export type { ArchiveEvidence, DocumentEvidence, SignatureEvidence, ValidationReport } from '../evidence/report.js';
 export {
   ApprovalInput,

@@ -68,6 +68,8 @@ export const TemplateDefaults = z
     signingDeadline: DurationInput.optional(),
     /** Approvers every transaction from it needs before it is sent (docs/workflow.md, "Approvals"). */
     approval: EsignTransactionInput.shape.approval,
+    /** How long each transaction's archive is kept (docs/records.md). */
+    retention: DurationInput.optional(),
     notifyParticipants: NotifyParticipants.optional(),
     signingOrder: z.boolean().optional(),
   })

@@ -46,6 +46,8 @@ export const TemplateOverrides = z
     reminders: EsignTransactionInput.shape.reminders,
     /** Approvers every transaction from it needs before it is sent (docs/workflow.md, "Approvals"). */
     approval: EsignTransactionInput.shape.approval,
+    /** How long each transaction's archive is kept (docs/records.md). */
+    retention: DurationInput.optional(),
     personalizedMessage: z.string().optional(),
     emailSubject: EmailSubject.optional(),
     notifyParticipants: NotifyParticipants.optional(),

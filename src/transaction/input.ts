@@ -179,6 +179,11 @@ export const EsignTransactionInput = z
      * hand over more often; the interleaving explorer uses them.
      */
     maxHistoryEvents: z.number().int().min(100).max(20_000).optional(),
+    /**
+     * How long the signed archive is kept (`10 years`; a year counts 366 days), from when it is archived; then it is
+     * purged, leaving a tombstone, unless a legal hold keeps it (docs/records.md). The worker's default otherwise.
+     */
+    retention: DurationInput.optional(),
     /** Sub-folder (local) or key prefix (S3) of the archive store. */
     archivePrefix: z
       .string()

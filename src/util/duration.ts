@@ -29,6 +29,10 @@ const UNIT_MS: Record<string, number> = {
   w: 604_800_000,
   week: 604_800_000,
   weeks: 604_800_000,
+  // A year counts 366 days: a retention in years never ends before the calendar's (docs/records.md).
+  y: 31_622_400_000,
+  year: 31_622_400_000,
+  years: 31_622_400_000,
 };
 
 export const DURATION_PATTERN = new RegExp(`^(\\d+(?:\\.\\d+)?)\\s*(${Object.keys(UNIT_MS).join('|')})$`, 'i');

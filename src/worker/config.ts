@@ -16,6 +16,14 @@ export const WorkerEnv = z.object({
   ESIGN_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   ...ProviderEnv.shape,
   ESIGN_ARCHIVE_DIR: z.string().default('.data/archive'),
+  /** How often the records retention's Schedule purges what is due (docs/records.md); `off`: no Schedule. */
+  ESIGN_ARCHIVE_PURGE_EVERY: z
+    .string()
+    .trim()
+    .refine((v) => v === 'off' || DURATION_PATTERN.test(v), 'must be a duration such as "1 day", or off')
+    .default('1 day'),
+  /** How long an archive is kept when its transaction names no retention (docs/records.md). */
+  ESIGN_ARCHIVE_RETENTION: z.string().trim().regex(DURATION_PATTERN, 'must be a duration such as "10 years"').default('10 years'),
   /** When set, archives go to this S3-compatible bucket instead of ESIGN_ARCHIVE_DIR (credentials: the AWS default chain). */
   ESIGN_ARCHIVE_S3_BUCKET: z.string().min(1).optional(),
   ESIGN_ARCHIVE_S3_PREFIX: z.string().default(''),
@@ -99,6 +107,10 @@ export interface WorkerConfig {
   providerToken: () => string | Promise<string>;
   providerCa: string | undefined;
   archiveDir: string;
+  /** The retention of an archive whose transaction names none. */
+  retention: string;
+  /** How often the purge's Schedule runs; undefined: no Schedule. */
+  purgeEvery: string | undefined;
   s3:
     | {
         bucket: string;
@@ -217,6 +229,8 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, fallba
     taskQueue: e.ESIGN_TASK_QUEUE,
     ...provider,
     archiveDir: resolve(e.ESIGN_ARCHIVE_DIR),
+    retention: e.ESIGN_ARCHIVE_RETENTION,
+    purgeEvery: e.ESIGN_ARCHIVE_PURGE_EVERY === 'off' ? undefined : e.ESIGN_ARCHIVE_PURGE_EVERY,
     s3: e.ESIGN_ARCHIVE_S3_BUCKET
       ? {
           bucket: e.ESIGN_ARCHIVE_S3_BUCKET,

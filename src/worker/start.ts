@@ -10,6 +10,7 @@ import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
 import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
 import { dataConverterFromEnv, workerPlaintextPolicy } from '../codec/data-converter.js';
 import { ensureEvidenceUpkeepSchedule } from '../client/evidence-upkeep.js';
+import { ensureRecordsRetentionSchedule, listLegalHolds } from '../client/records.js';
 import { EsignClient } from '../esign/client.js';
 import { HttpRevocationProvider } from '../evidence/revocation-client.js';
 import { boundedFetch, installOutboundGuard, OutboundPolicy, permitOutbound } from '../http/outbound.js';
@@ -157,6 +158,10 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
   const deployment = config.deployment
     ? { name: config.deployment.name, buildId: config.deployment.buildId ?? (await buildIdOf(bundle!)) }
     : undefined;
+  // The holds register, read by the purge: connected on first use, closed with the worker.
+  let holdsClient: Client | undefined;
+  const holdsReader = () =>
+    (holdsClient ??= new Client({ connection: Connection.lazy(connectionOptions), namespace: namespace ?? 'default' }));
   const worker = await createEsignWorker({
     connection,
     namespace: namespace ?? 'default',
@@ -168,6 +173,9 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       allowedUrls: config.allowedUrls,
       maxDocumentBytes: config.maxDocumentBytes,
       zipLimits: config.zipLimits,
+      retention: config.retention,
+      // The purge reads the holds register just before it destroys anything.
+      holds: () => listLegalHolds(holdsReader()),
       minReconcileInterval: config.minReconcileInterval,
       callbackSecrets: config.callbackSecrets,
       callbackDelivery: { ...DEFAULT_CALLBACK_DELIVERY, attempts: config.callbackAttempts },
@@ -182,11 +190,12 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { plugins: [tracing] } : {}),
   });
-  if (config.upkeep) {
-    // The Schedule is the namespace's; each worker start brings it to this configuration (a pause stays).
+  if (config.upkeep || config.purgeEvery) {
+    // The Schedules are the namespace's; each worker start brings them to this configuration (a pause stays).
     const temporal = new Client({ connection: await Connection.connect(connectionOptions), namespace: namespace ?? 'default' });
     try {
-      await ensureEvidenceUpkeepSchedule(temporal, { taskQueue: config.taskQueue, every: config.upkeep.every });
+      if (config.upkeep) await ensureEvidenceUpkeepSchedule(temporal, { taskQueue: config.taskQueue, every: config.upkeep.every });
+      if (config.purgeEvery) await ensureRecordsRetentionSchedule(temporal, { taskQueue: config.taskQueue, every: config.purgeEvery });
     } finally {
       await temporal.connection.close();
     }
@@ -199,6 +208,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
   installOutboundGuard();
   const done = worker.run().finally(async () => {
     withdraw();
+    await holdsClient?.connection.close();
     await client.close();
     await connection.close();
   });

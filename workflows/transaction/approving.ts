@@ -24,16 +24,9 @@ import type { Clock } from '../clock.js';
 import { buildUpdateRequest } from '../requests.js';
 import type { Endings } from './endings.js';
 import type { Integrator } from './integrator.js';
+import type { ApprovalState } from './continued.js';
 import type { SigningTransaction } from './machine.js';
 import { keepLandsUntil, landsUntilOf, providerRefusal, type Steps } from './steps.js';
-
-/** What a run hands to the next of its approval (ContinuedTransaction). */
-export interface ApprovalState {
-  deadlineAt: number;
-  /** Every answer, in the order given. */
-  answers: ApprovalRecord[];
-  reminders: { sent: number; nextAt: number | null };
-}
 
 type Decision = ApprovalRecord['decision'];
 

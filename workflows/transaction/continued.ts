@@ -3,7 +3,7 @@ import type { ParticipantState } from '../../activities/transactions.js';
 import type { CreateTransactionRequest, Participant } from '../../src/esign/schemas.js';
 import type { EsignPhase } from '../../src/definitions/transaction.js';
 import type { CorrectionRecord } from '../../src/definitions/corrections.js';
-import type { ApprovalState } from './approving.js';
+import type { ApprovalRecord } from '../../src/definitions/approvals.js';
 
 /** What a run hands to the next when it continues as new: everything the transaction must not forget. */
 export interface ContinuedTransaction {
@@ -38,4 +38,12 @@ export interface ContinuedTransaction {
   approval?: ApprovalState;
   /** Until when a replace given up on may still land (machine.ts `replaceLandsUntil`), while that is ahead. */
   replaceLandsUntil?: number;
+}
+
+/** What a run hands to the next of its approval (./approving.ts). */
+export interface ApprovalState {
+  deadlineAt: number;
+  /** Every answer, in the order given. */
+  answers: ApprovalRecord[];
+  reminders: { sent: number; nextAt: number | null };
 }

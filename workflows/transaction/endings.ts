@@ -14,7 +14,7 @@ import { buildUpdateRequest } from '../requests.js';
 import type { Integrator } from './integrator.js';
 import type { CancelAttempt, SigningTransaction } from './machine.js';
 import { providerRefusal, readAfterNotFound, type Gone, type Steps } from './steps.js';
-import { auditOf } from './view.js';
+import { keptWith } from './view.js';
 import { handOnAfterEnd } from './strays.js';
 
 type Ending = Promise<EsignTransactionResult | undefined>;
@@ -102,7 +102,7 @@ export class Endings {
         // The audit trail must be this transaction's record: its participants are the ones we created.
         ...(tx.participants.length > 0 ? { participantIds: tx.participants.map((p) => p.id) } : {}),
         ...(input.archivePrefix ? { archivePrefix: input.archivePrefix } : {}),
-        ...auditOf(tx),
+        ...keptWith(tx),
       });
       tx.archiveProblem = undefined;
       return this.finish({ status: 'completed', referenceId: input.referenceId, transactionId, esignId, archive });

@@ -31,9 +31,14 @@ export function statusOf(tx: SigningTransaction, rawReferenceId: unknown, approv
   };
 }
 
-/** What the archive's manifest keeps of what was asked of the transaction: its corrections and its approvers' answers. */
-export function auditOf(tx: SigningTransaction): { corrections?: CorrectionRecord[]; approvals?: ApprovalRecord[] } {
+/** What the archive's manifest keeps beside the ZIP: the corrections, the approvers' answers, the retention asked. */
+export function keptWith(tx: SigningTransaction): {
+  corrections?: CorrectionRecord[];
+  approvals?: ApprovalRecord[];
+  retention?: string | number;
+} {
   return {
+    ...(tx.input?.retention !== undefined ? { retention: tx.input.retention } : {}),
     ...(tx.corrections.length > 0 ? { corrections: tx.corrections } : {}),
     ...(tx.approval?.answers.length ? { approvals: tx.approval.answers } : {}),
   };
