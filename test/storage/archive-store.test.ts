@@ -15,9 +15,12 @@ import {
   type ArchiveStore,
   type EvidenceRenewal,
   type RenewalFiles,
+  PurgeRefused,
 } from '../../src/archive/store.js';
 import { workerConfigFromEnv } from '../../src/worker/config.js';
 import { startS3, type RecordedRequest, type TestS3 } from '../support/s3.js';
+import type { LegalHold } from '../../src/definitions/records.js';
+import { retentionOf, tombstoneOf } from '../../src/records/retention.js';
 
 const BUCKET = 'signed-documents';
 const hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -267,6 +270,43 @@ describe.each([
     expect((await h.raw(key, 'completed.zip')).equals(zip)).toBe(true);
   });
 
+  it('purges past its retention: the tombstone first, then the ZIP and renewals; never early, never under a hold', async () => {
+    const key = 'acme/tx-7';
+    const zip = randomBytes(2048);
+    const path = join(await mkdtemp(join(tmpdir(), 'archive-zip-')), 'completed.zip');
+    await writeFile(path, zip);
+    const retained = { ...manifestFor(key, zip), retention: retentionOf('2026-01-01T00:00:01.000Z', '1 year', 'worker') };
+    await h.store.commit(key, path, retained);
+    const next = renewal(retained, 1, ['Contract.pdf']);
+    await h.store.commitRenewal(key, next.files, next.manifest);
+    const stored = (await h.store.find(key))!.manifest;
+
+    await expect(h.store.purge(key, tombstoneOf(stored, '2026-06-01T00:00:00.000Z'), [])).rejects.toBeInstanceOf(PurgeRefused);
+    const hold: LegalHold = {
+      id: 'hold-1',
+      scope: 'reference',
+      target: `ref-${key}`,
+      reason: 'matter',
+      by: 'legal',
+      placedAt: '2026-01-02T00:00:00.000Z',
+    };
+    const due = tombstoneOf(stored, '2027-01-03T00:00:00.000Z');
+    await expect(h.store.purge(key, due, [hold])).rejects.toThrow(/held: hold-1 \(matter\)/);
+    expect(Buffer.from(await h.store.read(key, 'completed.zip')).equals(zip)).toBe(true);
+
+    await h.store.purge(key, due, [{ ...hold, released: { at: '2027-01-02T00:00:00.000Z', by: 'legal', reason: 'settled' } }]);
+    const tombstone = (await h.store.find(key))!.manifest;
+    expect(tombstone.purged?.at).toBe('2027-01-03T00:00:00.000Z');
+    expect(tombstone.documents).toEqual([]);
+    expect(tombstone.renewals).toBeUndefined();
+    await expect(h.store.read(key, 'completed.zip')).rejects.toThrow(`archive ${key} has no file completed.zip`);
+    await expect(h.store.read(key, next.files.files[0]!.name)).rejects.toThrow('has no file');
+    // Still listed, as a tombstone; a purge again changes nothing.
+    expect(await keysOf(h.store)).toEqual([key]);
+    await h.store.purge(key, tombstone, []);
+    expect((await h.store.find(key))!.manifest).toEqual(tombstone);
+  });
+
   it('does not take a renewed file named manifest.json for an archive', async () => {
     const key = 'acme/tx-1';
     await commit(h.store, key);
@@ -372,6 +412,17 @@ describe('S3 Object Lock', () => {
     for (const part of parts) expect(part.headers['x-amz-checksum-sha256']).toBe(part.body.sha256);
     expect(parts.reduce((n, p) => n + p.body.bytes, 0)).toBe(zip.length);
     expect((await store.read(key, 'completed.zip')).equals(zip)).toBe(true);
+  });
+
+  it("locks each object until the archive's own retention ends, when it records one", async () => {
+    const store = new S3ArchiveStore({ client: s3.client, bucket: BUCKET, prefix: 'esign', objectLock: { mode: 'COMPLIANCE', days: 30 } });
+    const key = 'acme/tx-9';
+    const zip = randomBytes(1024);
+    const path = join(await mkdtemp(join(tmpdir(), 'archive-zip-')), 'completed.zip');
+    await writeFile(path, zip);
+    const retention = retentionOf('2026-01-01T00:00:01.000Z', '7 years', 'transaction');
+    await store.commit(key, path, { ...manifestFor(key, zip), retention });
+    expect(retainedUntil(only(writes(`${key}/completed.zip`)))).toBe(Date.parse(retention.until));
   });
 
   it('without objectLock, writes as before: no retention, no checksum', async () => {
