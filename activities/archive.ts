@@ -38,6 +38,8 @@ export interface ArchiveInput {
   corrections?: CorrectionRecord[];
   /** Its approvers' answers before it was sent, kept in the manifest as the corrections are. */
   approvals?: ApprovalRecord[];
+  /** The bulk send the transaction belongs to: kept in the manifest, where a hold on the batch finds it. */
+  batchId?: string;
   /** How long the archive is kept, as the transaction's input names it (else the worker's default). */
   retention?: string | number;
 }
@@ -130,6 +132,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
               evidence,
               ...(input.corrections?.length ? { corrections: input.corrections } : {}),
               ...(input.approvals?.length ? { approvals: input.approvals } : {}),
+              ...(input.batchId ? { batchId: input.batchId } : {}),
               downloadedAt,
               archivedAt,
               retention:

@@ -27,6 +27,8 @@ export interface ArchiveManifest {
   approvals?: ApprovalRecord[];
   downloadedAt: string;
   archivedAt: string;
+  /** The bulk send it came from, when it did: a legal hold on the batch keeps it. */
+  batchId?: string;
   /** How long it is kept (docs/records.md); absent from archives made before retention was recorded. */
   retention?: Retention;
   /**

@@ -15,13 +15,13 @@ export interface Retention {
   source: 'transaction' | 'worker';
 }
 
-/** What a hold keeps: one provider transaction's archive, or every archive of a referenceId. */
-export type HoldScope = 'transaction' | 'reference';
-export const HOLD_SCOPES: readonly HoldScope[] = ['transaction', 'reference'];
+/** What a hold keeps: one provider transaction's archive, every archive of a referenceId, or of a bulk send. */
+export type HoldScope = 'transaction' | 'reference' | 'batch';
+export const HOLD_SCOPES: readonly HoldScope[] = ['transaction', 'reference', 'batch'];
 
 export interface HoldRequest {
   scope: HoldScope;
-  /** The transactionId or the referenceId. */
+  /** The transactionId, the referenceId or the batchId. */
   target: string;
   reason: string;
   /** Who asks (an operator's login, a matter number's owner): recorded, as the holds' history is the audit. */

@@ -16,13 +16,12 @@ export function retentionOf(archivedAt: string, period: string | number, source:
 }
 
 /** The holds, standing, that keep this archive. */
-export function holdsOn(manifest: Pick<ArchiveManifest, 'transactionId' | 'referenceId'>, holds: readonly LegalHold[]): LegalHold[] {
-  return holds.filter(
-    (h) =>
-      !h.released &&
-      ((h.scope === 'transaction' && h.target === manifest.transactionId) ||
-        (h.scope === 'reference' && h.target === manifest.referenceId)),
-  );
+export function holdsOn(
+  manifest: Pick<ArchiveManifest, 'transactionId' | 'referenceId' | 'batchId'>,
+  holds: readonly LegalHold[],
+): LegalHold[] {
+  const covered = { transaction: manifest.transactionId, reference: manifest.referenceId, batch: manifest.batchId };
+  return holds.filter((h) => !h.released && covered[h.scope] !== undefined && covered[h.scope] === h.target);
 }
 
 /** Why this archive may not be purged at `at`, or undefined. */
@@ -44,6 +43,7 @@ export function tombstoneOf(manifest: ArchiveManifest, at: string): ArchiveManif
     referenceId: manifest.referenceId,
     transactionId: manifest.transactionId,
     esignId: manifest.esignId,
+    ...(manifest.batchId ? { batchId: manifest.batchId } : {}),
     zip: manifest.zip,
     documents: [],
     files: [],

@@ -44,9 +44,9 @@ it('places, lists and releases a legal hold, and says what is wrong with one it 
   expect((await esign('holds')).stdout).toContain('no holds');
   expect((await esign('holds', '--all')).stdout).toContain(hold.id);
 
-  const badScope = await esign('hold', 'batch', 'b-1', '--reason', 'x');
+  const badScope = await esign('hold', 'matter', 'b-1', '--reason', 'x');
   expect(badScope.code).toBe(Exit.usage);
-  expect(badScope.stderr).toContain('unknown scope "batch": one of transaction, reference');
+  expect(badScope.stderr).toContain('unknown scope "matter": one of transaction, reference, batch');
   const noReason = await esign('hold', 'reference', 'lease-2026-001');
   expect(noReason.code).toBe(Exit.usage);
   const twice = await esign('release', hold.id, '--reason', 'again');

@@ -275,7 +275,11 @@ describe.each([
     const zip = randomBytes(2048);
     const path = join(await mkdtemp(join(tmpdir(), 'archive-zip-')), 'completed.zip');
     await writeFile(path, zip);
-    const retained = { ...manifestFor(key, zip), retention: retentionOf('2026-01-01T00:00:01.000Z', '1 year', 'worker') };
+    const retained = {
+      ...manifestFor(key, zip),
+      batchId: 'bulk-1',
+      retention: retentionOf('2026-01-01T00:00:01.000Z', '1 year', 'worker'),
+    };
     await h.store.commit(key, path, retained);
     const next = renewal(retained, 1, ['Contract.pdf']);
     await h.store.commitRenewal(key, next.files, next.manifest);
@@ -293,8 +297,11 @@ describe.each([
     const due = tombstoneOf(stored, '2027-01-03T00:00:00.000Z');
     await expect(h.store.purge(key, due, [hold])).rejects.toThrow(/held: hold-1 \(matter\)/);
     expect(Buffer.from(await h.store.read(key, 'completed.zip')).equals(zip)).toBe(true);
+    // A hold on a batch keeps what its manifest says came from that batch, and nothing else.
+    await expect(h.store.purge(key, due, [{ ...hold, id: 'hold-2', scope: 'batch', target: 'bulk-1' }])).rejects.toThrow(/held: hold-2/);
+    const other: LegalHold = { ...hold, id: 'hold-3', scope: 'batch', target: 'bulk-2' };
 
-    await h.store.purge(key, due, [{ ...hold, released: { at: '2027-01-02T00:00:00.000Z', by: 'legal', reason: 'settled' } }]);
+    await h.store.purge(key, due, [other, { ...hold, released: { at: '2027-01-02T00:00:00.000Z', by: 'legal', reason: 'settled' } }]);
     const tombstone = (await h.store.find(key))!.manifest;
     expect(tombstone.purged?.at).toBe('2027-01-03T00:00:00.000Z');
     expect(tombstone.documents).toEqual([]);

@@ -40,7 +40,8 @@ const BOARD: ApprovalInput['approvers'] = [
 
 async function started(approval: ApprovalInput, overrides: Parameters<EsignTestEnv['input']>[0] = {}) {
   const input = env.input({ callbackUrl: receiver.url, approval, ...overrides });
-  const { handle } = await env.start(input);
+  // As a bulk send's row: its archive names the batch, which a legal hold may keep (docs/records.md).
+  const { handle } = await env.start(input, { batchId: 'batch-approvals' });
   const status = await waitForPhase(handle, 'awaiting_approval');
   const events = (type: string) => receiver.of(type).filter((e) => e.data.referenceId === input.referenceId);
   const approve = (approverId: string, comment?: string) =>
@@ -103,6 +104,7 @@ describe('approvals before sending', () => {
     expect(end.status).toBe('completed');
     await recordHistory(handle, 'approval-quorum-then-signed.json');
     const archived = await new LocalArchiveStore(env.archiveDir).find(transactionId);
+    expect(archived?.manifest.batchId).toBe('batch-approvals');
     expect(archived?.manifest.approvals).toEqual([
       expect.objectContaining({ approverId: 'cfo', name: 'Chief Financial Officer', decision: 'approved', comment: 'budget checked' }),
       expect.objectContaining({ approverId: 'legal', decision: 'approved' }),

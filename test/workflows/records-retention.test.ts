@@ -113,7 +113,7 @@ it('purges on its date with a tombstone, keeps what a hold covers until it is re
     const twice = await releaseLegalHold(client, { holdId: hold.id, reason: 'again', by: 'legal:sam' }).catch((err: Error) => err);
     expect((twice as Error).cause).toMatchObject({ message: `hold ${hold.id} was released at ${released.released!.at}` });
     await expect(
-      placeLegalHold(client, { scope: 'batch' as never, target: 'b-1', reason: 'x', by: 'legal:sam' }, { taskQueue }),
-    ).rejects.toMatchObject({ cause: { message: 'scope must be one of transaction, reference' } });
+      placeLegalHold(client, { scope: 'matter' as never, target: 'b-1', reason: 'x', by: 'legal:sam' }, { taskQueue }),
+    ).rejects.toMatchObject({ cause: { message: 'scope must be one of transaction, reference, batch' } });
   });
 }, 120_000);

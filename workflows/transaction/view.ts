@@ -2,6 +2,8 @@
 import type { EsignPhase, EsignTransactionStatus } from '../../src/definitions/transaction.js';
 import type { ApprovalRecord, ApprovalStatus } from '../../src/definitions/approvals.js';
 import type { CorrectionRecord } from '../../src/definitions/corrections.js';
+import { workflowInfo } from '@temporalio/workflow';
+import { EsignBatchId } from '../../src/definitions/search-attributes.js';
 import type { SigningTransaction } from './machine.js';
 
 /** The `status` query. */
@@ -31,13 +33,19 @@ export function statusOf(tx: SigningTransaction, rawReferenceId: unknown, approv
   };
 }
 
-/** What the archive's manifest keeps beside the ZIP: the corrections, the approvers' answers, the retention asked. */
+/**
+ * What the archive's manifest keeps beside the ZIP: the corrections, the approvers' answers, the retention asked, and
+ * the bulk send it belongs to (a legal hold on the batch keeps it).
+ */
 export function keptWith(tx: SigningTransaction): {
   corrections?: CorrectionRecord[];
   approvals?: ApprovalRecord[];
   retention?: string | number;
+  batchId?: string;
 } {
+  const batchId = workflowInfo().typedSearchAttributes.get(EsignBatchId);
   return {
+    ...(batchId ? { batchId } : {}),
     ...(tx.input?.retention !== undefined ? { retention: tx.input.retention } : {}),
     ...(tx.corrections.length > 0 ? { corrections: tx.corrections } : {}),
     ...(tx.approval?.answers.length ? { approvals: tx.approval.answers } : {}),
