@@ -1,6 +1,6 @@
 /**
  * `esign hold|release|holds`: legal holds (docs/records.md). A hold keeps every archive it covers (one provider
- * transaction's, or every one of a referenceId) past its retention until it is released; the register keeps who
+ * transaction's, every one of a referenceId or of a bulk send) past its retention until it is released; the register keeps who
  * placed and released each, and why.
  */
 import { userInfo } from 'node:os';
@@ -14,9 +14,7 @@ export function registerRecordsCommands(program: Command, kit: CliKit): void {
   const by = (o: { by?: string }) => o.by ?? `cli:${userInfo().username}`;
   program
     .command('hold <scope> <target>')
-    .description(
-      `place a legal hold; scope: ${HOLD_SCOPES.join(' (a transactionId) or ')} (a referenceId): nothing it covers is purged until released`,
-    )
+    .description("place a legal hold; scope: transaction (a transactionId), reference (a referenceId) or batch (a bulk send's batchId)")
     .requiredOption('--reason <text>', 'why (a matter, an audit): kept with the hold')
     .option('--by <who>', 'who asks (default: cli:<your login>)')
     .action(async (scope: string, target: string, o: { reason: string; by?: string }) => {
