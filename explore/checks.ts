@@ -19,7 +19,9 @@
  * - late-path: the inbox and any late completion ended too;
  * - events: with a callback, the event log delivered the transaction's events
  *   in sequence order, 1 to n with no gap, the outcome last (but for a late
- *   completion's event, numbered after it).
+ *   completion's event, numbered after it);
+ * - approvals: a transaction with approvers is never sent unapproved, and ends
+ *   as its approvers' answers say (explore/approval-checks.ts).
  *
  * After the operator's and the server's moves, explore/operation-checks.ts adds `upkeep` (every evidence upkeep walk)
  * and `versioning` (every run told its target version changed, or to continue as new); what a terminate allows is
@@ -28,11 +30,12 @@
 import proto from '@temporalio/proto';
 import { FailureType } from '../src/failures.js';
 import type { EsignTransactionResult, EsignTransactionStatus } from '../src/definitions/transaction.js';
-import type { MessageOutcome, Observation, PartRecord } from './observation.js';
+import type { MessageOutcome, Observation, PartRecord, RecordedHistory } from './observation.js';
 import type { ModelTransaction } from './provider-model.js';
 import type { Replayer } from './lane.js';
 import { QUERY_LOST_IN_RESTART } from './sticky-queues.js';
 import { checkOperations, SERVER_SUGGESTS_CONTINUE_AS_NEW_AT } from './operation-checks.js';
+import { checkApprovalQuery, checkApprovals } from './approval-checks.js';
 
 export type CheckName =
   | 'ended'
@@ -48,7 +51,8 @@ export type CheckName =
   | 'history-bound'
   | 'upkeep'
   | 'versioning'
-  | 'participants';
+  | 'participants'
+  | 'approvals';
 
 export interface Finding {
   check: CheckName;
@@ -335,6 +339,8 @@ function checkTransaction(
       // a draft on its own afterwards. Ended by the provider: its own end.
       cancelled: result.endedBy === 'provider' ? ['cancelled'] : ['draft', 'none', 'cancelled', 'expired', 'deleted'],
       expired: result.endedBy === 'provider' ? ['expired'] : ['draft', 'none', 'cancelled', 'expired', 'deleted'],
+      // Rejected before it was sent: still the draft its approvers saw (the provider may end it on its own afterwards).
+      rejected: ['draft', 'cancelled', 'expired', 'deleted'],
     };
     if ((result.status === 'cancelled' || result.status === 'expired') && (status === 'esign_pending' || status === 'completed')) {
       found(
@@ -354,6 +360,8 @@ function checkTransaction(
     }
     if (observation.parts) checkEndedBy(observation, part, index, result, found);
   }
+  // Approvers: never sent unapproved, an outcome true to their answers (explore/approval-checks.ts).
+  if (observation.parts) checkApprovals(observation, part, index, result, ours, chainOf(observation, observation.parts, index), found);
 
   // ------------------------------------------------------------- messages
   const signed = ours.some((t) => t.everSigned);
@@ -369,7 +377,10 @@ function checkTransaction(
       found('messages', `${what} failed: ${m.type ?? ''} ${m.message ?? ''}`);
       continue;
     }
-    if (m.kind === 'query' && m.outcome === 'ok' && observation.parts) checkQuery(observation, part, ours, m, found);
+    if (m.kind === 'query' && m.outcome === 'ok' && observation.parts) {
+      checkQuery(observation, part, ours, m, found);
+      checkApprovalQuery(observation, part, index, m, found);
+    }
     if (m.kind === 'cancel' && m.outcome === 'ok' && result && (m.value as { status?: string })?.status !== result.status) {
       found('messages', `${what} returned ${(m.value as { status?: string })?.status}, but the workflow ended ${result.status}`);
     }
@@ -405,6 +416,16 @@ function checkTransaction(
   return result;
 }
 
+/**
+ * The runs of a schedule's transaction `index`: collected as it ended (an earlier one of a reused referenceId), or at
+ * the end (the last).
+ */
+function chainOf(observation: Observation, parts: readonly PartRecord[], index: number): RecordedHistory[] {
+  if (index < parts.length - 1) return parts[index]!.histories;
+  const earlier = new Set(parts.slice(0, index).flatMap((p) => p.histories.map((h) => h.runId)));
+  return observation.histories.filter((h) => h.workflowId === observation.workflowId && !earlier.has(h.runId));
+}
+
 /** `endedBy` names who ended it, and an expiry by the deadline never comes before the deadline. */
 function checkEndedBy(
   observation: Observation,
@@ -419,12 +440,18 @@ function checkEndedBy(
   if (endedBy === 'request' && !observation.messages.some((m) => (m.part ?? 0) === index && m.kind === 'cancel'))
     found('outcome', `${status}, ended by request, but nobody asked to cancel`);
   if (endedBy === 'deadline') {
-    // The deadline as the last correction that moved it left it (its answer says to when), else the input's.
+    // The deadline as the last correction that moved it left it (its answer says to when), else the input's; or,
+    // expired awaiting approval, its approvers' deadline.
     const moved = observation.messages
       .filter((m) => (m.part ?? 0) === index && m.kind === 'correct' && m.asked === 'deadline' && m.outcome === 'ok')
       .map((m) => (m.value as { deadline?: { to?: string } } | undefined)?.deadline?.to)
       .filter((to): to is string => to !== undefined);
-    const deadline = moved.length > 0 ? Date.parse(moved.at(-1)!) : part.startedAt + part.setup.signingDeadlineMs;
+    const approvers = part.setup.approval && result.reason?.startsWith('approval deadline passed') ? part.setup.approval : undefined;
+    const deadline = approvers
+      ? part.startedAt + approvers.deadlineMs
+      : moved.length > 0
+        ? Date.parse(moved.at(-1)!)
+        : part.startedAt + part.setup.signingDeadlineMs;
     if (part.closedAt !== undefined && part.closedAt < deadline - 1_000)
       found('outcome', `${status} by the deadline ${Math.round((deadline - part.closedAt) / 1000)} s before the deadline`);
     // The deadline holds: the loop withdraws at the deadline, within a poll or two, unless the provider's reads or

@@ -31,11 +31,13 @@ import { listEsignEvents, redeliverEsignEvents } from '../src/client/event-log.j
 import { notificationOf } from '../src/esign/events.js';
 import type { EsignWebhook } from '../src/esign/schemas.js';
 import {
+  approveUpdate,
   cancelUpdate,
   correctTransactionUpdate,
   esignCompletedSignal,
   esignEventSignal,
   issueSigningUrlUpdate,
+  rejectUpdate,
   replaceTransactionUpdate,
   statusQuery,
   workflowIdFor,
@@ -58,7 +60,7 @@ import { EsignBatchId, EsignStatus } from '../src/definitions/search-attributes.
 import { cancelBatch } from '../src/client/bulk.js';
 import { Aftermath, errorText } from './aftermath.js';
 import { retryArchiveUpdate, type WorkflowFeatures } from './features.js';
-import { transactionInput } from './input.js';
+import { approverId, transactionInput } from './input.js';
 import type { Lane } from './lane.js';
 import type { MessageOutcome, Observation, PartRecord, RecordedHistory, WorkflowEnd } from './observation.js';
 import { ENDED, ProviderModel, uuidFactory, type ModelTransaction } from './provider-model.js';
@@ -290,6 +292,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     }
   };
 
+  /** Answers come back so far (a query must show what those said: `answersBefore`). */
+  let answered = 0;
   const track = (step: string, kind: MessageOutcome['kind'], call: Promise<unknown>, extra: Partial<MessageOutcome> = {}) => {
     acted = true;
     const record: MessageOutcome = { step, kind, outcome: 'pending', ...(part > 0 || schedule.kind ? { part } : {}), ...extra };
@@ -297,12 +301,14 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     inFlight.push(
       call.then(
         (value) => {
+          record.answerOrder = ++answered;
           record.outcome = 'ok';
           record.value = value;
           if (schedule.kind) record.deliveriesAtAnswer = model.deliveries.length;
         },
         (err: unknown) => {
           const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+          record.answerOrder = ++answered;
           record.outcome = cause ? 'failed' : 'error';
           record.type = (cause as { type?: string } | undefined)?.type ?? (cause ? cause.name : (err as Error)?.name);
           record.message = errorText(cause ?? err);
@@ -409,9 +415,35 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
           },
         );
         return;
+      case 'approve':
+        await update(
+          label,
+          step.kind,
+          (h) =>
+            h.startUpdate(approveUpdate, {
+              args: [
+                { approverId: approverId(step.approver), ...(step.approver % 2 === 0 ? { comment: 'approved by the explorer' } : {}) },
+              ],
+              waitForStage: WorkflowUpdateStage.ACCEPTED,
+            }),
+          { approverId: approverId(step.approver) },
+        );
+        return;
+      case 'reject':
+        await update(
+          label,
+          step.kind,
+          (h) =>
+            h.startUpdate(rejectUpdate, {
+              args: [{ approverId: approverId(step.approver), reason: 'rejected by the explorer' }],
+              waitForStage: WorkflowUpdateStage.ACCEPTED,
+            }),
+          { approverId: approverId(step.approver) },
+        );
+        return;
       case 'query':
         // Awaited: a query is answered at once, and after a restart it replays the history on the new worker.
-        track(label, step.kind, handle().query(statusQuery));
+        track(label, step.kind, handle().query(statusQuery), { answersBefore: answered });
         await inFlight[inFlight.length - 1];
         return;
       case 'view':

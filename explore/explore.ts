@@ -20,6 +20,8 @@ import { openDefects, type Regression } from './regressions.js';
 export const DEFAULT_REUSE_SHARE = 0.12;
 /** The share of seeds that are `bulk` schedules. */
 export const DEFAULT_BULK_SHARE = 0.08;
+/** The share of transactions (of `transaction` and `reuse` schedules) whose input names approvers. */
+export const DEFAULT_APPROVAL_SHARE = 0.25;
 
 export interface SeedOutcome {
   seed: number;
@@ -45,6 +47,8 @@ export interface ExplorerOptions {
   reuse?: number;
   /** The share of seeds that drive a bulk send (`bulk` schedules). */
   bulk?: number;
+  /** The share of transactions whose input names approvers (when the workflow takes them). */
+  approvals?: number;
   /**
    * How often the schedules draw the operator's and the server's moves (deploys, suggested continue-as-new, upkeep
    * walks, terminations), as a multiple of their usual shares: 1 by default, 0 for none.
@@ -90,6 +94,8 @@ export class Explorer {
     const available = await workflowFeatures(options.workflows);
     const features: GeneratorFeatures = {
       maxHistoryEvents: available.maxHistoryEvents,
+      // Approvers only for a workflow that takes them: an older bundle is explored as it was.
+      approvals: available.approvals ? (options.approvals ?? DEFAULT_APPROVAL_SHARE) : 0,
       // An invalid ZIP is worth generating once the workflow waits for the operator's retryArchive.
       badZips: options.badZips ?? available.retryArchive,
       restarts: true,
@@ -324,6 +330,11 @@ export interface Coverage {
    * sent again; and `upkeep renewed` (archives renewed) and `continued on a hint` (runs that continued as new after one).
    */
   operations: Record<string, number>;
+  /**
+   * Transactions whose input named approvers (`transactions`), by what became of them: `sent` (the workflow sent it to
+   * its signers), else how it ended unsent (`rejected unsent`, `expired unsent`, `cancelled unsent`, …).
+   */
+  approvals: Record<string, number>;
 }
 const NO_COVERAGE: Coverage = {
   runs: 0,
@@ -337,6 +348,7 @@ const NO_COVERAGE: Coverage = {
   failedEvents: 0,
   refusals: 0,
   operations: {},
+  approvals: {},
 };
 
 export function coverageOf(o: Observation): Coverage {
@@ -359,7 +371,21 @@ export function coverageOf(o: Observation): Coverage {
     failedEvents: o.eventLog?.events.filter((e) => e.state === 'failed').length ?? 0,
     refusals: o.model.refusals.length,
     operations: operationsOf(o),
+    approvals: approvalsOf(o),
   };
+}
+
+function approvalsOf(o: Observation): Record<string, number> {
+  const out: Record<string, number> = {};
+  const add = (key: string) => void (out[key] = (out[key] ?? 0) + 1);
+  for (const [i, part] of (o.parts ?? []).entries()) {
+    if (!part.setup.approval) continue;
+    add('transactions');
+    const tx = o.model.byReference(o.referenceId).find((t) => t.part === i);
+    if (tx?.trail.some((s) => s.by === 'replace to esign_pending')) add('sent');
+    else add(`${part.end.kind === 'result' ? part.end.result.status : part.end.kind} unsent`);
+  }
+  return out;
 }
 
 function operationsOf(o: Observation): Record<string, number> {
@@ -396,6 +422,12 @@ export function describeCoverage(outcomes: readonly SeedOutcome[]): string {
         .map(([k, n]) => `${k} ${n}`)
         .join(', ') || 'none'
     }`,
+    `approvals in ${outcomes.filter((o) => (o.coverage.approvals.transactions ?? 0) > 0).length} schedules (${
+      [...sumOf(outcomes.map((o) => o.coverage.approvals))]
+        .sort()
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none'
+    })`,
     `${outcomes.reduce((n, o) => n + o.coverage.restarts, 0)} worker restarts (${outcomes.reduce((n, o) => n + o.coverage.tasksHandedBack, 0)} tasks moved off a dead worker's queue)`,
     `update answers: ${[...answers]
       .sort()

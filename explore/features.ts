@@ -6,12 +6,17 @@ import { EsignTransactionInput as InputSchema } from '../src/transaction/input.j
 /** `retryArchive`, the operator's update once the workflow waits for a repaired archive (absent from older workflow code). */
 const RETRY_ARCHIVE = 'retryArchive';
 export const retryArchiveUpdate = defineUpdate<unknown, []>(RETRY_ARCHIVE);
+/** The approvers' updates (absent from workflow code older than approvals before sending). */
+const APPROVE = 'approve';
+const REJECT = 'reject';
 
 export interface WorkflowFeatures {
   /** The workflow waits in `archive_invalid` for `retryArchive` instead of failing on a refused ZIP. */
   retryArchive: boolean;
   /** The input takes `maxHistoryEvents`, the bound on one run's history. */
   maxHistoryEvents: boolean;
+  /** The input names approvers (`approval`) and the workflow takes their `approve` and `reject` updates. */
+  approvals: boolean;
 }
 
 /**
@@ -34,8 +39,11 @@ export async function workflowFeatures(workflowsIndex?: string): Promise<Workflo
   const input = (workflowsIndex ? await from('../src/transaction/input.ts') : { EsignTransactionInput: InputSchema }) as {
     EsignTransactionInput: { shape: Record<string, unknown> };
   };
+  const defines = (name: string) =>
+    Object.values(defs).some((d) => typeof d === 'object' && d !== null && (d as { name?: unknown }).name === name);
   return {
-    retryArchive: Object.values(defs).some((d) => typeof d === 'object' && d !== null && (d as { name?: unknown }).name === RETRY_ARCHIVE),
+    retryArchive: defines(RETRY_ARCHIVE),
     maxHistoryEvents: 'maxHistoryEvents' in input.EsignTransactionInput.shape,
+    approvals: 'approval' in input.EsignTransactionInput.shape && defines(APPROVE) && defines(REJECT),
   };
 }

@@ -1,6 +1,6 @@
 import type { EsignTransactionInput } from '../src/transaction/input.js';
 import { CALLBACK_URL } from './activities.js';
-import type { Schedule } from './schedule.js';
+import type { ApprovalSetup, Schedule } from './schedule.js';
 
 /** The transaction's input for a schedule: two small documents, the schedule's participants, timings and options. */
 export function transactionInput(schedule: Schedule, referenceId: string, participantIds: readonly string[]): EsignTransactionInput {
@@ -44,5 +44,30 @@ export function transactionInput(schedule: Schedule, referenceId: string, partic
       : {}),
     ...(setup.archivePrefix ? { archivePrefix: setup.archivePrefix } : {}),
     ...(setup.maxHistoryEvents ? ({ maxHistoryEvents: setup.maxHistoryEvents } as Record<string, unknown>) : {}),
+    ...(setup.approval ? { approval: approvalInput(setup.approval) } : {}),
+  };
+}
+
+/** The id of the approver at `index` (explore/schedule.ts names approvers by position; past their count, a stranger). */
+export const approverId = (index: number): string => `approver-${index + 1}`;
+
+/** The input's `approval` for a schedule's: every other approver named, a person's name the explorer never checks. */
+function approvalInput(approval: ApprovalSetup): NonNullable<EsignTransactionInput['approval']> {
+  return {
+    approvers: Array.from({ length: approval.approvers }, (_, i) => ({
+      id: approverId(i),
+      ...(i % 2 === 0 ? { name: `Approver ${i + 1}` } : {}),
+    })),
+    ...(approval.quorum ? { quorum: approval.quorum } : {}),
+    deadline: approval.deadlineMs,
+    ...(approval.reminders
+      ? {
+          reminders: {
+            firstAfter: approval.reminders.firstAfterMs,
+            every: approval.reminders.everyMs,
+            maxCount: approval.reminders.maxCount,
+          },
+        }
+      : {}),
   };
 }

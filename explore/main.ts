@@ -1,4 +1,4 @@
-// `npm run explore -- --seeds N [--seed S] [--from S] [--lanes L] [--schedule file.json] [--no-shrink] [--workflows path] [--reuse share] [--bulk share] [--operations scale]`
+// `npm run explore -- --seeds N [--seed S] [--from S] [--lanes L] [--schedule file.json] [--no-shrink] [--workflows path] [--reuse share] [--bulk share] [--approvals share] [--operations scale]`
 //
 // Runs the interleaving explorer (explore/explore.ts; docs/reliability.md, "Interleaving explorer") over seeds
 // from..from+N-1, prints seeds per second and the outcomes, and for each failing seed its schedule, shrunk, as
@@ -27,6 +27,8 @@ const { values } = parseArgs({
     reuse: { type: 'string' },
     /** The share of seeds that are `bulk` schedules. */
     bulk: { type: 'string' },
+    /** The share of transactions whose input names approvers (0 to 1). */
+    approvals: { type: 'string' },
     /** How often the operator's and the server's moves are drawn, as a multiple of their shares (0: never). */
     operations: { type: 'string', default: '1' },
     verbose: { type: 'boolean', default: false },
@@ -38,7 +40,7 @@ const from = values.seed !== undefined ? Number(values.seed) : Number(values.fro
 const lanes = Number(values.lanes);
 if (![count, from, lanes].every(Number.isInteger) || count < 1 || lanes < 1) {
   console.error(
-    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--operations <scale>]',
+    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--approvals <share>] [--operations <scale>]',
   );
   process.exit(2);
 }
@@ -60,6 +62,7 @@ const explorer = await Explorer.start({
   ...(values['bad-zips'] !== undefined ? { badZips: values['bad-zips'] } : {}),
   ...(values.reuse !== undefined ? { reuse: Number(values.reuse) } : {}),
   ...(values.bulk !== undefined ? { bulk: Number(values.bulk) } : {}),
+  ...(values.approvals !== undefined ? { approvals: Number(values.approvals) } : {}),
   operations: Number(values.operations),
   log: (line) => console.log(`  ${line}`),
 });
@@ -74,7 +77,7 @@ process.on('uncaughtException', (err) => {
   stop(1);
 });
 const reproduce = (seed: number) =>
-  `npm run explore -- --seed ${seed}${values.workflows ? ` --workflows ${values.workflows}` : ''}${values['bad-zips'] ? ' --bad-zips' : ''}${values.reuse !== undefined ? ` --reuse ${values.reuse}` : ''}${values.bulk !== undefined ? ` --bulk ${values.bulk}` : ''}${values.operations !== '1' ? ` --operations ${values.operations}` : ''}`;
+  `npm run explore -- --seed ${seed}${values.workflows ? ` --workflows ${values.workflows}` : ''}${values['bad-zips'] ? ' --bad-zips' : ''}${values.reuse !== undefined ? ` --reuse ${values.reuse}` : ''}${values.bulk !== undefined ? ` --bulk ${values.bulk}` : ''}${values.approvals !== undefined ? ` --approvals ${values.approvals}` : ''}${values.operations !== '1' ? ` --operations ${values.operations}` : ''}`;
 
 let failed: number;
 try {

@@ -18,10 +18,27 @@ export type WorkflowEnd =
 export interface MessageOutcome {
   /** The step that sent it ("cancel@+5400s"). */
   step: string;
-  kind: 'signingUrl' | 'replace' | 'correct' | 'cancel' | 'retryArchive' | 'query' | 'redeliver' | 'lateRetry' | 'bulkCancel';
+  kind:
+    | 'signingUrl'
+    | 'replace'
+    | 'correct'
+    | 'approve'
+    | 'reject'
+    | 'cancel'
+    | 'retryArchive'
+    | 'query'
+    | 'redeliver'
+    | 'lateRetry'
+    | 'bulkCancel';
   /** `signingUrl`: for whom; `replace`: the status asked for; `correct`: the kind of correction. */
   participantId?: string;
   asked?: string;
+  /** `approve`, `reject`: the approver named (maybe one the transaction does not name). */
+  approverId?: string;
+  /** The order its answer came back in, among all the run's messages (1: first). */
+  answerOrder?: number;
+  /** `query`: how many answers had come back when it was asked (what they say, it must show). */
+  answersBefore?: number;
   outcome: 'pending' | 'ok' | 'failed' | 'error';
   type?: string;
   message?: string;

@@ -117,6 +117,8 @@ export class ProviderModel {
   readonly deliveries: DeliveryRecord[] = [];
   /** Archive attempts refused (ArchiveInvalid), by transaction id, in order. */
   readonly refusals: string[] = [];
+  /** Every signing URL issued: of which transaction, its status then, and whether it had ever been sent (`esign_pending`) by then. */
+  readonly signingUrls: { transactionId: string; status: ModelStatus; sentBefore: boolean }[] = [];
   /** The schedule's transaction now running: what `create` records as its `part`. */
   part = 0;
   readonly #uuid: () => string;
@@ -211,6 +213,7 @@ export class ProviderModel {
     const unknown = participantIds.filter((id) => !t.participants.some((p) => p.id === id));
     if (unknown.length > 0)
       throw new EsignApiError({ kind: 'http', status: 422, operation: 'createIframeUrl', message: `unknown ${unknown.join(', ')}` });
+    this.signingUrls.push({ transactionId: t.id, status: t.status, sentBefore: t.trail.some((x) => x.status === 'esign_pending') });
     return `https://provider.invalid/sign/${esignId}/${participantIds.join(',')}`;
   }
 

@@ -48,6 +48,12 @@ export type Step =
   | { kind: 'correct'; correction: CorrectionKind; participant: number; deadlineMs: number }
   /** The `status` query (on a worker whose cache was emptied, it replays the history). */
   | { kind: 'query' }
+  /**
+   * An approver's `approve` or `reject` update (workflows/transaction/approving.ts): `approver` by position in the
+   * setup's approvers; at or past their count, someone the transaction does not name.
+   */
+  | { kind: 'approve'; approver: number }
+  | { kind: 'reject'; approver: number }
   /** A participant opens the signing page; `webhooks[i]` is the fate of the i-th webhook the move sends. */
   | { kind: 'view'; participant: number; webhooks: Delivery[]; row?: number }
   /** A participant signs; the last signature also sends `esign-completed` (its fate is `webhooks[1]`). `row`: of a bulk row's transaction. */
@@ -122,6 +128,17 @@ export interface ScheduleSetup {
   archivePrefix?: string;
   /** The history bound of one run (continue-as-new), when the workflow takes one. */
   maxHistoryEvents?: number;
+  /** Approvers to approve it before it is sent (explore/input.ts names them `approver-1`, …). */
+  approval?: ApprovalSetup;
+}
+
+/** The input's `approval`: how many approvers, the quorum (absent: all of them), their deadline and reminders. */
+export interface ApprovalSetup {
+  approvers: number;
+  quorum?: number;
+  /** From the start; before the signing deadline. */
+  deadlineMs: number;
+  reminders?: { firstAfterMs: number; everyMs: number; maxCount: number };
 }
 
 /** A later transaction with the schedule's referenceId, started `gapMs` after the one before ended (and its late moves). */
@@ -162,6 +179,11 @@ export interface GeneratorFeatures {
   badZips: boolean;
   /** Worker restarts (explore/sticky-queues.ts says what a restart needs on the test server). */
   restarts?: boolean;
+  /**
+   * The share of transactions whose input names approvers, answered by `approve` and `reject` (0 or absent: none, nor
+   * any answer; only when the workflow takes them).
+   */
+  approvals?: number;
   /** The share of seeds that are `reuse` schedules (0: all are `transaction`). */
   reuse?: number;
   /** The share of seeds that are `bulk` schedules. */
@@ -207,10 +229,13 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
   const kind: ScheduleKind = draw < reuse ? 'reuse' : draw < reuse + (features.bulk ?? 0) ? 'bulk' : 'transaction';
   const random = seededRandom(seed ^ 0x0e5c1a7e);
   // The operator's and the server's moves come from a stream of their own too: the rest of a schedule stays as it was.
-  const withOperations = (schedule: Schedule): Schedule =>
-    features.operations ? addOperations(schedule, seededRandom(seed ^ 0x0b5e7a11), features.operations) : schedule;
-  if (kind === 'transaction') return withOperations({ seed, ...drawTransaction(random, features, PLAIN) });
-  if (kind === 'bulk') return withOperations({ seed, kind, ...drawBulk(random) });
+  const withOwnStreams = (drawn: Schedule): Schedule => {
+    // Approvers too, before the moves (which may land beside an approver's answer).
+    const schedule = features.approvals ? addApprovals(drawn, seededRandom(seed ^ 0x0a99e0a1), features) : drawn;
+    return features.operations ? addOperations(schedule, seededRandom(seed ^ 0x0b5e7a11), features.operations) : schedule;
+  };
+  if (kind === 'transaction') return withOwnStreams({ seed, ...drawTransaction(random, features, PLAIN) });
+  if (kind === 'bulk') return withOwnStreams({ seed, kind, ...drawBulk(random) });
   const first = drawTransaction(random, features, { ...REUSE, archivePrefix: random() < 0.5 ? 'tenant-a' : undefined });
   const next: NextTransaction[] = [];
   for (let i = 1, n = random() < 0.1 ? 3 : 2; i < n; i++) {
@@ -222,7 +247,7 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
     });
     next.push({ gapMs, setup, steps, late });
   }
-  return withOperations({ seed, kind, ...first, next });
+  return withOwnStreams({ seed, kind, ...first, next });
 }
 
 /**
@@ -299,6 +324,117 @@ function addOperations(schedule: Schedule, random: () => number, scale: number):
   const first = part(schedule.setup, schedule.steps, schedule.late);
   const next = schedule.next?.map((n) => ({ ...n, ...part(n.setup, n.steps, n.late) }));
   return { ...schedule, ...first, faults, ...(next ? { next } : {}) };
+}
+
+/** The share of the transactions without approvers that an approver answers anyway (refused). */
+const STRAY_ANSWERS = 0.03;
+
+/**
+ * Adds approvers to some of a schedule's transactions (a bulk send's rows take none): the input's `approval` (a few
+ * approvers, sometimes a quorum and reminders, a deadline before the signing one), and their answers, racing the
+ * creation, each other, the approval deadline and the schedule's other steps, with now and then a rival message
+ * right behind one. An answer by someone not named, or by an approver who answered already, is refused: those are
+ * drawn too.
+ */
+function addApprovals(schedule: Schedule, random: () => number, features: GeneratorFeatures): Schedule {
+  if (schedule.bulk) return schedule;
+  const first = approvalsOf(schedule.setup, schedule.steps, random, features);
+  const next = schedule.next?.map((n) => ({ ...n, ...approvalsOf(n.setup, n.steps, random, features) }));
+  return { ...schedule, ...first, ...(next ? { next } : {}) };
+}
+
+/** One transaction's approvers and their answers (or, mostly, none). */
+function approvalsOf(
+  base: ScheduleSetup,
+  baseSteps: readonly TimedStep[],
+  random: () => number,
+  features: GeneratorFeatures,
+): { setup: ScheduleSetup; steps: TimedStep[] } {
+  const chance = (p: number) => random() < p;
+  const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const sorted = (steps: TimedStep[]) => steps.sort((a, b) => a.at - b.at);
+  const signing = base.signingDeadlineMs;
+  if (!chance(features.approvals ?? 0)) {
+    // An answer to a transaction that names no approvers: refused.
+    if (!chance(STRAY_ANSWERS)) return { setup: base, steps: [...baseSteps] };
+    const at = int(0, Math.round(signing / 2 / 1000)) * 1000;
+    return { setup: base, steps: sorted([...baseSteps, { kind: pick(['approve', 'reject'] as const), approver: 0, at }]) };
+  }
+  const approvers = int(1, 4);
+  const quorum = chance(0.5) ? int(1, approvers) : undefined;
+  // Soon (the signers' steps then find it sent) or late, up to just before the signing deadline.
+  const deadlineMs = Math.max(MINUTE, Math.round((signing * pick([0.05, 0.2, 0.5, 0.9])) / 1000) * 1000);
+  const reminders =
+    base.callback && chance(0.4)
+      ? {
+          firstAfterMs: Math.max(1000, Math.round(deadlineMs * (0.1 + 0.3 * random()))),
+          everyMs: Math.max(1000, Math.round(deadlineMs * (0.1 + 0.2 * random()))),
+          maxCount: int(1, 3),
+        }
+      : undefined;
+  // An approved transaction is sent: a draft takes no approvers.
+  const setup: ScheduleSetup = {
+    ...base,
+    status: 'esign_pending',
+    approval: { approvers, ...(quorum ? { quorum } : {}), deadlineMs, ...(reminders ? { reminders } : {}) },
+  };
+  const steps = [...baseSteps];
+  const answers: TimedStep[] = [];
+  const nearDeadline = () => Math.max(0, deadlineMs + int(-5, 5) * 1000);
+  if (chance(0.65)) {
+    // Enough approvals to send it, from different approvers: early (racing the creation), spread out, or at the deadline.
+    const order = Array.from({ length: approvers }, (_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = int(0, i);
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    const from = pick(['early', 'early', 'spread', 'deadline'] as const);
+    let at = from === 'deadline' ? nearDeadline() : from === 'spread' ? int(0, Math.round(deadlineMs / 2 / 1000)) * 1000 : int(0, 3) * 1000;
+    for (const approver of order.slice(0, quorum ?? approvers)) {
+      answers.push({ kind: 'approve', approver, at });
+      at += chance(0.5) ? int(0, 2) * 1000 : int(1, Math.max(1, Math.round(deadlineMs / 4 / MINUTE))) * MINUTE;
+    }
+  }
+  for (let i = int(0, 3); i > 0; i--) {
+    // Anyone's answer (a rejection, one answered again, someone not named), anywhere, beside another step, or at the deadline.
+    const where = pick(['anywhere', 'anywhere', 'race', 'deadline'] as const);
+    const others = [...steps, ...answers];
+    const at =
+      where === 'race' && others.length > 0
+        ? pick(others).at + int(0, 2) * 1000
+        : where === 'deadline'
+          ? nearDeadline()
+          : int(0, Math.round((deadlineMs * 1.2) / 1000)) * 1000;
+    answers.push({ kind: chance(0.6) ? 'approve' : 'reject', approver: chance(0.12) ? approvers : int(0, approvers - 1), at });
+  }
+  for (const answer of [...answers]) {
+    if (!chance(0.3)) continue;
+    const at = answer.at + int(0, 2) * 1000;
+    answers.push({ ...rivalOf(base, random, features), at });
+  }
+  return { setup, steps: sorted([...steps, ...answers]) };
+}
+
+/** A message that contends with an approver's answer: a signing URL or a replace asked as the quorum is met, a cancel, a restart. */
+function rivalOf(setup: ScheduleSetup, random: () => number, features: GeneratorFeatures): Step {
+  const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const participant = int(0, setup.participants - 1);
+  switch (pick(['signingUrl', 'signingUrl', 'query', 'query', 'replace', 'correct', 'cancel', 'restartWorker'] as const)) {
+    case 'signingUrl':
+      return { kind: 'signingUrl', participant };
+    case 'query':
+      return { kind: 'query' };
+    case 'replace':
+      return { kind: 'replace', status: 'esign_pending' };
+    case 'correct':
+      return { kind: 'correct', correction: pick(CORRECTION_KINDS), participant, deadlineMs: int(1, 48) * HOUR };
+    case 'cancel':
+      return { kind: 'cancel' };
+    case 'restartWorker':
+      return features.restarts ? { kind: 'restartWorker' } : { kind: 'query' };
+  }
 }
 
 /** A bulk send of 2 to 5 rows (one page) and what happens to it: cancels, signers, 429s, a crash mid-page. */

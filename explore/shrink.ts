@@ -71,7 +71,9 @@ export async function shrink(schedule: Schedule, options: ShrinkOptions): Promis
   let setup = schedule.setup;
   const simpler: ((s: ScheduleSetup) => ScheduleSetup | undefined)[] = [
     (s) => (s.reminders ? { ...s, reminders: undefined } : undefined),
-    (s) => (s.callback && !s.reminders ? { ...s, callback: false } : undefined),
+    (s) => (s.approval?.reminders ? { ...s, approval: { ...s.approval, reminders: undefined } } : undefined),
+    // Reminders, the signers' and the approvers', go to the callback.
+    (s) => (s.callback && !s.reminders && !s.approval?.reminders ? { ...s, callback: false } : undefined),
     (s) => (s.signingUrlWithStart ? { ...s, signingUrlWithStart: false } : undefined),
     (s) => (s.archivePrefix ? { ...s, archivePrefix: undefined } : undefined),
     (s) => (s.maxHistoryEvents ? { ...s, maxHistoryEvents: undefined } : undefined),

@@ -2,7 +2,8 @@
 // (EXPLORE_SEEDS raises the count, EXPLORE_FROM moves the window): every schedule of messages, provider
 // moves, webhook fates and activity faults must pass every check. The seeds are of three kinds: one transaction,
 // a reused referenceId with its event log and late completions, and a bulk send; some add the operator's and the
-// server's moves (a deploy, a suggested continue-as-new, an evidence upkeep walk, a terminate). A failing seed is shrunk
+// server's moves (a deploy, a suggested continue-as-new, an evidence upkeep walk, a terminate), and some transactions
+// name approvers, who approve or reject them before they are sent. A failing seed is shrunk
 // and printed as JSON, to be saved under explore/regressions/ once understood; a seed that shows a defect already saved
 // there as open is printed, not failed (test/explorer/explorer-regressions.test.ts keeps that defect in view).
 import { availableParallelism } from 'node:os';
@@ -65,4 +66,7 @@ it(`explores ${SEEDS} seeds from ${FROM}: every schedule passes every check`, { 
       'upkeep renewed',
     ]),
   );
+  // And what becomes of a transaction with approvers: sent once its quorum approved, rejected, expired awaiting them.
+  const approvals = new Set(outcomes.flatMap((o) => Object.keys(o.coverage.approvals)));
+  expect([...approvals].sort()).toEqual(expect.arrayContaining(['expired unsent', 'rejected unsent', 'sent']));
 });
