@@ -61,7 +61,8 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
     new Requests(tx, steps),
     corrections,
     approvals,
-    () => clock.now(),
+    // Validators read the clock without keeping it: a replay does not run them (./clock.ts).
+    () => clock.peek(),
     () => rawInput?.referenceId,
   );
 

@@ -16,7 +16,6 @@ import type { CancelAttempt, SigningTransaction } from './machine.js';
 import { providerRefusal, readAfterNotFound, type Gone, type Steps } from './steps.js';
 import { keptWith } from './view.js';
 import { handOnAfterEnd } from './strays.js';
-
 type Ending = Promise<EsignTransactionResult | undefined>;
 type State = Pick<TransactionState, 'status' | 'participants'>;
 /** A cancel's answer when the provider completed the transaction meanwhile. */
