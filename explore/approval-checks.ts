@@ -12,9 +12,11 @@
  * - the outcome agrees with the answers: `rejected` only after a rejection, naming its approver, and a rejection ends it
  *   `rejected` unless a cancel or the provider ended it first; `expired` by the approval deadline only at that deadline
  *   and with its quorum unmet (the reason counting the approvals taken); a quorum met sends it, unless a cancel or the
- *   provider ended it first or the provider refused the send (it then waits as a draft);
+ *   provider ended it first, the provider refused the send (it then waits as a draft), or the loop came to it only
+ *   past the signing deadline (it then ends `expired`, never sent);
  * - the status query's `approval`: the input's quorum, deadline and approvers; every answer back before it was asked,
- *   no decision not taken; its state the decisions' (`rejected`, `approved`, `expired` once it expired, else `pending`),
+ *   no decision not taken; its state the decisions' (`rejected`, `approved`; else `pending` while it awaits them, `expired` once
+ *   it expired, `ended` once it ended otherwise),
  *   and `approved` once the transaction was sent.
  *
  * A transaction that names no approvers takes no answer (each is refused) and never ends `rejected`.
@@ -34,6 +36,7 @@ const { EventType } = proto.temporal.api.enums.v1;
 const WORKFLOW_SEND = 'replace to esign_pending';
 /** The reason of an expiry by the approval deadline (workflows/transaction/approving.ts). */
 const APPROVAL_DEADLINE_PASSED = 'approval deadline passed';
+const SIGNING_DEADLINE_PASSED = 'signing deadline passed before the approved transaction was sent';
 /** The workflow's clock and the server's may differ by a task's duration. */
 const CLOCK_SLACK_MS = 1_000;
 
@@ -225,7 +228,12 @@ export function checkApprovals(
       found('approvals', `${ended} by the approval deadline ${Math.round((deadline - part.closedAt) / 1000)} s before it`);
   }
   const refused = sends.some((s) => s.failed);
-  if (quorumMet && !rejection && !sent && !byCancel && !byProvider && !refused)
+  // The loop came to the quorum only past the signing deadline (a slow step): the draft ends, never sent.
+  const tooLate =
+    result.status === 'expired' &&
+    result.reason?.startsWith(SIGNING_DEADLINE_PASSED) === true &&
+    (part.closedAt === undefined || part.closedAt >= part.startedAt + part.setup.signingDeadlineMs - CLOCK_SLACK_MS);
+  if (quorumMet && !rejection && !sent && !byCancel && !byProvider && !refused && !tooLate)
     found('approvals', `its quorum (${quorum}) approved it, but it was never sent and ${ended} (${result.reason ?? ''}; ${trailText})`);
 }
 
@@ -276,13 +284,15 @@ export function checkApprovalQuery(
     ? 'rejected'
     : yes >= quorum
       ? 'approved'
-      : answer.phase === 'expired'
-        ? 'expired'
-        : 'pending';
+      : answer.phase === 'awaiting_approval'
+        ? 'pending'
+        : answer.phase === 'expired'
+          ? 'expired'
+          : 'ended';
   if (status.state !== state)
     found('approvals', `${m.step} answered the approval ${status.state} in phase ${answer.phase}; its answers make it ${state}`);
-  // Phases only a sent transaction reaches (an overdue one may be a draft its deadline caught awaiting approval).
-  const sentPhases = ['awaiting_signatures', 'archiving', 'archive_invalid', 'completed', 'declined'];
+  // Phases only a sent transaction reaches: an unapproved draft ends at its deadline, never withdrawn into overdue.
+  const sentPhases = ['awaiting_signatures', 'overdue', 'archiving', 'archive_invalid', 'completed', 'declined'];
   if (sentPhases.includes(answer.phase) && status.state !== 'approved')
     found('approvals', `${m.step} answered phase ${answer.phase} (sent), but the approval ${status.state}`);
   if (answer.phase === 'rejected' && status.state !== 'rejected')

@@ -145,15 +145,15 @@ export async function esignTransaction(rawInput: EsignTransactionInput, continue
       const end = await endings.withdrawOrFollow('cancel', tx.cancel);
       if (end) return end;
     }
-    if (tx.phase !== 'overdue' && tx.open && clock.now() >= tx.deadlineAt) {
-      const end = await endings.withdrawOrFollow('deadline');
-      if (end) return end;
-    }
     if (tx.phase === 'awaiting_approval' && approvals.due()) {
-      // Approved (sent now), rejected, past its approval deadline, or an approvers' reminder due.
+      // Approved (sent now), rejected, past a deadline (a draft: ended, never withdrawn), or a reminder due.
       const end = await approvals.act(endings);
       if (end) return end;
       continue;
+    }
+    if (tx.phase !== 'overdue' && tx.phase !== 'awaiting_approval' && tx.open && clock.now() >= tx.deadlineAt) {
+      const end = await endings.withdrawOrFollow('deadline');
+      if (end) return end;
     }
 
     if (tx.notified) {

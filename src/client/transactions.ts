@@ -98,6 +98,13 @@ export async function startEsignTransaction(
 ): Promise<StartedTransaction> {
   const parsed = EsignTransactionInput.safeParse(input);
   if (!parsed.success) throw new InvalidTransactionInput(`invalid transaction input: ${describeIssues(parsed.error)}`);
+  // Nothing to sign until it is sent: refused here, before a workflow starts that the caller holds no handle to.
+  if (options.signingUrlFor && parsed.data.approval)
+    throw new InvalidTransactionInput(
+      'invalid transaction input: signingUrlFor cannot come with approval: signing URLs are issued once its approvers approve it',
+    );
+  if (options.signingUrlFor && parsed.data.status === 'draft')
+    throw new InvalidTransactionInput('invalid transaction input: signingUrlFor cannot come with status draft: a draft is not signed');
   const workflowId = workflowIdFor(parsed.data.referenceId);
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   await assertWorkersDecrypt(client, taskQueue);

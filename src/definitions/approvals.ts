@@ -44,9 +44,12 @@ export interface ApprovalAnswer extends ApprovalRecord {
   outcome: 'pending' | 'sending' | 'rejected';
 }
 
-/** Where the approval stands, in the status query. */
+/**
+ * Where the approval stands, in the status query: `pending` while it awaits answers, `expired` at a deadline, `ended`
+ * when the transaction ended otherwise before its approvers decided (a cancel, the provider deleting it).
+ */
 export interface ApprovalStatus {
-  state: 'pending' | 'approved' | 'rejected' | 'expired';
+  state: 'pending' | 'approved' | 'rejected' | 'expired' | 'ended';
   quorum: number;
   deadline: string;
   approvers: { id: string; name?: string; decision?: 'approved' | 'rejected'; at?: string }[];

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { AuthenticationType, EmailSubject, NotifyParticipants, Tag, TwoFactorContact, type TagType } from '../esign/schemas.js';
 import { DurationInput, EsignTransactionInput } from '../transaction/input.js';
+import { textProblem } from '../util/text.js';
 
 /** A template's name: part of its ref (`NDA@3`) and of storage keys, so nothing a path or a ref could misread. */
 export const TEMPLATE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -88,8 +89,8 @@ const DocumentByDigest = z.object({ ...documentFields, sha256: z.string().regex(
 /** A value a field accepts (its default included): one line, within its length, matching its pattern. */
 export function valueProblem(field: TemplateField, value: string): string | undefined {
   const max = field.maxLength ?? DEFAULT_MAX_VALUE_LENGTH;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) return 'must be one line of text, without control characters';
+  const unsafe = textProblem(value, 'one');
+  if (unsafe) return unsafe;
   if (value.length > max) return `is ${value.length} characters long, over the field's ${max}`;
   if (field.pattern !== undefined && !new RegExp(`^(?:${field.pattern})$`, 'u').test(value)) {
     return `does not match the field's pattern ${field.pattern}`;

@@ -5,9 +5,10 @@
  */
 import { z } from 'zod';
 import { APPROVER_ID, MAX_APPROVAL_COMMENT } from '../definitions/approvals.js';
+import { PlainText } from './input.js';
 
 const ApproverId = z.string().regex(APPROVER_ID, "must be the id of one of the transaction's approvers");
-const Text = z.string().trim().min(1).max(MAX_APPROVAL_COMMENT);
+const Text = PlainText('many').min(1).max(MAX_APPROVAL_COMMENT);
 
 export const ApprovalRequest = z.object({ approverId: ApproverId, comment: Text.optional() }).strict();
 export const RejectionRequest = z.object({ approverId: ApproverId, reason: Text }).strict();

@@ -9,13 +9,29 @@ import { EmailSubject, IframeStyle, NotifyParticipants, Participant, RequestStat
 import { INPUT_DEFAULTS } from './defaults.js';
 import { DURATION_PATTERN, durationToMs } from '../util/duration.js';
 import { APPROVER_ID, MAX_APPROVERS } from '../definitions/approvals.js';
+import { textProblem } from '../util/text.js';
 
 /** Temporal duration: milliseconds or a string such as '30 days', '1 hour', '90s'. */
 export const DurationInput = z.union([
   z.number().int().positive(),
-  z.string().trim().regex(DURATION_PATTERN, 'must be a duration such as "30 days" or "1 hour"'),
+  z
+    .string()
+    .trim()
+    .regex(DURATION_PATTERN, 'must be a duration such as "30 days" or "1 hour"')
+    // "0 seconds" passes the pattern: a deadline that passed at the start, a poll that never waits.
+    .refine((d) => durationToMs(d) > 0, 'must be longer than zero'),
 ]);
 export type DurationInput = z.infer<typeof DurationInput>;
+
+/** Text a person types for others to read, trimmed: src/util/text.ts says what it refuses and why. */
+export const PlainText = (lines: 'one' | 'many') =>
+  z
+    .string()
+    .trim()
+    .superRefine((value, ctx) => {
+      const why = textProblem(value, lines);
+      if (why) ctx.addIssue({ code: 'custom', message: why });
+    });
 
 /** Where a document's PDF comes from. */
 export const DocumentSource = z.union([
@@ -73,7 +89,7 @@ export const ApprovalInput = z
         z
           .object({
             id: z.string().regex(APPROVER_ID, 'must be 1-128 letters, digits, . _ : - (an id, not an e-mail address)'),
-            name: z.string().trim().min(1).max(200).optional(),
+            name: PlainText('one').min(1).max(200).optional(),
           })
           .strict(),
       )

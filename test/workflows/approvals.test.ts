@@ -16,16 +16,38 @@ import {
 } from '../../src/client/transactions.js';
 import { approveUpdate, esignEventSignal, rejectUpdate, replaceTransactionUpdate, statusQuery } from '../../src/definitions/transaction.js';
 import type { ApprovalInput } from '../../src/transaction/input.js';
-import { startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
 import { EventReceiver } from '../support/event-receiver.js';
 import { recordHistory } from '../support/record-history.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let env: EsignTestEnv;
 let receiver: EventReceiver;
+/** Provider reads of these transactions answer only after the given time: a provider slow across a deadline. */
+const slowReads = new Map<string, number>();
+/** Withdraws of these transactions are refused, the provider not saying how it stands. */
+const refusedWithdraws = new Set<string>();
+/** Withdraws asked, by transaction. */
+const withdraws = new Map<string, number>();
 beforeAll(async () => {
   receiver = await EventReceiver.start(secret);
-  env = await startEsignTestEnv({ bridge: true, deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] } });
+  env = await startEsignTestEnv({
+    bridge: true,
+    deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] },
+    wrapActivities: (a) => ({
+      ...a,
+      async getTransactionStatus(transactionId) {
+        const until = slowReads.get(transactionId);
+        if (until !== undefined && Date.now() < until) await new Promise((r) => setTimeout(r, until - Date.now()));
+        return a.getTransactionStatus(transactionId);
+      },
+      async withdrawTransaction(input) {
+        withdraws.set(input.transactionId, (withdraws.get(input.transactionId) ?? 0) + 1);
+        if (refusedWithdraws.has(input.transactionId)) return { withdrawn: false };
+        return a.withdrawTransaction(input);
+      },
+    }),
+  });
 }, 60_000);
 afterAll(async () => {
   await env?.close();
@@ -48,7 +70,7 @@ async function started(approval: ApprovalInput, overrides: Parameters<EsignTestE
     approveEsignTransaction(env.temporal.client, input.referenceId, { approverId, ...(comment ? { comment } : {}) });
   const reject = (approverId: string, reason: string) =>
     rejectEsignTransaction(env.temporal.client, input.referenceId, { approverId, reason });
-  return { input, handle, status, transactionId: status.transactionId!, events, approve, reject };
+  return { input, handle, status, transactionId: status.transactionId!, esignId: status.esignId!, events, approve, reject };
 }
 const refusal = (p: Promise<unknown>) =>
   p.then(
@@ -203,5 +225,82 @@ describe('approvals before sending', () => {
     expect(await refused({ approvers: BOARD, reminders: { firstAfter: '1 hour', every: '1 hour' } }, { callbackUrl: undefined })).toContain(
       'give one',
     );
+    // A deadline that passed at the start, whatever its unit.
+    expect(await refused({ approvers: BOARD, deadline: '0 seconds' })).toContain('longer than zero');
+    // Names reach terminals, events and the manifest: nothing that moves a cursor or reorders what a reader sees.
+    expect(await refused({ approvers: [{ id: 'cfo', name: 'Chief\u001b[2J Officer' }] })).toContain('without control characters');
+    expect(await refused({ approvers: [{ id: 'cfo', name: 'Chief \u202eOfficer' }] })).toContain('bidirectional');
+    // A signing URL asked with the start of a transaction that must be approved first: refused before anything starts.
+    const input = env.input({ callbackUrl: receiver.url, approval: { approvers: BOARD, quorum: 1 } });
+    expect(await refusal(env.start(input, { signingUrlFor: { participantIds: ['ada'] } }))).toContain(
+      'signingUrlFor cannot come with approval',
+    );
+    const described = env.temporal.client.workflow.getHandle(`esign-${input.referenceId}`).describe();
+    await expect(described).rejects.toThrow(/not found/i);
+  });
+
+  it('an answer another SDK shapes wrongly is refused with its reason, never read as something else, and the run goes on', async () => {
+    const { input, handle } = await started({ approvers: BOARD, quorum: 3 });
+    const send = (update: typeof approveUpdate | typeof rejectUpdate, arg: unknown) =>
+      refusal(handle.executeUpdate(update as typeof approveUpdate, { args: [arg as never] }));
+    // A rejection's field in an approval is neither its comment nor dropped, whatever its value.
+    expect(await send(approveUpdate, { approverId: 'cfo', reason: 42 })).toContain('approve takes approverId and comment, not reason');
+    expect(await send(approveUpdate, { approverId: 'cfo', reason: 'y'.repeat(5_000) })).toContain('not reason');
+    expect(await send(rejectUpdate, { approverId: 'cfo', reason: 'no', comment: 7 })).toContain('reject takes approverId and reason');
+    expect(await send(approveUpdate, { approverId: 'cfo', comment: 'x'.repeat(5_000) })).toContain('at most 1000');
+    expect(await send(approveUpdate, { approverId: 'cfo', comment: 'fine\u001b[2J' })).toContain('without control characters');
+    expect(await send(rejectUpdate, { approverId: 'cfo', reason: '\u202eevil' })).toContain('bidirectional');
+    await expect(
+      approveEsignTransaction(env.temporal.client, input.referenceId, { approverId: 'cfo', comment: 'ok\u0007' }),
+    ).rejects.toBeInstanceOf(InvalidApproval);
+    const notIds = [
+      null,
+      'cfo',
+      { approverId: 42 },
+      { approverId: 'ada@example.com' },
+      { approverId: '__proto__' },
+      { approverId: 'z'.repeat(200_000) },
+    ];
+    for (const arg of notIds) expect(await send(approveUpdate, arg)).toMatch(/approverId must name|an answer is an object/);
+    // A field left unset, written as null by an SDK, is no field at all: the comment is kept.
+    expect(await send(approveUpdate, { approverId: 'legal', comment: 'budget checked', reason: null })).toBe('accepted');
+    // Two answers by one approver at once: one is taken.
+    const both = await Promise.all([
+      refusal(approveEsignTransaction(env.temporal.client, input.referenceId, { approverId: 'ops' })),
+      refusal(approveEsignTransaction(env.temporal.client, input.referenceId, { approverId: 'ops' })),
+    ]);
+    expect(both.filter((x) => x === 'accepted')).toHaveLength(1);
+    const status = await handle.query(statusQuery);
+    expect(status.approval?.approvers).toEqual([
+      { id: 'cfo', name: 'Chief Financial Officer' },
+      expect.objectContaining({ id: 'legal', decision: 'approved' }),
+      expect.objectContaining({ id: 'ops', decision: 'approved' }),
+    ]);
+    // The run was never stuck: a cancel is taken, and the approval then says it ended undecided.
+    expect(await cancelEsignTransaction(env.temporal.client, input.referenceId, 'test over')).toMatchObject({ status: 'cancelled' });
+    expect((await handle.query(statusQuery)).approval).toMatchObject({ state: 'ended' });
+  });
+
+  it('a signing deadline passing with the approval deadline ends the draft unsent: never withdrawn, overdue or signable', async () => {
+    // The provider answers a read only after both deadlines and would refuse the withdraw: the loop comes back to a
+    // draft past both, and acts on its approvals first.
+    const { input, handle, transactionId, esignId, status } = await started(
+      { approvers: BOARD, quorum: 2, deadline: '4 seconds' },
+      { signingDeadline: '6 seconds' },
+    );
+    slowReads.set(transactionId, Date.parse(status.deadline!) + 1_500);
+    refusedWithdraws.add(transactionId);
+    await handle.signal(esignEventSignal, completedWebhook({ transactionId, esignId }));
+    const end = await handle.result();
+    expect({ status: end.status, reason: end.reason, withdraws: withdraws.get(transactionId) ?? 0 }).toEqual({
+      status: 'expired',
+      reason: 'approval deadline passed with 0 of 2 approvals',
+      withdraws: 0,
+    });
+    expect((await handle.query(statusQuery)).approval).toMatchObject({ state: 'expired' });
+    const ada = status.participants[0]!.id;
+    expect(await refusal(issueSigningUrl(env.temporal.client, input.referenceId, { participantIds: [ada] }))).not.toBe('accepted');
+    expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('draft');
+    await recordHistory(handle, 'approval-deadlines-together.json');
   });
 });

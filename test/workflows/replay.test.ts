@@ -74,6 +74,7 @@ const APPROVAL_PATHS = [
   'approval-rejected.json',
   'approval-reminded-then-expired.json',
   'approval-handed-over.json',
+  'approval-deadlines-together.json',
 ];
 /**
  * A bulk send with a bad row, signed to its end; one cancelled while it sends (`npm run replay:regenerate`); one

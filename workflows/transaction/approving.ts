@@ -9,14 +9,7 @@
  * docs/decisions/approvals-before-sending.md says why.
  */
 import { ActivityFailure, ApplicationFailure, condition, isCancellation, log, workflowInfo } from '@temporalio/workflow';
-import {
-  MAX_APPROVAL_COMMENT,
-  type ApprovalAnswer,
-  type ApprovalRecord,
-  type ApprovalRequest,
-  type ApprovalStatus,
-  type RejectionRequest,
-} from '../../src/definitions/approvals.js';
+import type { ApprovalAnswer, ApprovalRecord, ApprovalRequest, ApprovalStatus, RejectionRequest } from '../../src/definitions/approvals.js';
 import type { EsignTransactionResult } from '../../src/definitions/transaction.js';
 import { FailureType } from '../../src/failures.js';
 import { durationToMs } from '../../src/util/duration.js';
@@ -25,43 +18,9 @@ import { buildUpdateRequest } from '../requests.js';
 import type { Endings } from './endings.js';
 import type { Integrator } from './integrator.js';
 import type { ApprovalState } from './continued.js';
+import { approvedCount, quorumOf, refuseApproval, textOf, type Decision } from './approval-rules.js';
 import type { SigningTransaction } from './machine.js';
 import { keepLandsUntil, landsUntilOf, providerRefusal, type Steps } from './steps.js';
-
-type Decision = ApprovalRecord['decision'];
-
-const approvedCount = (a: ApprovalState) => a.answers.filter((x) => x.decision === 'approved').length;
-/** How many approvals send it: the quorum, or every approver when none is given. */
-const quorumOf = (tx: SigningTransaction) => tx.input!.approval!.quorum ?? tx.input!.approval!.approvers.length;
-
-/** Awaiting approvers' answers: its quorum not yet met (met, it is about to be sent). */
-export const awaitsApprovers = (tx: SigningTransaction): boolean =>
-  tx.phase === 'awaiting_approval' && !!tx.approval && approvedCount(tx.approval) < quorumOf(tx);
-
-/** Why the transaction cannot take this answer now, or undefined. Checks the shape too: another SDK may send it. */
-export function refuseApproval(tx: SigningTransaction, raw: unknown, decision: Decision, now: number): string | undefined {
-  const r = (raw ?? {}) as Partial<Record<string, unknown>>;
-  const text = decision === 'approved' ? r.comment : r.reason;
-  const name = decision === 'approved' ? 'comment' : 'reason';
-  if (typeof r.approverId !== 'string' || r.approverId === '') return 'approverId must name one of the approvers';
-  if (decision === 'rejected' && (typeof text !== 'string' || text.trim() === '')) return 'reason must say why it is rejected';
-  if (text !== undefined && (typeof text !== 'string' || text.length > MAX_APPROVAL_COMMENT))
-    return `${name} must be at most ${MAX_APPROVAL_COMMENT} characters`;
-  if (tx.input && !tx.input.approval) return 'transaction names no approvers';
-  if (tx.input && !tx.input.approval!.approvers.some((a) => a.id === r.approverId))
-    return `${r.approverId} is not an approver of this transaction`;
-  if (tx.cancel) return 'transaction is being cancelled';
-  // Being created: the handler waits until it awaits approval, then asks again.
-  if (tx.phase === 'uploading' || tx.phase === 'creating') return undefined;
-  const state = tx.approval;
-  if (tx.phase !== 'awaiting_approval' || !state) return `transaction is ${tx.phase}: it no longer awaits approval`;
-  if (state.answers.some((x) => x.decision === 'rejected')) return 'an approver rejected it: it is ending';
-  if (approvedCount(state) >= quorumOf(tx)) return 'its quorum approved it: it is being sent';
-  if (now >= state.deadlineAt) return 'its approval deadline passed: it is ending expired';
-  const before = state.answers.find((x) => x.approverId === r.approverId);
-  if (before) return `approver ${before.approverId} already ${before.decision} it`;
-  return undefined;
-}
 
 export class Approvals {
   constructor(
@@ -93,7 +52,7 @@ export class Approvals {
     if (why) throw ApplicationFailure.nonRetryable(why, tx.isFinishing() ? FailureType.TransactionFinished : FailureType.ApprovalRefused);
     const state = tx.approval!;
     const approver = tx.input!.approval!.approvers.find((a) => a.id === request.approverId)!;
-    const text = ('reason' in request ? request.reason : request.comment)?.trim();
+    const text = textOf(request, decision);
     const record: ApprovalRecord = {
       approverId: approver.id,
       ...(approver.name ? { name: approver.name } : {}),
@@ -117,11 +76,12 @@ export class Approvals {
     return { ...record, transactionId: tx.created!.transactionId, approvals, quorum, outcome };
   }
 
-  /** Something for the loop to do while awaiting approval: an answer to act on, the deadline, a reminder. */
+  /** Something for the loop to do while awaiting approval: an answer to act on, a deadline, a reminder. */
   due(): boolean {
     const state = this.tx.approval!;
     const now = this.clock.now();
-    return this.#decided(state) || now >= state.deadlineAt || (state.reminders.nextAt !== null && now >= state.reminders.nextAt);
+    const deadline = Math.min(state.deadlineAt, this.tx.deadlineAt);
+    return this.#decided(state) || now >= deadline || (state.reminders.nextAt !== null && now >= state.reminders.nextAt);
   }
 
   /** Approved by its quorum or rejected, and not yet acted on: the loop must come to it before it hands over. */
@@ -146,8 +106,14 @@ export class Approvals {
       return endings.ended('rejected', rejection.comment ?? 'rejected by an approver', 'approver', {
         rejectedBy: { approverId: rejection.approverId, ...(rejection.name ? { name: rejection.name } : {}) },
       });
-    if (approvedCount(state) >= quorumOf(tx)) return this.#send();
-    if (this.clock.now() >= state.deadlineAt)
+    // Never sent, so never signable: a draft past a deadline ends without a withdraw. The loop comes here before it
+    // checks the signing deadline, so an unapproved draft is never withdrawn into `overdue`, where it could be signed.
+    const now = this.clock.now();
+    const approved = approvedCount(state) >= quorumOf(tx);
+    if (now >= tx.deadlineAt && approved)
+      return endings.ended('expired', 'signing deadline passed before the approved transaction was sent', 'deadline');
+    if (approved) return this.#send();
+    if (now >= state.deadlineAt || now >= tx.deadlineAt)
       return endings.ended('expired', `approval deadline passed with ${approvedCount(state)} of ${quorumOf(tx)} approvals`, 'deadline');
     const plan = tx.input!.approval!.reminders!;
     const sent = ++state.reminders.sent;
@@ -165,7 +131,15 @@ export class Approvals {
     const rejected = state.answers.some((x) => x.decision === 'rejected');
     const approved = approvedCount(state) >= quorumOf(tx);
     return {
-      state: rejected ? 'rejected' : approved ? 'approved' : tx.phase === 'expired' ? 'expired' : 'pending',
+      state: rejected
+        ? 'rejected'
+        : approved
+          ? 'approved'
+          : tx.phase === 'awaiting_approval'
+            ? 'pending'
+            : tx.phase === 'expired'
+              ? 'expired'
+              : 'ended',
       quorum: quorumOf(tx),
       deadline: new Date(state.deadlineAt).toISOString(),
       approvers: tx.input.approval.approvers.map((a) => {
@@ -227,7 +201,3 @@ export class Approvals {
     });
   }
 }
-
-/** An update that would send, or sign, a transaction its approvers have not approved. */
-export const awaitingApproval = () =>
-  ApplicationFailure.nonRetryable('transaction awaits approval: it is sent once its approvers approve it', FailureType.AwaitingApproval);

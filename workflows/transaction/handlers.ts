@@ -27,7 +27,8 @@ import {
 } from '../../src/definitions/transaction.js';
 import { readCompletedNotification, readNotification } from '../notification.js';
 import { buildUpdateRequest } from '../requests.js';
-import { awaitingApproval, awaitsApprovers, refuseApproval, type Approvals } from './approving.js';
+import { awaitingApproval, awaitsApprovers, refuseApproval } from './approval-rules.js';
+import type { Approvals } from './approving.js';
 import type { Corrections } from './correcting.js';
 import { refuseCorrection } from './corrections.js';
 import type { SigningTransaction } from './machine.js';
@@ -61,7 +62,8 @@ export function refuseReplace(
   if (tx.isFinishing()) return `transaction is ${tx.phase}; it can no longer be replaced`;
   if (tx.phase === 'overdue') return 'transaction is overdue: its deadline passed';
   if (tx.withdrawing) return 'transaction is being withdrawn (its deadline passed)';
-  if (tx.phase === 'awaiting_approval') return 'transaction awaits approval: it is sent once its approvers approve it';
+  if (tx.phase === 'awaiting_approval' || awaitsApprovers(tx))
+    return 'transaction awaits approval: it is sent once its approvers approve it';
   if (change?.status !== 'draft' && change?.status !== 'esign_pending') return 'status must be draft or esign_pending';
   if (typeof change.emailSubject === 'string' && change.emailSubject.length > 255) return 'emailSubject must be at most 255 characters';
   return undefined;
@@ -93,7 +95,7 @@ export class Requests {
     if (!tx.created || tx.isFinishing()) throw finished(`transaction is ${tx.phase}`);
     if (tx.phase === 'draft')
       throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', FailureType.TransactionIsDraft);
-    if (tx.phase === 'awaiting_approval') throw awaitingApproval();
+    if (awaitsApprovers(tx)) throw awaitingApproval();
     // Checked here too: an update that came with the start was validated before the participants were known.
     const unknown = tx.unknownParticipants(participantIds);
     if (unknown.length > 0)
@@ -123,7 +125,7 @@ export class Requests {
       if (tx.isFinishing() || tx.withdrawing || tx.phase === 'overdue')
         throw finished(`transaction is ${tx.cancel ? 'being cancelled' : tx.phase}; it can no longer be replaced`);
       // Accepted before the input was known to name approvers: nothing is sent before they approve.
-      if (tx.phase === 'awaiting_approval') throw awaitingApproval();
+      if (tx.phase === 'awaiting_approval' || awaitsApprovers(tx)) throw awaitingApproval();
       const next = buildUpdateRequest(tx.request!, tx.input!.referenceId, change);
       const ref = await a.updateTransaction({ transactionId: tx.created!.transactionId, request: next }).catch((err: unknown) => {
         // A retry refused (a 4xx): the attempt given up on before it may still land, as after a retry that succeeded.

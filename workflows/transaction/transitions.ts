@@ -27,7 +27,6 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: 'awaiting_approval', to: 'rejected', on: 'an approver rejected it' },
   { from: 'awaiting_approval', to: 'expired', on: 'approval or signing deadline' },
   { from: 'awaiting_approval', to: 'cancelled', on: 'cancel, withdrawn' },
-  { from: 'awaiting_approval', to: 'overdue', on: 'deadline, withdraw refused' },
   { from: 'draft', to: 'draft', on: 'replaced as a draft' },
   { from: 'draft', to: 'awaiting_signatures', on: 'replaced and sent' },
   { from: 'awaiting_signatures', to: 'awaiting_signatures', on: 'replaced and sent' },
