@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApprovalRecord } from '../src/definitions/approvals.js';
-import { DEFAULT_RETENTION, retentionOf } from '../src/records/retention.js';
+import { DEFAULT_RETENTION, holdsOn, retentionOf } from '../src/records/retention.js';
+import type { LegalHold } from '../src/definitions/records.js';
 import type { CorrectionRecord } from '../src/definitions/corrections.js';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { EsignClient } from '../src/esign/client.js';
@@ -23,6 +24,8 @@ export interface ArchiveDeps {
   retention?: string;
   /** What the completed ZIP must prove before it is archived (seals, trust anchors, certificate of completion). */
   evidence?: EvidencePolicy;
+  /** The legal holds register's answer: an archive a hold covers is held by the store too, where it can (S3 Object Lock). */
+  holds?: () => Promise<LegalHold[]>;
 }
 
 export interface ArchiveInput {
@@ -45,6 +48,15 @@ export interface ArchiveInput {
 }
 
 export function createArchiveActivities(deps: ArchiveDeps) {
+  /**
+   * Holds a new archive that a standing hold covers, as the register did the archives it found when the hold was
+   * placed. Read after the commit: a hold placed before it is seen here, and one placed after finds the archive.
+   */
+  async function holdIfCovered(key: string, manifest: ArchiveManifest): Promise<void> {
+    if (!deps.archive.holdsObjects || !deps.holds || manifest.purged) return;
+    if (holdsOn(manifest, await deps.holds()).length > 0) await deps.archive.applyLegalHold(key, true);
+  }
+
   return {
     /**
      * Downloads the completed ZIP as a stream to a scratch file (hashing it on
@@ -55,7 +67,11 @@ export function createArchiveActivities(deps: ArchiveDeps) {
       const ctx = Context.current();
       const key = input.archivePrefix ? `${input.archivePrefix}/${input.transactionId}` : input.transactionId;
       const existing = await deps.archive.find(key);
-      if (existing) return toResult(existing.uri, existing.manifest);
+      if (existing) {
+        // A retry of an attempt that committed and then failed before the hold.
+        await holdIfCovered(key, existing.manifest);
+        return toResult(existing.uri, existing.manifest);
+      }
 
       // Heartbeats cover the download, the verification and the commit: a killed worker is noticed in seconds.
       const progress = { bytes: 0 };
@@ -140,6 +156,7 @@ export function createArchiveActivities(deps: ArchiveDeps) {
                   ? retentionOf(archivedAt, input.retention, 'transaction')
                   : retentionOf(archivedAt, deps.retention ?? DEFAULT_RETENTION, 'worker'),
             });
+            await holdIfCovered(key, stored.manifest);
             log.info('completed documents archived', { transactionId: input.transactionId, uri: stored.uri, bytes: written.bytes });
             ctx.metricMeter.createCounter('esign_archive_bytes', 'bytes', 'Bytes of completed ZIPs archived').add(written.bytes);
             return toResult(stored.uri, stored.manifest);

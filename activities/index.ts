@@ -48,7 +48,10 @@ export interface ActivityDeps {
   objects?: ObjectStore;
   /** The worker's task queue: a batch's transactions run there unless the batch names another. */
   taskQueue?: string;
-  /** The legal holds register's answer (src/client/records.ts `listLegalHolds`): without it, nothing is purged. */
+  /**
+   * The legal holds register's answer (src/client/records.ts `listLegalHolds`): without it, nothing is purged, and
+   * a new archive a hold covers is not held by the store itself.
+   */
   holds?: RecordsDeps['holds'];
 }
 
@@ -78,6 +81,7 @@ export function createActivities(deps: ActivityDeps) {
       ...(deps.zipLimits ? { zipLimits: deps.zipLimits } : {}),
       ...(deps.retention ? { retention: deps.retention } : {}),
       ...(deps.evidence ? { evidence: deps.evidence } : {}),
+      ...(deps.holds ? { holds: deps.holds } : {}),
     }),
     ...createCompletionActivities({
       urlPolicy,

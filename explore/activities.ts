@@ -125,8 +125,10 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
     // The walk's listing over the model's archive keys, and a model of the renewal (explore/upkeep.ts).
     ...(options.upkeep ?? new UpkeepModel(model)).activities(),
     ...(options.bulk ? createBulkExplorerActivities(options.bulk) : createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' })),
-    // The records retention does not run in the explorer's schedules: a purge here is a defect of the explorer.
+    // The records retention and the holds register do not run in the explorer's schedules: a purge or a hold's
+    // application here is a defect of the explorer.
     purgeIfDue: () => Promise.reject(new Error('the explorer runs no records retention')),
+    applyLegalHolds: () => Promise.reject(new Error('the explorer runs no legal holds register')),
   };
   const lateEvents = createCompletionActivities({ urlPolicy: new UrlPolicy([new URL(CALLBACK_URL).origin]) });
   const activities: EsignActivities = {

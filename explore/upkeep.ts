@@ -105,6 +105,8 @@ export class UpkeepModel {
       read: async () => refuse(),
       commitRenewal: async () => refuse(),
       purge: async () => refuse(),
+      holdsObjects: false,
+      applyLegalHold: async () => refuse(),
       async *keys() {
         yield* keys();
       },

@@ -20,6 +20,8 @@ export const UPKEEP = {
 export const BULK = { startToCloseTimeout: '5 minutes', heartbeatTimeout: '30 seconds', retry } as const;
 /** A bulk send's passes over its files or all its transactions (the CSV, the cancels, the result): long, heartbeating. */
 export const BULK_FILES = { startToCloseTimeout: '1 hour', heartbeatTimeout: '1 minute', retry } as const;
+/** A pass over the whole archive in one activity (legal holds set where they changed): a retry resumes from its heartbeat. */
+export const ARCHIVE_WALK = { startToCloseTimeout: '1 hour', heartbeatTimeout: '1 minute', retry } as const;
 export const ARCHIVE = { startToCloseTimeout: '30 minutes', heartbeatTimeout: '20 seconds', retry } as const;
 /**
  * Short, idempotent provider calls (reads, a signing URL, the inbox registration) run as local

@@ -1,20 +1,36 @@
 /**
  * The namespace's register of legal holds (docs/records.md): one long-lived workflow, `esign-legal-holds`, whose
  * history is the audit of every hold placed and released, with who asked and why. The purge reads it before it
- * destroys an archive, and refuses while a hold stands. Started by the first hold (update-with-start); it runs for
- * ever, continuing as new when its history is long.
+ * destroys an archive, and refuses while a hold stands. After each change, the archive store's own legal hold (S3
+ * Object Lock) is set or cleared on the archives it covers, so the bucket too refuses to delete them. Started by
+ * the first hold (update-with-start); it runs for ever, continuing as new when its history is long.
  */
-import { allHandlersFinished, condition, continueAsNew, setHandler, setWorkflowOptions, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  patched,
+  setHandler,
+  setWorkflowOptions,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import {
   HOLD_SCOPES,
   holdsQuery,
   placeHoldUpdate,
   releaseHoldUpdate,
   type HoldRequest,
+  type HoldTarget,
   type LegalHold,
+  type LegalHoldsState,
   type ReleaseRequest,
 } from '../src/definitions/records.js';
+import { ARCHIVE_WALK, step } from './activity-options.js';
 import { Clock } from './clock.js';
+import { S3_OBJECT_LEGAL_HOLD } from './patches.js';
 import { versioningBehavior } from './versioning.js';
 
 /** Holds kept, standing and released: past this, new holds are refused (the register's state must stay small). */
@@ -45,15 +61,61 @@ export function refuseRelease(holds: readonly LegalHold[], raw: unknown): string
   return text(r.reason, 'reason') ?? text(r.by, 'by');
 }
 
-export async function legalHolds(state: { holds: LegalHold[] } = { holds: [] }): Promise<void> {
+export async function legalHolds(state: LegalHoldsState = { holds: [] }): Promise<void> {
   const clock = new Clock();
   const { holds } = state;
+  // What holds changed on, for the store to follow. A run whose store never followed (the first, or one continued
+  // from code before it did) starts with everything that stands.
+  const unapplied: HoldTarget[] = state.unapplied ? [...state.unapplied] : inForce(holds);
+  let following = state.unapplied !== undefined;
+  const changed = (hold: LegalHold): LegalHold => {
+    unapplied.push({ scope: hold.scope, target: hold.target });
+    return hold;
+  };
   setHandler(holdsQuery, () => holds);
-  setHandler(placeHoldUpdate, (request) => place(holds, request, clock), { validator: (r) => throwIf(refuseHold(holds, r)) });
-  setHandler(releaseHoldUpdate, (request) => release(holds, request, clock), { validator: (r) => throwIf(refuseRelease(holds, r)) });
-  // Nothing to do but answer: the history is the record. Handed over when it grows long, after answers in flight.
-  await condition(() => workflowInfo().continueAsNewSuggested && allHandlersFinished());
-  await continueAsNew<typeof legalHolds>({ holds });
+  // The answers never wait for the store: they are the record (the history), which the main loop then follows.
+  setHandler(placeHoldUpdate, (request) => changed(place(holds, request, clock)), { validator: (r) => throwIf(refuseHold(holds, r)) });
+  setHandler(releaseHoldUpdate, (request) => changed(release(holds, request, clock)), {
+    validator: (r) => throwIf(refuseRelease(holds, r)),
+  });
+  // Handed over when the history grows long, after answers in flight; what the store has yet to follow goes along.
+  const handOver = () => workflowInfo().continueAsNewSuggested && allHandlersFinished();
+  for (;;) {
+    await condition(() => unapplied.length > 0 || handOver());
+    if (handOver()) break;
+    if (!patched(S3_OBJECT_LEGAL_HOLD)) {
+      // A history from before the store followed the register: it recorded nothing here.
+      unapplied.length = 0;
+      continue;
+    }
+    if (!following) {
+      // The first change this run follows: the archives of every standing hold too, which nothing held before.
+      following = true;
+      unapplied.push(...inForce(holds));
+    }
+    const scopes = distinct(unapplied.splice(0));
+    try {
+      await step(ARCHIVE_WALK, 'Set the legal hold of the archives whose holds changed').applyLegalHolds({ holds: inForce(holds), scopes });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      // Retried for as long as it fails, so only a failure that is not retried comes here: the holds stand in the
+      // register whatever the store did, and the store is asked again later.
+      log.error('legal holds not applied to the archive store: tried again in an hour', { error: (err as Error).message });
+      unapplied.unshift(...scopes);
+      await condition(handOver, '1 hour');
+    }
+  }
+  await continueAsNew<typeof legalHolds>({ holds, ...(following ? { unapplied } : {}) });
+}
+
+/** What the standing holds cover, each once. */
+function inForce(holds: readonly LegalHold[]): HoldTarget[] {
+  return distinct(holds.filter((h) => !h.released));
+}
+
+function distinct(targets: readonly HoldTarget[]): HoldTarget[] {
+  const seen = new Map(targets.map((t) => [`${t.scope}:${t.target}`, { scope: t.scope, target: t.target }]));
+  return [...seen.values()];
 }
 
 function throwIf(reason: string | undefined): void {

@@ -5,12 +5,15 @@ import { join } from 'node:path';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  GetObjectLegalHoldCommand,
   ListObjectsV2Command,
   ListObjectVersionsCommand,
   NoSuchKey,
   PutObjectCommand,
-  S3Client,
+  PutObjectLegalHoldCommand,
+  type ObjectLockLegalHoldStatus,
   type PutObjectCommandInput,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { LegalHold } from '../definitions/records.js';
@@ -26,15 +29,7 @@ import {
   type StoredArchive,
 } from './store.js';
 
-/** An S3 client for AWS or an S3-compatible endpoint (path-style, and only the checksums such servers know). */
-export function s3Client(options: { region: string; endpoint?: string | undefined }): S3Client {
-  return new S3Client({
-    region: options.region,
-    ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-}
+export { s3Client } from '../storage/s3-client.js';
 
 export interface S3ArchiveStoreOptions {
   client: S3Client;
@@ -46,7 +41,8 @@ export interface S3ArchiveStoreOptions {
   /**
    * S3 Object Lock, for a bucket created with it: what must never change (each `completed.zip`, each renewal's
    * files) is written with this retention, `days` from the time of writing. `manifest.json` is not locked: each
-   * renewal replaces it (on the versioned bucket Object Lock needs, its earlier versions remain).
+   * renewal replaces it (on the versioned bucket Object Lock needs, its earlier versions remain). A legal hold of
+   * the register is then also set on the archive's objects (`applyLegalHold`), so S3 refuses to delete them too.
    */
   objectLock?: { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number };
   /** Objects per ListObjectsV2 page in `keys()` (1-1000, default 1000). */
@@ -63,7 +59,8 @@ export interface S3ArchiveStoreOptions {
  * A renewal of an archive's evidence writes `<prefix><key>/renewals/<id>/<entry>`,
  * then replaces the manifest, the commit point again. With `objectLock`, the ZIP
  * and the renewals' files are written under retention, with a SHA-256 checksum
- * (AWS wants Content-MD5 or a checksum on every PUT that sets a retention).
+ * (AWS wants Content-MD5 or a checksum on every PUT that sets a retention), and
+ * a legal hold of the register is mirrored as S3's object legal hold.
  */
 export class S3ArchiveStore implements ArchiveStore {
   readonly #client: S3Client;
@@ -72,6 +69,7 @@ export class S3ArchiveStore implements ArchiveStore {
   readonly #scratch: string;
   readonly #objectLock: S3ArchiveStoreOptions['objectLock'];
   readonly #listPageSize: number;
+  readonly holdsObjects: boolean;
 
   constructor(options: S3ArchiveStoreOptions) {
     this.#client = options.client;
@@ -83,6 +81,8 @@ export class S3ArchiveStore implements ArchiveStore {
       throw new Error(`invalid S3 Object Lock: mode must be GOVERNANCE or COMPLIANCE and days a positive integer`);
     }
     this.#objectLock = lock ? { mode: lock.mode, days: lock.days } : undefined;
+    // A legal hold needs a bucket with Object Lock, which only a store told of it knows it has.
+    this.holdsObjects = this.#objectLock !== undefined;
     this.#listPageSize = options.listPageSize ?? 1000;
     if (!Number.isSafeInteger(this.#listPageSize) || this.#listPageSize < 1 || this.#listPageSize > 1000) {
       throw new Error(`invalid listPageSize ${this.#listPageSize}: 1 to 1000 objects a page`);
@@ -163,7 +163,11 @@ export class S3ArchiveStore implements ArchiveStore {
 
   async commitRenewal(key: string, renewal: RenewalFiles, manifest: ArchiveManifest): Promise<StoredArchive> {
     const committed = await committedRenewal(this, key, renewal, manifest);
-    if (committed) return committed;
+    if (committed) {
+      // A retry after a crash that came before the hold.
+      await this.#keepLegalHold(key);
+      return committed;
+    }
     // The files first; a crash before the manifest leaves objects no manifest names, and a retry rewrites them.
     for (const { name, bytes } of renewal.files) {
       await this.#client.send(
@@ -177,7 +181,64 @@ export class S3ArchiveStore implements ArchiveStore {
       );
     }
     await this.#putManifest(key, manifest);
+    await this.#keepLegalHold(key);
     return { uri: this.#uri(key), manifest };
+  }
+
+  /**
+   * A renewal of a held archive is held too: its files and the manifest that names them are new objects, without the
+   * hold of the objects they join. Asked after they are written: `applyLegalHold` sets the ZIP's hold before it lists
+   * the archive, so a hold set meanwhile is either seen here or finds these objects listed.
+   */
+  async #keepLegalHold(key: string): Promise<void> {
+    if (!this.holdsObjects) return;
+    try {
+      const held = await this.#client.send(new GetObjectLegalHoldCommand({ Bucket: this.#bucket, Key: this.#key(key, 'completed.zip') }));
+      if (held.LegalHold?.Status === 'ON') await this.applyLegalHold(key, true);
+    } catch (err) {
+      // An object on which no legal hold was ever set has none to give.
+      if (!notFound(err)) throw err;
+    }
+  }
+
+  async applyLegalHold(key: string, on: boolean): Promise<void> {
+    if (!this.holdsObjects) return;
+    const base = this.#key(key, '');
+    const zip = `${base}completed.zip`;
+    const ofArchive = (name: string) => name === zip || name === `${base}manifest.json` || name.startsWith(`${base}renewals/`);
+    if (on) {
+      // The ZIP first, then the listing: a renewal written meanwhile is listed, or sees the ZIP held and holds itself.
+      // The current version of each object is what a delete would take; a later version (a manifest a renewal
+      // replaces) gets the hold where it is written.
+      try {
+        await this.#legalHold(zip, 'ON');
+      } catch (err) {
+        // No ZIP: no archive, or one purged. Nothing to hold.
+        if (notFound(err)) return;
+        throw err;
+      }
+      for (const name of await this.#list(base)) if (name !== zip && ofArchive(name)) await this.#legalHold(name, 'ON');
+      return;
+    }
+    // Cleared on every version: one held earlier (a manifest a renewal has since replaced) would otherwise keep its
+    // hold for good, and refuse the purge, which deletes every version.
+    for (const version of await this.#versions(base)) {
+      if (version.DeleteMarker || !ofArchive(version.Key)) continue;
+      await this.#releaseVersion(version.Key, version.VersionId);
+    }
+  }
+
+  async #releaseVersion(Key: string, VersionId: string): Promise<void> {
+    await this.#legalHold(Key, 'OFF', VersionId).catch((err: unknown) => {
+      // Deleted meanwhile: nothing left to release.
+      if (!notFound(err)) throw err;
+    });
+  }
+
+  async #legalHold(Key: string, Status: ObjectLockLegalHoldStatus, VersionId?: string): Promise<void> {
+    await this.#client.send(
+      new PutObjectLegalHoldCommand({ Bucket: this.#bucket, Key, ...(VersionId ? { VersionId } : {}), LegalHold: { Status } }),
+    );
   }
 
   /** The manifest, never locked (renewals replace it). */
@@ -218,6 +279,9 @@ export class S3ArchiveStore implements ArchiveStore {
     const tombstoneVersion = await this.#versions(`${base}manifest.json`).then((v) => v.find((x) => x.IsLatest)?.VersionId);
     for (const version of await this.#versions(base)) {
       if (version.Key === `${base}manifest.json` && version.VersionId === tombstoneVersion) continue;
+      // The register keeps no hold on it (checked above), so an object legal hold still set is one a release raced
+      // (a renewal that held itself as the hold went): lifted, or S3 would refuse this purge for good.
+      if (!version.DeleteMarker) await this.#releaseVersion(version.Key, version.VersionId);
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: version.Key, VersionId: version.VersionId }));
     }
   }
@@ -237,8 +301,8 @@ export class S3ArchiveStore implements ArchiveStore {
   }
 
   /** Every version (and delete marker) of every object under a prefix. */
-  async #versions(prefix: string): Promise<{ Key: string; VersionId: string; IsLatest: boolean }[]> {
-    const found: { Key: string; VersionId: string; IsLatest: boolean }[] = [];
+  async #versions(prefix: string): Promise<{ Key: string; VersionId: string; IsLatest: boolean; DeleteMarker: boolean }[]> {
+    const found: { Key: string; VersionId: string; IsLatest: boolean; DeleteMarker: boolean }[] = [];
     let keyMarker: string | undefined;
     let versionMarker: string | undefined;
     for (;;) {
@@ -250,8 +314,13 @@ export class S3ArchiveStore implements ArchiveStore {
           ...(versionMarker ? { VersionIdMarker: versionMarker } : {}),
         }),
       );
-      for (const v of [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])])
-        if (v.Key && v.VersionId) found.push({ Key: v.Key, VersionId: v.VersionId, IsLatest: v.IsLatest === true });
+      const listed = [
+        ...(page.Versions ?? []).map((v) => ({ ...v, DeleteMarker: false })),
+        ...(page.DeleteMarkers ?? []).map((v) => ({ ...v, DeleteMarker: true })),
+      ];
+      for (const v of listed)
+        if (v.Key && v.VersionId)
+          found.push({ Key: v.Key, VersionId: v.VersionId, IsLatest: v.IsLatest === true, DeleteMarker: v.DeleteMarker });
       if (!page.IsTruncated) return found;
       keyMarker = page.NextKeyMarker;
       versionMarker = page.NextVersionIdMarker;
@@ -266,4 +335,12 @@ export class S3ArchiveStore implements ArchiveStore {
   #uri(key: string): string {
     return `s3://${this.#bucket}/${this.#key(key, 'completed.zip')}`;
   }
+}
+
+/** S3's answer for an object (or version) that is not there, or that has no legal hold to read. */
+function notFound(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return (
+    err instanceof NoSuchKey || e.name === 'NoSuchKey' || e.name === 'NoSuchObjectLockConfiguration' || e.$metadata?.httpStatusCode === 404
+  );
 }

@@ -59,6 +59,16 @@ export interface ArchiveStore {
    * retention ends, or while one of `holds` keeps it. A retry, or a purge of a tombstone, deletes what a crash left.
    */
   purge(key: string, tombstone: ArchiveManifest, holds: readonly LegalHold[]): Promise<void>;
+  /**
+   * Whether the storage itself refuses to delete what a legal hold covers (S3 with Object Lock): only then does
+   * `applyLegalHold` do anything. Elsewhere the register is the only guard, which `purge` consults.
+   */
+  readonly holdsObjects: boolean;
+  /**
+   * Sets (`on`) or clears the storage's own legal hold on every object of an archive: its ZIP, renewals and
+   * manifest. Idempotent; nothing where `holdsObjects` is false. An archive that does not exist is left alone.
+   */
+  applyLegalHold(key: string, on: boolean): Promise<void>;
 }
 
 /** What both stores check before a purge: the archive exists and may be purged; undefined when it already was. */
@@ -282,6 +292,13 @@ export class LocalArchiveStore implements ArchiveStore {
     // Then the manifest.
     await this.#replaceManifest(dir, manifest);
     return { uri: pathToFileURL(join(dir, 'completed.zip')).href, manifest };
+  }
+
+  /** A directory has no hold of its own: the register, which `purge` consults, is the guard. */
+  readonly holdsObjects = false;
+
+  async applyLegalHold(key: string): Promise<void> {
+    this.#dir(key);
   }
 
   async purge(key: string, tombstone: ArchiveManifest, holds: readonly LegalHold[]): Promise<void> {

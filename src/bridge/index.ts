@@ -1,6 +1,7 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { dataConverterFromEnv } from '../codec/data-converter.js';
+import { aesGcmCodecOf } from '../codec/aes-gcm-codec.js';
+import { orchestratorDataConverter } from '../codec/key-store-config.js';
 import { tracingPluginFromEnv } from '../observability/tracing.js';
 import type { BridgeConfig } from './config.js';
 import { buildBridgeServers } from './server.js';
@@ -41,7 +42,9 @@ export async function startBridge(
   }
   const fromEnv = temporal.connection ? undefined : loadClientConnectConfig();
   const connection = Connection.lazy(temporal.connection ?? fromEnv?.connectionOptions);
-  const dataConverter = dataConverterFromEnv();
+  const dataConverter = orchestratorDataConverter();
+  // Signals are encrypted under their workflow's data key: a key store that is not there is said at start.
+  await aesGcmCodecOf(dataConverter?.payloadCodecs)?.dataKeys?.store();
   const tracing = tracingPluginFromEnv('esign-bridge');
   const client = new Client({
     connection,

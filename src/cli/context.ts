@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { SandboxControlClient } from '../client/sandbox-control.js';
-import { dataConverterFromEnv } from '../codec/data-converter.js';
+import { aesGcmCodecOf } from '../codec/aes-gcm-codec.js';
+import { orchestratorDataConverter } from '../codec/key-store-config.js';
+import type { DataKeys } from '../codec/data-keys.js';
 import { EsignClient } from '../esign/client.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
 
@@ -23,6 +25,8 @@ export interface CliContext {
   client: Client;
   taskQueue: string;
   dataDir: string;
+  /** The data keys (ESIGN_KEY_STORE, or the dev stack's), when this CLI has a key store: `esign erase`, `esign keys`. */
+  dataKeys: DataKeys | undefined;
   /** The provider API client (ESIGN_PROVIDER_URL; a dev token is fetched from a sandbox when no token is set). */
   provider(): Promise<EsignClient & { baseUrl: string }>;
   close(): Promise<void>;
@@ -52,13 +56,14 @@ export async function createContext(env: NodeJS.ProcessEnv = process.env): Promi
       Exit.unavailable,
     );
   }
-  const dataConverter = dataConverterFromEnv(env, { devFallback: true });
+  const dataConverter = orchestratorDataConverter(env, { devFallback: true });
   const client = new Client({ connection, namespace: namespace ?? 'default', ...(dataConverter ? { dataConverter } : {}) });
   let provider: (EsignClient & { baseUrl: string }) | undefined;
   return {
     client,
     taskQueue: env.ESIGN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     dataDir: env.ESIGN_DATA_DIR ?? '.data',
+    dataKeys: aesGcmCodecOf(dataConverter?.payloadCodecs)?.dataKeys,
     async provider() {
       if (provider) return provider;
       const baseUrl = env.ESIGN_PROVIDER_URL ?? 'http://127.0.0.1:4010';

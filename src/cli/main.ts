@@ -10,6 +10,7 @@ import { evidenceTable, fields, table } from './output.js';
 import { registerBulkCommands } from './bulk.js';
 import { approvalLine, registerApprovalCommands } from './approvals.js';
 import { registerCorrectionCommand } from './corrections.js';
+import { registerErasureCommands } from './erasure.js';
 import { registerRecordsCommands } from './records.js';
 import { registerEventCommands } from './events.js';
 import { registerTemplateCommands, startWithTemplate, type TemplateStartOptions } from './templates.js';
@@ -175,6 +176,7 @@ registerEventCommands(program, { withContext, print, json });
 registerCorrectionCommand(program, { withContext, print, json });
 registerApprovalCommands(program, { withContext, print, json });
 registerRecordsCommands(program, { withContext, print, json });
+registerErasureCommands(program, { withContext, print, json });
 
 try {
   await program.parseAsync(process.argv);

@@ -29,6 +29,7 @@ import {
   type LoggedEvent,
 } from '../definitions/event-log.js';
 import type { IntegratorEvent } from '../definitions/transaction.js';
+import { PayloadErased } from '../codec/data-keys.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -49,6 +50,15 @@ export class EventLogUnreadable extends Error {
         `(its events would be numbered from 1 again): ${reasons.map((r) => (r instanceof Error ? r.message : String(r))).join('; ')}`,
     );
   }
+}
+
+/**
+ * The PayloadErased in `err`'s causes, else `otherwise`: a log whose referenceId was erased (`esign erase`) is not
+ * unreadable by accident but gone by decision, and its caller treats it as a log that never ran.
+ */
+function erasedOr(err: unknown, otherwise: Error): unknown {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) if (e instanceof PayloadErased) return e;
+  return otherwise;
 }
 
 /** A closed log's last view, with what its next run needs: the callback URL and, when its history says, its retention. */
@@ -77,7 +87,7 @@ export async function readClosedEventLog(
       return (await handle.result()) as EventLogResult;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw err;
-      throw new EventLogUnreadable(referenceId, run.status, [err]);
+      throw erasedOr(err, new EventLogUnreadable(referenceId, run.status, [err]));
     }
   }
   const history = (await handle.fetchHistory()).events ?? [];
@@ -87,7 +97,7 @@ export async function readClosedEventLog(
     input = await startInputOf(client, history);
     if (!history.some((h) => h.workflowTaskStartedEventAttributes)) unqueried = given(input, await signalledEvents(client, history));
   } catch (err) {
-    throw new EventLogUnreadable(referenceId, run.status, [err]);
+    throw erasedOr(err, new EventLogUnreadable(referenceId, run.status, [err]));
   }
   const view = unqueried ?? (await queried(client, referenceId, run, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS));
   return { ...view, callbackUrl: input.callbackUrl, ...(input.retention !== undefined ? { retention: input.retention } : {}) };

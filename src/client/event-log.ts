@@ -9,6 +9,7 @@
  */
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { describeIfExists } from './describe.js';
+import { PayloadErased } from '../codec/data-keys.js';
 import { readClosedEventLog, type ReadClosedOptions } from './event-log-recovery.js';
 import {
   EVENT_LOG_WORKFLOW_TYPE,
@@ -80,8 +81,9 @@ export async function eventLogState(
     { workflowId, runId: described.runId, status: described.status.name, taskQueue: described.taskQueue },
     options,
   ).catch((err: unknown) => {
-    // Gone between the describe and the read (past the namespace's retention): as if it never ran.
-    if (err instanceof WorkflowNotFoundError) return undefined;
+    // Gone between the describe and the read (past the namespace's retention), or erased: as if it never ran, so
+    // an erased referenceId used again numbers its events from 1 (docs/records.md, "Erasure").
+    if (err instanceof WorkflowNotFoundError || err instanceof PayloadErased) return undefined;
     throw err;
   });
   if (!last) return { running: false };

@@ -1,10 +1,11 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import {
   EVIDENCE_UPKEEP_SCHEDULE_ID,
   EVIDENCE_UPKEEP_WORKFLOW_ID,
   EVIDENCE_UPKEEP_WORKFLOW_TYPE,
   type EvidenceUpkeepWorkflow,
 } from '../definitions/evidence-upkeep.js';
+import { ensureIntervalSchedule } from './schedules.js';
 
 export interface UpkeepScheduleOptions {
   taskQueue: string;
@@ -21,26 +22,13 @@ export interface UpkeepScheduleOptions {
  */
 export async function ensureEvidenceUpkeepSchedule(client: Client, options: UpkeepScheduleOptions): Promise<'created' | 'updated'> {
   const scheduleId = options.scheduleId ?? EVIDENCE_UPKEEP_SCHEDULE_ID;
-  const action: ScheduleOptionsStartWorkflowAction<EvidenceUpkeepWorkflow> = {
-    type: 'startWorkflow',
+  return ensureIntervalSchedule<EvidenceUpkeepWorkflow>(client, {
+    scheduleId,
     workflowType: EVIDENCE_UPKEEP_WORKFLOW_TYPE,
     workflowId: scheduleId === EVIDENCE_UPKEEP_SCHEDULE_ID ? EVIDENCE_UPKEEP_WORKFLOW_ID : scheduleId,
     taskQueue: options.taskQueue,
     args: [{}],
-  };
-  const spec = { intervals: [{ every: options.every as `${number} ${string}` }] };
-  try {
-    await client.schedule.create({
-      scheduleId,
-      spec,
-      action,
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
-      memo: { purpose: 'renews the long-term evidence (PAdES B-LTA) of archived documents; docs/evidence.md' },
-    });
-    return 'created';
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
-  await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
-  return 'updated';
+    every: options.every,
+    purpose: 'renews the long-term evidence (PAdES B-LTA) of archived documents; docs/evidence.md',
+  });
 }

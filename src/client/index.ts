@@ -130,6 +130,9 @@ export type { CodecKey } from '../codec/aes-gcm-codec.js';
 export { codecKeysFromEnv, dataConverterFromEnv, devCodecKeysFile } from '../codec/data-converter.js';
 export { CodecKeyUnknown } from './codec-check.js';
 export { PayloadUndecodable } from '../codec/aes-gcm-codec.js';
+export { DataKeyMissing, PayloadErased } from '../codec/data-keys.js';
+export { KeyStoreMissing } from '../codec/key-store.js';
+export type { DataKeyRecord, KeyStore, KeyStoreIdentity } from '../codec/key-store.js';
 export { connectEsignClient, TemporalUnreachable } from './connect.js';
 export type { ConnectOptions } from './connect.js';
 

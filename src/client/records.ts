@@ -2,14 +2,7 @@
  * Records retention and legal holds for clients, the CLI and the worker (docs/records.md): the holds register
  * (`esign-legal-holds`, started by its first hold) and the Schedule that starts the daily purge.
  */
-import {
-  ScheduleAlreadyRunning,
-  ScheduleOverlapPolicy,
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  type Client,
-  type ScheduleOptionsStartWorkflowAction,
-} from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   holdsQuery,
   LEGAL_HOLDS_WORKFLOW_ID,
@@ -26,6 +19,7 @@ import {
   type ReleaseRequest,
 } from '../definitions/records.js';
 import { DEFAULT_TASK_QUEUE } from '../definitions/transaction.js';
+import { ensureIntervalSchedule } from './schedules.js';
 
 /** Places a legal hold: no archive it covers is purged (nor, later, erased) until it is released. Answers the hold. */
 export async function placeLegalHold(client: Client, request: HoldRequest, options: { taskQueue?: string } = {}): Promise<LegalHold> {
@@ -70,26 +64,13 @@ export interface RetentionScheduleOptions {
  */
 export async function ensureRecordsRetentionSchedule(client: Client, options: RetentionScheduleOptions): Promise<'created' | 'updated'> {
   const scheduleId = options.scheduleId ?? RECORDS_RETENTION_SCHEDULE_ID;
-  const action: ScheduleOptionsStartWorkflowAction<RecordsRetentionWorkflow> = {
-    type: 'startWorkflow',
+  return ensureIntervalSchedule<RecordsRetentionWorkflow>(client, {
+    scheduleId,
     workflowType: RECORDS_RETENTION_WORKFLOW_TYPE,
     workflowId: scheduleId === RECORDS_RETENTION_SCHEDULE_ID ? RECORDS_RETENTION_WORKFLOW_ID : scheduleId,
     taskQueue: options.taskQueue,
     args: [{}],
-  };
-  const spec = { intervals: [{ every: options.every as `${number} ${string}` }] };
-  try {
-    await client.schedule.create({
-      scheduleId,
-      spec,
-      action,
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
-      memo: { purpose: 'purges archives whose retention ended, unless a legal hold keeps them; docs/records.md' },
-    });
-    return 'created';
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
-  await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
-  return 'updated';
+    every: options.every,
+    purpose: 'purges archives whose retention ended, unless a legal hold keeps them; docs/records.md',
+  });
 }

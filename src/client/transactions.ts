@@ -114,10 +114,8 @@ export async function startEsignTransaction(
     args: [input] as [EsignTransactionInput],
     workflowIdConflictPolicy: 'USE_EXISTING' as const,
     ...(options.onlyOnce ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
-    memo: {
-      title: parsed.data.title ?? parsed.data.documents.map((d) => d.title).join(', '),
-      participantCount: parsed.data.participants.length,
-    },
+    // No memo: a title names people, and a memo under an erased data key would break every listing that holds it
+    // (clients decode memos as they list). Operators find a transaction by its search attributes (ids only).
     typedSearchAttributes: [
       { key: EsignReferenceId, value: parsed.data.referenceId },
       { key: EsignStatus, value: 'uploading' },

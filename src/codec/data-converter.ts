@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { AesGcmCodec, parseCodecKeys } from './aes-gcm-codec.js';
+import { DataKeys } from './data-keys.js';
+import type { KeyStore } from './key-store.js';
 
 export { failureConverter } from './failure-converter.js';
 
@@ -41,14 +43,30 @@ export function codecKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string |
  */
 export function dataConverterFromEnv(
   env: NodeJS.ProcessEnv = process.env,
-  options: { devFallback?: boolean; plaintext?: 'allow' | 'refuse'; required?: boolean } = {},
+  options: {
+    devFallback?: boolean;
+    plaintext?: 'allow' | 'refuse';
+    required?: boolean;
+    /** The key store of data keys, or how to open it (the orchestrator's processes: ./key-store-config.ts). */
+    keyStore?: KeyStore | (() => Promise<KeyStore>) | undefined;
+  } = {},
 ): DataConverter | undefined {
   let keys = codecKeysFromEnv(env);
-  if (!keys && options.devFallback && existsSync(devCodecKeysFile(env))) keys = readFileSync(devCodecKeysFile(env), 'utf8').trim();
+  const dev = !keys && options.devFallback === true && existsSync(devCodecKeysFile(env));
+  if (dev) keys = readFileSync(devCodecKeysFile(env), 'utf8').trim();
   if (!keys && options.required)
     throw new Error('no codec keys: set ESIGN_CODEC_KEYS (or ESIGN_CODEC_KEYS_FILE) to the keys your workers hold (docs/codec.md)');
   if (!keys) return undefined;
-  return encryptingDataConverter(new AesGcmCodec(parseCodecKeys(keys), options.plaintext ? { plaintext: options.plaintext } : {}));
+  const masters = parseCodecKeys(keys);
+  // Data keys: each workflow's payloads under a key of its own, which erasure destroys. The caller gives the store
+  // (its libraries are the orchestrator's, not a backend's); one named but not given would write beyond erasure.
+  if (!options.keyStore && env.ESIGN_KEY_STORE?.trim())
+    throw new Error('ESIGN_KEY_STORE names a key store: pass it as the keyStore option (docs/codec.md, "Data keys and erasure")');
+  const storeId = env.ESIGN_KEY_STORE_ID?.trim() || undefined;
+  const dataKeys = options.keyStore ? new DataKeys(options.keyStore, masters, { storeId }) : undefined;
+  return encryptingDataConverter(
+    new AesGcmCodec(masters, { ...(options.plaintext ? { plaintext: options.plaintext } : {}), ...(dataKeys ? { dataKeys } : {}) }),
+  );
 }
 
 /**

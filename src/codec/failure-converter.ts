@@ -8,7 +8,7 @@ export const PLAINTEXT_REFUSED_MESSAGE =
   'this payload arrived unencrypted, and the worker refuses plaintext: start, signal and update these workflows with the payload codec (docs/codec.md), or set ESIGN_CODEC_PLAINTEXT=allow on the worker during a migration';
 
 /** The names of src/codec/aes-gcm-codec.ts's decode errors (matched by name: this module imports nothing of ours). */
-export const CODEC_ERROR_NAMES: readonly string[] = ['PayloadUndecodable', 'CodecKeyUnknown'];
+export const CODEC_ERROR_NAMES: readonly string[] = ['PayloadUndecodable', 'CodecKeyUnknown', 'PayloadErased', 'DataKeyMissing'];
 
 /**
  * Failures with their message and stack trace moved into a payload, so the

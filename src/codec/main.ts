@@ -1,17 +1,20 @@
 // `npm run codec-server`: the remote codec endpoint for the Temporal Web UI and CLI.
 import { pino } from 'pino';
-import { AesGcmCodec, parseCodecKeys } from './aes-gcm-codec.js';
-import { codecKeysFromEnv } from './data-converter.js';
+import { aesGcmCodecOf } from './aes-gcm-codec.js';
+import { orchestratorDataConverter } from './key-store-config.js';
 import { codecConfigFromEnv } from './config.js';
 import { buildCodecServer } from './server.js';
 
 async function main(): Promise<void> {
   // Refuses, before anything is read, to serve decryption beyond loopback without a token, or with a weak one.
   const config = codecConfigFromEnv();
-  const keys = codecKeysFromEnv();
-  if (!keys) throw new Error('set ESIGN_CODEC_KEYS or ESIGN_CODEC_KEYS_FILE');
+  const converter = orchestratorDataConverter();
+  if (!converter) throw new Error('set ESIGN_CODEC_KEYS or ESIGN_CODEC_KEYS_FILE');
+  const codec = aesGcmCodecOf(converter.payloadCodecs)!;
+  // A key store that is not there is said now, not at the first payload (ESIGN_KEY_STORE, docs/codec.md).
+  await codec.dataKeys?.store();
   const app = await buildCodecServer({
-    codec: new AesGcmCodec(parseCodecKeys(keys)),
+    codec,
     corsOrigins: config.corsOrigins,
     tokens: config.tokens,
     // The audit trail of decryptions: token id, namespace, how many payloads; never their contents.

@@ -1,10 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import { sendProblem } from '../http/problem.js';
 import { describeIssues } from '../util/zod-issues.js';
+import { PayloadErased } from './data-keys.js';
 
 /**
  * Payloads as the Temporal Web UI and CLI send them to a remote codec: proto
@@ -150,7 +151,8 @@ export async function buildCodecServer(options: CodecServerOptions): Promise<Fas
         ip: request.ip,
       };
       try {
-        const out = await options.codec[direction](body.data.payloads.map(fromJson));
+        const payloads = body.data.payloads.map(fromJson);
+        const out = direction === 'decode' ? await decodeShowingErased(options.codec, payloads) : await options.codec.encode(payloads);
         audit?.info({ ...record, outcome: 'ok' }, `codec ${direction}`);
         return { payloads: out.map(toJson) };
       } catch (err) {
@@ -161,4 +163,29 @@ export async function buildCodecServer(options: CodecServerOptions): Promise<Fas
   }
   app.get('/healthz', async () => ({ status: 'ok' }));
   return app;
+}
+
+/**
+ * Decodes what can be; a payload whose data key was erased reads as a JSON text saying so (the Web UI and CLI show
+ * it in its place), so one erased workflow's payloads never hide a neighbour's, and nothing erased is ever shown.
+ */
+async function decodeShowingErased(codec: PayloadCodec, payloads: Payload[]): Promise<Payload[]> {
+  try {
+    return await codec.decode(payloads);
+  } catch (err) {
+    if (!(err instanceof PayloadErased)) throw err;
+  }
+  const out: Payload[] = [];
+  for (const payload of payloads) {
+    try {
+      out.push(...(await codec.decode([payload])));
+    } catch (err) {
+      if (!(err instanceof PayloadErased)) throw err;
+      out.push({
+        metadata: { [METADATA_ENCODING_KEY]: Buffer.from('json/plain') },
+        data: Buffer.from(JSON.stringify(`[erased: ${err.message}]`)),
+      });
+    }
+  }
+  return out;
 }

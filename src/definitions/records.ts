@@ -34,6 +34,9 @@ export interface ReleaseRequest {
   by: string;
 }
 
+/** What a hold covers, without who asked or why: what the archive's objects are matched against. */
+export type HoldTarget = Pick<HoldRequest, 'scope' | 'target'>;
+
 export interface LegalHold extends HoldRequest {
   id: string;
   placedAt: string;
@@ -49,8 +52,38 @@ export const placeHoldUpdate = defineUpdate<LegalHold, [HoldRequest]>('placeHold
 export const releaseHoldUpdate = defineUpdate<LegalHold, [ReleaseRequest]>('releaseHold');
 /** Every hold, standing and released, oldest first. */
 export const holdsQuery = defineQuery<LegalHold[]>('holds');
+/** What the holds register carries from one run to the next. */
+export interface LegalHoldsState {
+  holds: LegalHold[];
+  /**
+   * What holds changed on that the archive store has yet to follow (`applyLegalHolds`). Absent when the store never
+   * followed the run handing over: then every standing hold's archives are gone over.
+   */
+  unapplied?: HoldTarget[];
+}
 /** The holds register's signature, for clients that start it (update-with-start) without importing workflow code. */
-export type LegalHoldsWorkflow = (state?: { holds: LegalHold[] }) => Promise<void>;
+export type LegalHoldsWorkflow = (state?: LegalHoldsState) => Promise<void>;
+
+/**
+ * Holds changed on `scopes`: the object legal hold (S3 Object Lock) of each archive they cover is set where one of
+ * `holds` covers it and cleared where none does. Archives elsewhere are not touched.
+ */
+export interface LegalHoldsChange {
+  /** Every hold in force now. */
+  holds: HoldTarget[];
+  /** What the holds that changed cover. */
+  scopes: HoldTarget[];
+}
+
+export interface LegalHoldsApplied {
+  /** Archives found in the scopes (tombstones aside). */
+  archives: number;
+  /** Of those, the archives whose objects are now held, and those whose objects are not. */
+  held: number;
+  released: number;
+  /** Why no archive was looked at: the store does not hold objects itself (local, or S3 without Object Lock). */
+  skipped?: string;
+}
 
 export const RECORDS_RETENTION_WORKFLOW_TYPE = 'recordsRetention';
 export const RECORDS_RETENTION_SCHEDULE_ID = 'esign-records-retention';

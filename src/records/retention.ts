@@ -4,7 +4,7 @@
  * is written once.
  */
 import type { ArchiveManifest } from '../archive/manifest.js';
-import type { LegalHold, Retention } from '../definitions/records.js';
+import type { HoldTarget, LegalHold, Retention } from '../definitions/records.js';
 import { durationToMs } from '../util/duration.js';
 
 /** The retention of an archive whose transaction names none, unless the worker is told another (`ESIGN_ARCHIVE_RETENTION`). */
@@ -15,11 +15,10 @@ export function retentionOf(archivedAt: string, period: string | number, source:
   return { period: String(period), until: new Date(Date.parse(archivedAt) + durationToMs(period)).toISOString(), source };
 }
 
-/** The holds, standing, that keep this archive. */
-export function holdsOn(
-  manifest: Pick<ArchiveManifest, 'transactionId' | 'referenceId' | 'batchId'>,
-  holds: readonly LegalHold[],
-): LegalHold[] {
+type Covered = Pick<ArchiveManifest, 'transactionId' | 'referenceId' | 'batchId'>;
+
+/** The holds, standing, that keep this archive (a hold without `released` stands: the register's, or a target alone). */
+export function holdsOn<H extends HoldTarget & Pick<LegalHold, 'released'>>(manifest: Covered, holds: readonly H[]): H[] {
   const covered = { transaction: manifest.transactionId, reference: manifest.referenceId, batch: manifest.batchId };
   return holds.filter((h) => !h.released && covered[h.scope] !== undefined && covered[h.scope] === h.target);
 }

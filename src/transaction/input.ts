@@ -147,15 +147,16 @@ export type ParticipantInput = z.input<typeof ParticipantInput>;
  * `referenceId` becomes the workflow id and a search attribute, which are
  * never encrypted: it must not contain names or e-mail addresses.
  */
-export const REFERENCE_ID = /^(?!(?:events|inbox|late)-|evidence-upkeep\b)[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const REFERENCE_ID =
+  /^(?!(?:events|inbox|late)-|(?:evidence-upkeep|legal-holds|records-retention)\b)[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /**
  * The rule REFERENCE_ID holds, for messages. The prefixes are refused because the transaction's workflow id is
  * `esign-<referenceId>` and the other workflows' ids are `esign-events-<referenceId>`, `esign-inbox-<transactionId>`,
- * `esign-late-<transactionId>` and `esign-evidence-upkeep`: a referenceId `events-X` would take transaction X's event
+ * `esign-late-<transactionId>`, `esign-evidence-upkeep`, `esign-legal-holds` and `esign-records-retention`: a referenceId `events-X` would take transaction X's event
  * log's id, and X's events would reach the wrong workflow.
  */
 export const REFERENCE_ID_RULE =
-  "must be 1-128 characters of letters, digits, . _ : - (no personal data), not starting with events-, inbox-, late- or evidence-upkeep (other workflows' ids)";
+  "must be 1-128 characters of letters, digits, . _ : - (no personal data), not starting with events-, inbox-, late-, evidence-upkeep, legal-holds or records-retention (other workflows' ids)";
 
 export const EsignTransactionInput = z
   .object({

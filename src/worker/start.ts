@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, type Worker } from '@temporalio/worker';
 import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
 import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
-import { dataConverterFromEnv, workerPlaintextPolicy } from '../codec/data-converter.js';
+import { aesGcmCodecOf } from '../codec/aes-gcm-codec.js';
+import { workerPlaintextPolicy } from '../codec/data-converter.js';
+import { orchestratorDataConverter } from '../codec/key-store-config.js';
 import { ensureEvidenceUpkeepSchedule } from '../client/evidence-upkeep.js';
 import { ensureRecordsRetentionSchedule, listLegalHolds } from '../client/records.js';
 import { EsignClient } from '../esign/client.js';
@@ -141,7 +143,10 @@ async function setCurrentVersion(
  */
 export async function startWorker(config: WorkerConfig): Promise<StartedWorker> {
   const { connectionOptions, namespace } = loadClientConnectConfig();
-  const dataConverter = dataConverterFromEnv(process.env, { plaintext: workerPlaintextPolicy() });
+  const dataConverter = orchestratorDataConverter(process.env, { plaintext: workerPlaintextPolicy() });
+  // A key store that is lost or was never created stops the worker now: a new empty one would make every payload
+  // written under its data keys unreadable, so it is never created here (ESIGN_KEY_STORE, docs/codec.md).
+  await aesGcmCodecOf(dataConverter?.payloadCodecs)?.dataKeys?.store();
   const tracing = tracingPluginFromEnv('esign-worker');
   const connection = await NativeConnection.connect(connectionOptions);
   const client = new EsignClient({
@@ -158,10 +163,15 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
   const deployment = config.deployment
     ? { name: config.deployment.name, buildId: config.deployment.buildId ?? (await buildIdOf(bundle!)) }
     : undefined;
-  // The holds register, read by the purge: connected on first use, closed with the worker.
+  // The holds register, read by the purge and the archive: connected on first use, closed with the worker. Its
+  // answers are encrypted as every payload of this worker's workflows is, so it decodes them with the same converter.
   let holdsClient: Client | undefined;
   const holdsReader = () =>
-    (holdsClient ??= new Client({ connection: Connection.lazy(connectionOptions), namespace: namespace ?? 'default' }));
+    (holdsClient ??= new Client({
+      connection: Connection.lazy(connectionOptions),
+      namespace: namespace ?? 'default',
+      ...(dataConverter ? { dataConverter } : {}),
+    }));
   const worker = await createEsignWorker({
     connection,
     namespace: namespace ?? 'default',
@@ -174,7 +184,7 @@ export async function startWorker(config: WorkerConfig): Promise<StartedWorker> 
       maxDocumentBytes: config.maxDocumentBytes,
       zipLimits: config.zipLimits,
       retention: config.retention,
-      // The purge reads the holds register just before it destroys anything.
+      // The purge reads the holds register just before it destroys anything; the archive, after it commits.
       holds: () => listLegalHolds(holdsReader()),
       minReconcileInterval: config.minReconcileInterval,
       callbackSecrets: config.callbackSecrets,

@@ -8,6 +8,7 @@
  */
 import type { Logger, MetricMeter, Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { CodecKeyUnknown, PayloadUndecodable } from '../codec/aes-gcm-codec.js';
+import { DataKeyMissing, PayloadErased } from '../codec/data-keys.js';
 
 export interface UndecodableReporting {
   /** Default: the Temporal runtime's logger (the process's JSON log under `npm run worker`). */
@@ -57,7 +58,14 @@ export class UndecodableRuns {
     if (this.#reported.has(key)) return;
     if (this.#reported.size >= REMEMBERED) this.#reported.delete(this.#reported.values().next().value!);
     this.#reported.add(key);
-    const reason = err instanceof CodecKeyUnknown ? 'unknown_key' : 'corrupt';
+    const reason =
+      err instanceof CodecKeyUnknown
+        ? 'unknown_key'
+        : err instanceof PayloadErased
+          ? 'erased'
+          : err instanceof DataKeyMissing
+            ? 'key_missing'
+            : 'corrupt';
     const { logger, metricMeter } = this.#sinks();
     logger.error(
       `workflow ${workflowId} has payloads this worker cannot decode: its workflow task fails on every attempt until a ` +

@@ -1,4 +1,4 @@
-// `esign hold|release|holds`, the real binary against the suite's Temporal server and a worker, which runs the
+// `esign hold|release|holds`, `esign keys init` and `esign erase`, the real binary against the suite's Temporal server and a worker, which runs the
 // namespace's holds register (`esign-legal-holds`; the only test that starts it on the shared server): a hold placed
 // and listed, a release with its reason, and the messages that say what is wrong.
 import { mkdtemp } from 'node:fs/promises';
@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Exit } from '../../src/cli/context.js';
+import { newCodecKeys } from '../../src/codec/aes-gcm-codec.js';
 import { LEGAL_HOLDS_WORKFLOW_ID } from '../../src/definitions/records.js';
 import { startEsignTestEnv, type EsignTestEnv } from '../support/esign-env.js';
 import { esignCli } from '../support/cli.js';
@@ -52,4 +53,40 @@ it('places, lists and releases a legal hold, and says what is wrong with one it 
   const twice = await esign('release', hold.id, '--reason', 'again');
   expect(twice.code).toBe(Exit.failed);
   expect(twice.stderr).toContain('was released at');
+});
+
+it('makes the key store once, and erases a referenceId only once no hold keeps it', async () => {
+  const keys = { ESIGN_CODEC_KEYS: newCodecKeys('k1'), ESIGN_KEY_STORE: `sqlite:${join(dir, 'keys.sqlite')}` };
+  const withKeys = esignCli(() => ({ ESIGN_TASK_QUEUE: env.taskQueue, ESIGN_DATA_DIR: dir, ...keys }), 120_000);
+  const made = await withKeys('--json', 'keys', 'init');
+  expect(made.code, made.stderr).toBe(0);
+  expect((JSON.parse(made.stdout) as { storeId?: unknown }).storeId).toMatch(/\S/);
+  const again = await withKeys('keys', 'init');
+  expect(again.code).toBe(Exit.failed);
+  expect(again.stderr).toMatch(/exists/);
+  const rewrapped = await withKeys('--json', 'keys', 'rewrap');
+  expect(rewrapped.code, rewrapped.stderr).toBe(0);
+  expect(JSON.parse(rewrapped.stdout)).toEqual({ rewrapped: 0, live: 0, erased: 0 });
+
+  const placed = await esign('--json', 'hold', 'reference', 'erase-me-001', '--reason', 'matter 9', '--by', 'legal:sam');
+  const hold = JSON.parse(placed.stdout) as { id: string };
+  const held = await withKeys('erase', 'erase-me-001', '--reason', 'request 12');
+  expect(held.code).toBe(Exit.failed);
+  expect(held.stderr).toContain(`erasure refused: erase-me-001 is held: ${hold.id} (reference erase-me-001: matter 9)`);
+  expect((await esign('release', hold.id, '--reason', 'settled')).code).toBe(0);
+
+  const erased = await withKeys('erase', 'erase-me-001', '--reason', 'request 12', '--by', 'dpo:kim');
+  expect(erased.code, erased.stderr).toBe(0);
+  expect(erased.stdout).toMatch(/by\s+dpo:kim/);
+  expect(erased.stdout).toContain('no data keys to destroy');
+  expect(erased.stdout).toContain("namespace's retention");
+
+  const noStore = await esignCli(() => ({ ESIGN_TASK_QUEUE: env.taskQueue, ESIGN_DATA_DIR: dir, ESIGN_CODEC_KEYS: keys.ESIGN_CODEC_KEYS }))(
+    'erase',
+    'erase-me-001',
+    '--reason',
+    'x',
+  );
+  expect(noStore.code).toBe(Exit.usage);
+  expect(noStore.stderr).toContain('no key store: set ESIGN_KEY_STORE');
 });

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { S3ArchiveStore } from '../../src/archive/s3-store.js';
 import {
@@ -314,6 +314,17 @@ describe.each([
     expect((await h.store.find(key))!.manifest).toEqual(tombstone);
   });
 
+  it('holds no object itself, so a legal hold changes nothing here: the register, which a purge consults, is the guard', async () => {
+    const key = 'acme/tx-1';
+    await commit(h.store, key);
+    const before = await h.fingerprint();
+    expect(h.store.holdsObjects).toBe(false);
+    await h.store.applyLegalHold(key, true);
+    await h.store.applyLegalHold(key, false);
+    await h.store.applyLegalHold('acme/tx-none', true);
+    expect(await h.fingerprint()).toBe(before);
+  });
+
   it('does not take a renewed file named manifest.json for an archive', async () => {
     const key = 'acme/tx-1';
     await commit(h.store, key);
@@ -354,7 +365,8 @@ describe('S3ArchiveStore listing', () => {
 describe('S3 Object Lock', () => {
   let s3: TestS3;
   beforeEach(async () => {
-    s3 = await startS3(BUCKET, { record: true });
+    // A bucket with Object Lock also answers legal hold requests (a renewal asks whether its archive is held).
+    s3 = await startS3(BUCKET, { objectLock: true });
   });
   afterEach(() => s3?.close());
 
@@ -455,6 +467,133 @@ describe('S3 Object Lock', () => {
         /invalid S3 Object Lock/,
       );
     }
+  });
+});
+
+describe('S3 object legal hold', () => {
+  // The proxy answers the legal hold and version requests s3rver lacks (test/support/s3.ts), and refuses to delete
+  // a held version, as a bucket with Object Lock does.
+  let s3: TestS3;
+  let store: S3ArchiveStore;
+  beforeEach(async () => {
+    s3 = await startS3(BUCKET, { objectLock: true });
+    store = new S3ArchiveStore({ client: s3.client, bucket: BUCKET, prefix: 'esign', objectLock: { mode: 'GOVERNANCE', days: 30 } });
+  });
+  afterEach(() => s3?.close());
+
+  /** The legal hold requests sent from `from` on: object (under the store's prefix), status, version. */
+  const holdsSent = (from: number) =>
+    s3.requests
+      .slice(from)
+      .filter((r) => new URL(r.url, 'http://s3').searchParams.has('legal-hold'))
+      .map((r) => {
+        const url = new URL(r.url, 'http://s3');
+        const version = url.searchParams.get('versionId');
+        return [
+          decodeURIComponent(url.pathname).slice(`/${BUCKET}/esign/`.length),
+          r.method === 'PUT' ? r.legalHold : 'GET',
+          ...(version ? [version] : []),
+        ];
+      });
+  /** An archive with a renewal of two files: its four objects. */
+  async function renewed(key: string): Promise<string[]> {
+    await commit(store, key);
+    const next = renewal((await store.find(key))!.manifest, 1, ['Contract.pdf', 'evidence/certificate-of-completion.pdf']);
+    await store.commitRenewal(key, next.files, next.manifest);
+    return ['completed.zip', 'manifest.json', ...next.files.files.map((f) => f.name)].map((f) => `${key}/${f}`);
+  }
+
+  it('sets the hold on every object of the archive, the ZIP first, and clears it on every version', async () => {
+    const objects = await renewed('acme/tx-1');
+    // A neighbour whose key starts like it.
+    const neighbour = await renewed('acme/tx-10');
+    expect(store.holdsObjects).toBe(true);
+
+    let from = s3.requests.length;
+    await store.applyLegalHold('acme/tx-1', true);
+    const on = holdsSent(from);
+    expect(on[0]).toEqual(['acme/tx-1/completed.zip', 'ON']);
+    expect(on.map(([object]) => object).sort()).toEqual([...objects].sort());
+    expect(on.every(([, status, version]) => status === 'ON' && version === undefined)).toBe(true);
+    for (const object of objects) expect(s3.legalHolds.get(`esign/${object}`), object).toBe('ON');
+    for (const object of neighbour) expect(s3.legalHolds.has(`esign/${object}`), object).toBe(false);
+    // Held, S3 refuses to delete a version of it, whoever asks.
+    await expect(
+      s3.client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'esign/acme/tx-1/completed.zip', VersionId: 'v-any' })),
+    ).rejects.toMatchObject({ name: 'AccessDenied' });
+
+    // Again: the same requests, nothing else.
+    from = s3.requests.length;
+    await store.applyLegalHold('acme/tx-1', true);
+    expect(holdsSent(from)).toEqual(on);
+
+    from = s3.requests.length;
+    await store.applyLegalHold('acme/tx-1', false);
+    const off = holdsSent(from);
+    expect(off.map(([object]) => object).sort()).toEqual([...objects].sort());
+    // Each version by its id: a version held before a renewal replaced it is released too.
+    expect(off.every(([, status, version]) => status === 'OFF' && /^v-/.test(version ?? ''))).toBe(true);
+    expect(s3.requests.slice(from).filter((r) => /[?&]versions(=|&|$)/.test(r.url))).toHaveLength(1);
+    for (const object of objects) expect(s3.legalHolds.get(`esign/${object}`), object).toBe('OFF');
+  });
+
+  it('holds a renewal of a held archive where it is written, and asks only that of one not held', async () => {
+    await commit(store, 'acme/tx-held');
+    await commit(store, 'acme/tx-free');
+    await store.applyLegalHold('acme/tx-held', true);
+
+    for (const key of ['acme/tx-held', 'acme/tx-free']) {
+      const next = renewal((await store.find(key))!.manifest, 1, ['Contract.pdf']);
+      const from = s3.requests.length;
+      await store.commitRenewal(key, next.files, next.manifest);
+      const sent = holdsSent(from);
+      if (key === 'acme/tx-free') {
+        expect(sent).toEqual([['acme/tx-free/completed.zip', 'GET']]);
+        expect(s3.legalHolds.has('esign/acme/tx-free/renewals/1/Contract.pdf')).toBe(false);
+        continue;
+      }
+      // Asked after the renewal is written, which then holds its file and the new manifest (a new version, unheld).
+      expect(sent[0]).toEqual(['acme/tx-held/completed.zip', 'GET']);
+      expect(s3.legalHolds.get('esign/acme/tx-held/renewals/1/Contract.pdf')).toBe('ON');
+      expect(s3.legalHolds.get('esign/acme/tx-held/manifest.json')).toBe('ON');
+    }
+  });
+
+  it('leaves alone an archive that is not there', async () => {
+    const from = s3.requests.length;
+    await store.applyLegalHold('acme/tx-none', true);
+    await store.applyLegalHold('acme/tx-none', false);
+    expect(holdsSent(from)).toEqual([['acme/tx-none/completed.zip', 'ON']]);
+    expect(s3.legalHolds.size).toBe(0);
+  });
+
+  it('purges once the register keeps no hold, lifting a hold S3 still had (a raced release) before each delete', async () => {
+    const key = 'acme/tx-7';
+    const zip = randomBytes(1024);
+    const path = join(await mkdtemp(join(tmpdir(), 'archive-zip-')), 'completed.zip');
+    await writeFile(path, zip);
+    await store.commit(key, path, { ...manifestFor(key, zip), retention: retentionOf('2026-01-01T00:00:01.000Z', '1 year', 'worker') });
+    await store.applyLegalHold(key, true);
+    const due = tombstoneOf((await store.find(key))!.manifest, '2027-01-03T00:00:00.000Z');
+
+    const from = s3.requests.length;
+    await store.purge(key, due, []);
+    const after = s3.requests.slice(from).map((r) => `${r.method} ${decodeURIComponent(new URL(r.url, 'http://s3').pathname)}`);
+    const zipObject = `/${BUCKET}/esign/${key}/completed.zip`;
+    expect(after.indexOf(`PUT ${zipObject}`)).toBeLessThan(after.indexOf(`DELETE ${zipObject}`));
+    expect(holdsSent(from)).toContainEqual([`${key}/completed.zip`, 'OFF', expect.stringMatching(/^v-/)]);
+    expect((await store.find(key))!.manifest.purged?.at).toBe('2027-01-03T00:00:00.000Z');
+    await expect(store.read(key, 'completed.zip')).rejects.toThrow('has no file completed.zip');
+  });
+
+  it('sends nothing on a bucket without Object Lock', async () => {
+    const plain = new S3ArchiveStore({ client: s3.client, bucket: BUCKET, prefix: 'esign' });
+    await commit(plain, 'acme/tx-1');
+    const from = s3.requests.length;
+    expect(plain.holdsObjects).toBe(false);
+    await plain.applyLegalHold('acme/tx-1', true);
+    await plain.applyLegalHold('acme/tx-1', false);
+    expect(s3.requests.slice(from)).toEqual([]);
   });
 });
 

@@ -10,9 +10,10 @@ import { Client, Connection } from '@temporalio/client';
 import { z } from 'zod';
 import { BridgeEnv } from '../../src/bridge/config.js';
 import { bridgeConfigFromEnv, startBridge, type RunningBridge } from '../../src/bridge/index.js';
-import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../../src/codec/aes-gcm-codec.js';
+import { aesGcmCodecOf, newCodecKeys } from '../../src/codec/aes-gcm-codec.js';
 import { CodecEnv } from '../../src/codec/config.js';
-import { codecKeysFromEnv, dataConverterFromEnv, devCodecKeysFile } from '../../src/codec/data-converter.js';
+import { devCodecKeysFile } from '../../src/codec/data-converter.js';
+import { devKeyStoreFile, loadKeyStore, orchestratorDataConverter } from '../../src/codec/key-store-config.js';
 import { buildCodecServer } from '../../src/codec/server.js';
 import { parseEnv } from '../../src/util/env.js';
 import { sandboxConfigFromEnv, startSandbox, type RunningSandbox } from '../../packages/sandbox/src/index.js';
@@ -98,7 +99,13 @@ async function main(): Promise<void> {
     if (!existsSync(keysFile)) writeFileSync(keysFile, `${newCodecKeys('dev-1')}\n`, { mode: 0o600 });
     process.env.ESIGN_CODEC_KEYS_FILE = keysFile;
   }
-  const codec = new AesGcmCodec(parseCodecKeys(codecKeysFromEnv()!));
+  // And each workflow's payloads under a data key of its own, which `esign erase` destroys (docs/codec.md).
+  if (!process.env.ESIGN_KEY_STORE) {
+    const keyStore = devKeyStoreFile({ ...process.env, ESIGN_DATA_DIR: dataDir });
+    process.env.ESIGN_KEY_STORE = `sqlite:${keyStore}`;
+    if (!existsSync(keyStore)) await (await loadKeyStore({ kind: 'sqlite', path: keyStore })).init();
+  }
+  const codec = aesGcmCodecOf(orchestratorDataConverter(process.env)!.payloadCodecs)!;
   // Events to the example integrator are signed with its own secret, generated once like the codec keys.
   const callbackSecretFile = join(dataDir, 'callback.secret');
   if (!process.env.ESIGN_CALLBACK_SECRETS) {
@@ -250,7 +257,7 @@ async function main(): Promise<void> {
   if (!existsSync(samplePdf)) writeFileSync(samplePdf, await samplePdfBytes('Sample agreement'));
   const hostClient = new Client({
     connection: await Connection.connect({ address: process.env.TEMPORAL_ADDRESS }),
-    dataConverter: dataConverterFromEnv()!,
+    dataConverter: orchestratorDataConverter()!,
   });
   const host = await startHostPage(
     {
