@@ -897,7 +897,14 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     acted = true;
     t0 = await now();
     try {
-      if (setup.signingUrlWithStart) {
+      if (setup.signingUrlWithStart && (input.status === 'draft' || input.approval)) {
+        // Nothing to sign until it is sent: the client refuses the URL before anything starts, and the caller then
+        // starts it without one.
+        const refused = startEsignTransaction(client, input, { taskQueue, signingUrlFor: { participantIds: [participantIds[0]!] } });
+        track('signingUrl@start', 'signingUrl', refused, { participantId: participantIds[0]! });
+        await refused.catch(() => undefined);
+        await startEsignTransaction(client, input, { taskQueue });
+      } else if (setup.signingUrlWithStart) {
         // Update-with-start answers once the transaction exists: followed like any other update, not awaited.
         track(
           'signingUrl@start',

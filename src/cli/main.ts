@@ -204,6 +204,9 @@ function explain(message: string): string {
   if (/Unknown encoding: binary\/encrypted/.test(message)) {
     return "this transaction's data is encrypted and no codec keys were found: set ESIGN_CODEC_KEYS or ESIGN_CODEC_KEYS_FILE (the dev stack keeps them in <data dir>/codec.keys; run from the project folder or set ESIGN_DATA_DIR; docs/codec.md)";
   }
+  const erased = /data key "[^"]*" was erased at (\S+)/.exec(message)?.[1];
+  if (erased !== undefined)
+    return `its personal data was erased at ${erased} (esign erase): its history can no longer be read; its archive is kept for its retention (docs/records.md)`;
   const keyId = /no codec key with id "([^"]*)"/.exec(message)?.[1];
   if (keyId !== undefined)
     return `the data was encrypted with codec key "${keyId}", which ESIGN_CODEC_KEYS does not hold: add it (docs/codec.md, rotation)`;
