@@ -1029,6 +1029,14 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   async function repairRefusedLateArchives(): Promise<void> {
     for (const t of model.byReference(referenceId)) {
       const late = client.workflow.getHandle(lateCompletionIdFor(t.id));
+      // Only a running one waits: a query of a closed run still answers the phase it ended in, so one the schedule's
+      // operator terminated in archive_invalid (an earlier transaction's, under reuse) would be "repaired" and retried,
+      // and nothing of its id waits any more (retryEsignArchive says so: LateCompletionEnded).
+      const running = await late.describe().then(
+        (d) => d.status.name === 'RUNNING',
+        () => false,
+      );
+      if (!running) continue;
       const phase = await late.query(lateCompletionStatusQuery).then(
         (s) => s.phase,
         () => undefined,

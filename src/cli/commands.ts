@@ -14,6 +14,7 @@ import {
   getEsignTransaction,
   InvalidTransactionInput,
   issueSigningUrl,
+  LateCompletionEnded,
   retryEsignArchive,
   startEsignTransaction,
 } from '../client/transactions.js';
@@ -217,7 +218,12 @@ export async function cancel(ctx: CliContext, referenceId: string, reason?: stri
  */
 export async function retryArchive(ctx: CliContext, id: string) {
   try {
-    return await found(id, () => retryEsignArchive(ctx.client, id));
+    // Before `found`, which would say "no transaction with referenceId": the id named a late completion, now ended.
+    return await found(id, () =>
+      retryEsignArchive(ctx.client, id).catch((err: unknown) => {
+        throw err instanceof LateCompletionEnded ? new CliError(err.message, Exit.notFound) : err;
+      }),
+    );
   } catch (err) {
     if (err instanceof AmbiguousArchiveRetry) throw new CliError(err.message, Exit.usage);
     throw err;

@@ -16,6 +16,7 @@ export {
   InvalidCorrection,
   InvalidTransactionInput,
   issueSigningUrl,
+  LateCompletionEnded,
   rejectEsignTransaction,
   retryEsignArchive,
   startEsignTransaction,

@@ -63,6 +63,15 @@ export class AmbiguousArchiveRetry extends Error {
   override readonly name = 'AmbiguousArchiveRetry';
 }
 
+/**
+ * The id names a late completion that has ended (archived, or terminated by an operator, docs/operations.md): nothing
+ * of that id waits for a retry. A `WorkflowNotFoundError` (the documented answer when nothing waits) that names the
+ * late completion and how it ended, where the transaction workflow of that id, which never existed, said only "not found".
+ */
+export class LateCompletionEnded extends WorkflowNotFoundError {
+  override readonly name = 'LateCompletionEnded';
+}
+
 export interface StartOptions {
   taskQueue?: string;
   /** Ask for signing URLs in the same round trip (update-with-start). */
@@ -338,14 +347,35 @@ async function orWorkflowFailure<T>(client: Client, workflowId: string, send: ()
  * workflow ended, docs/webhooks.md point 5) waiting in `archive_invalid`; by the referenceId, such a late completion
  * is found (in visibility) when the transaction workflow of that referenceId is not itself the one waiting. Returns
  * the archived result; fails with the reason when refused again or when nothing of that id waits (the transaction
- * workflow's validator says why, or `WorkflowNotFoundError`), and with `AmbiguousArchiveRetry` when several late
- * completions of the referenceId wait.
+ * workflow's validator says why, or `WorkflowNotFoundError`: `LateCompletionEnded` when the id names a late completion
+ * that has ended, archived or terminated), and with `AmbiguousArchiveRetry` when several late completions of the
+ * referenceId wait.
  */
 export async function retryEsignArchive(client: Client, id: string): Promise<EsignTransactionResult> {
   const late = await lateCompletionWaitingFor(client, id);
   if (late) return late.executeUpdate(lateRetryArchiveUpdate);
   const handle = getEsignTransaction(client, id);
-  return orWorkflowFailure(client, handle.workflowId, () => handle.executeUpdate(retryArchiveUpdate));
+  try {
+    return await orWorkflowFailure(client, handle.workflowId, () => handle.executeUpdate(retryArchiveUpdate));
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    throw (await lateCompletionEnded(client, id)) ?? err;
+  }
+}
+
+/**
+ * When `id` is the transactionId of a late completion that has ended: no transaction workflow of that id answered, so
+ * the error would name `esign-<id>`, a workflow that never existed, while the operator's id was right and only late.
+ */
+async function lateCompletionEnded(client: Client, id: string): Promise<LateCompletionEnded | undefined> {
+  const described = await describeIfExists(client, lateCompletionIdFor(id)).catch(() => undefined);
+  if (described?.type !== LATE_COMPLETION_WORKFLOW_TYPE || described.status.name === 'RUNNING') return undefined;
+  const how = described.status.name.toLowerCase().replace('_', ' ');
+  return new LateCompletionEnded(
+    `the late completion of transaction ${id} (${described.workflowId}) has ended ${how}: nothing of that id waits for a retry of its archive`,
+    described.workflowId,
+    described.runId,
+  );
 }
 
 async function lateCompletionWaitingFor(client: Client, id: string): Promise<WorkflowHandle<EsignLateCompletionWorkflow> | undefined> {

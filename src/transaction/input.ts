@@ -19,7 +19,8 @@ export const DurationInput = z.union([
     .trim()
     .regex(DURATION_PATTERN, 'must be a duration such as "30 days" or "1 hour"')
     // "0 seconds" passes the pattern: a deadline that passed at the start, a poll that never waits.
-    .refine((d) => durationToMs(d) > 0, 'must be longer than zero'),
+    // Zod goes on to this check after a failed pattern: only a duration is measured.
+    .refine((d) => !DURATION_PATTERN.test(d) || durationToMs(d) > 0, 'must be longer than zero'),
 ]);
 export type DurationInput = z.infer<typeof DurationInput>;
 

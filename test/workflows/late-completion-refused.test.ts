@@ -8,14 +8,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidencePolicy } from '../../src/archive/evidence.js';
 import { deliverNotification } from '../../src/bridge/deliver.js';
 import * as commands from '../../src/cli/commands.js';
 import type { CliContext } from '../../src/cli/context.js';
-import { retryEsignArchive } from '../../src/client/transactions.js';
+import { LateCompletionEnded, retryEsignArchive } from '../../src/client/transactions.js';
 import {
   LATE_COMPLETION_WORKFLOW_TYPE,
   lateCompletionIdFor,
@@ -23,7 +23,7 @@ import {
   type EsignLateCompletionWorkflow,
   type LateCompletionStatus,
 } from '../../src/definitions/late-completion.js';
-import { cancelUpdate, type EsignTransactionStatus } from '../../src/definitions/transaction.js';
+import { cancelUpdate, workflowIdFor, type EsignTransactionStatus } from '../../src/definitions/transaction.js';
 import { EsignReferenceId, EsignStatus } from '../../src/definitions/search-attributes.js';
 import { EsignApiError } from '../../src/esign/errors.js';
 import { providerFailure } from '../../src/esign/temporal-failure.js';
@@ -230,6 +230,45 @@ describe('a late completion whose archive is refused', () => {
     expect(archived).toMatchObject({ status: 'completed', referenceId, transactionId });
     expect(await lateOf(transactionId).result()).toMatchObject({ status: 'archived', report: archived });
     expect(await archivedFolders(transactionId)).toHaveLength(1);
+  });
+
+  // Found by the explorer (explore/regressions/late-retry-by-transaction-id.json): a retry by the transactionId of a
+  // late completion an operator had terminated in archive_invalid went to esign-<transactionId>, a workflow that never
+  // existed, and was answered "not found" for it. It says the late completion has ended, and how.
+  it('answers a retry of a late completion that has ended (terminated in archive_invalid) by naming it', async () => {
+    const transactionId = randomUUID();
+    readRefused.add(transactionId);
+    try {
+      await env.temporal.client.workflow.start<EsignLateCompletionWorkflow>(LATE_COMPLETION_WORKFLOW_TYPE, {
+        workflowId: lateCompletionIdFor(transactionId),
+        taskQueue: env.taskQueue,
+        args: [{ transactionId, ownerOutcome: null }],
+      });
+      await held(transactionId);
+    } finally {
+      readRefused.delete(transactionId);
+    }
+    // docs/operations.md: an operator may resolve one by terminating it.
+    await lateOf(transactionId).terminate('resolved by the operator');
+    const err = await retryEsignArchive(env.temporal.client, transactionId).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LateCompletionEnded);
+    // Still the documented answer when nothing of that id waits.
+    expect(err).toBeInstanceOf(WorkflowNotFoundError);
+    expect(err).toMatchObject({ workflowId: lateCompletionIdFor(transactionId) });
+    expect((err as Error).message).toBe(
+      `the late completion of transaction ${transactionId} (${lateCompletionIdFor(transactionId)}) has ended terminated: ` +
+        'nothing of that id waits for a retry of its archive',
+    );
+    await expect(commands.retryArchive(cli, transactionId)).rejects.toThrow(/has ended terminated/);
+    // An id that names nothing at all is still "not found" for the transaction workflow of that id.
+    const nothing = randomUUID();
+    await expect(retryEsignArchive(env.temporal.client, nothing)).rejects.toMatchObject({
+      name: 'WorkflowNotFoundError',
+      workflowId: workflowIdFor(nothing),
+    });
   });
 
   it('ends not_completed, truthfully, when the provider does not know the transaction (a 404 on the read)', async () => {

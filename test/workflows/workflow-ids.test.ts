@@ -9,6 +9,7 @@ import { EVIDENCE_UPKEEP_WORKFLOW_ID } from '../../src/definitions/evidence-upke
 import { eventLogIdFor } from '../../src/definitions/event-log.js';
 import { inboxIdFor } from '../../src/definitions/inbox.js';
 import { lateCompletionIdFor } from '../../src/definitions/late-completion.js';
+import { LEGAL_HOLDS_WORKFLOW_ID, RECORDS_RETENTION_WORKFLOW_ID } from '../../src/definitions/records.js';
 import { workflowIdFor } from '../../src/definitions/transaction.js';
 import { EsignTransactionInput, REFERENCE_ID } from '../../src/transaction/input.js';
 import { seededRandom } from '../../src/util/seeded-random.js';
@@ -24,10 +25,12 @@ describe('referenceIds that would take another workflow id', () => {
     [`inbox-${transactionId}`, inboxIdFor(transactionId)],
     [`late-${transactionId}`, lateCompletionIdFor(transactionId)],
     ['evidence-upkeep', EVIDENCE_UPKEEP_WORKFLOW_ID],
+    ['legal-holds', LEGAL_HOLDS_WORKFLOW_ID],
+    ['records-retention', RECORDS_RETENTION_WORKFLOW_ID],
   ];
   it.each(taken)('refuses %s, whose transaction id would be %s', (referenceId, other) => {
     expect(workflowIdFor(referenceId)).toBe(other); // the collision the rule prevents
-    expect(referenceIssues(referenceId)).toEqual([expect.stringMatching(/not starting with events-, inbox-, late- or evidence-upkeep/)]);
+    expect(referenceIssues(referenceId)).toEqual([expect.stringMatching(/not starting with events-, inbox-, late-, evidence-upkeep, legal-holds or records-retention/)]);
     // A bulk row naming it is refused with the same reason.
     const row = referenceOf('bulk-x', { line: 2, cells: { referenceId } });
     expect('reason' in row && row.reason).toMatch(/not starting with events-/);
