@@ -30,7 +30,9 @@ describe('referenceIds that would take another workflow id', () => {
   ];
   it.each(taken)('refuses %s, whose transaction id would be %s', (referenceId, other) => {
     expect(workflowIdFor(referenceId)).toBe(other); // the collision the rule prevents
-    expect(referenceIssues(referenceId)).toEqual([expect.stringMatching(/not starting with events-, inbox-, late-, evidence-upkeep, legal-holds or records-retention/)]);
+    expect(referenceIssues(referenceId)).toEqual([
+      expect.stringMatching(/not starting with events-, inbox-, late-, evidence-upkeep, legal-holds or records-retention/),
+    ]);
     // A bulk row naming it is refused with the same reason.
     const row = referenceOf('bulk-x', { line: 2, cells: { referenceId } });
     expect('reason' in row && row.reason).toMatch(/not starting with events-/);
