@@ -7,7 +7,6 @@ import {
   GetObjectCommand,
   GetObjectLegalHoldCommand,
   ListObjectsV2Command,
-  ListObjectVersionsCommand,
   NoSuchKey,
   PutObjectCommand,
   PutObjectLegalHoldCommand,
@@ -28,6 +27,8 @@ import {
   type RenewalFiles,
   type StoredArchive,
 } from './store.js';
+
+import { listObjectVersions, type ObjectVersion } from '../storage/s3-client.js';
 
 export { s3Client } from '../storage/s3-client.js';
 
@@ -301,30 +302,8 @@ export class S3ArchiveStore implements ArchiveStore {
   }
 
   /** Every version (and delete marker) of every object under a prefix. */
-  async #versions(prefix: string): Promise<{ Key: string; VersionId: string; IsLatest: boolean; DeleteMarker: boolean }[]> {
-    const found: { Key: string; VersionId: string; IsLatest: boolean; DeleteMarker: boolean }[] = [];
-    let keyMarker: string | undefined;
-    let versionMarker: string | undefined;
-    for (;;) {
-      const page = await this.#client.send(
-        new ListObjectVersionsCommand({
-          Bucket: this.#bucket,
-          Prefix: prefix,
-          ...(keyMarker ? { KeyMarker: keyMarker } : {}),
-          ...(versionMarker ? { VersionIdMarker: versionMarker } : {}),
-        }),
-      );
-      const listed = [
-        ...(page.Versions ?? []).map((v) => ({ ...v, DeleteMarker: false })),
-        ...(page.DeleteMarkers ?? []).map((v) => ({ ...v, DeleteMarker: true })),
-      ];
-      for (const v of listed)
-        if (v.Key && v.VersionId)
-          found.push({ Key: v.Key, VersionId: v.VersionId, IsLatest: v.IsLatest === true, DeleteMarker: v.DeleteMarker });
-      if (!page.IsTruncated) return found;
-      keyMarker = page.NextKeyMarker;
-      versionMarker = page.NextVersionIdMarker;
-    }
+  #versions(prefix: string): Promise<ObjectVersion[]> {
+    return listObjectVersions(this.#client, this.#bucket, prefix);
   }
 
   #key(key: string, file: string): string {

@@ -19,14 +19,8 @@
  * s3:DeleteObjectVersion. Backups and replicas of the bucket are beyond its reach (docs/codec.md).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  ListObjectVersionsCommand,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { listObjectVersions, type ObjectVersion } from '../storage/s3-client.js';
 import { KeyStoreExists, KeyStoreMissing, type DataKeyRecord, type KeyStore, type KeyStoreIdentity } from './key-store.js';
 
 export interface S3KeyStoreOptions {
@@ -320,30 +314,8 @@ export class S3KeyStore implements KeyStore {
   }
 
   /** Every version and delete marker under `prefix`. */
-  async #versions(prefix: string): Promise<{ Key: string; VersionId: string; IsLatest: boolean; DeleteMarker: boolean }[]> {
-    const found: { Key: string; VersionId: string; IsLatest: boolean; DeleteMarker: boolean }[] = [];
-    let keyMarker: string | undefined;
-    let versionMarker: string | undefined;
-    for (;;) {
-      const page = await this.#client.send(
-        new ListObjectVersionsCommand({
-          Bucket: this.#bucket,
-          Prefix: prefix,
-          ...(keyMarker ? { KeyMarker: keyMarker } : {}),
-          ...(versionMarker ? { VersionIdMarker: versionMarker } : {}),
-        }),
-      );
-      for (const [list, DeleteMarker] of [
-        [page.Versions ?? [], false],
-        [page.DeleteMarkers ?? [], true],
-      ] as const) {
-        for (const v of list)
-          if (v.Key && v.VersionId) found.push({ Key: v.Key, VersionId: v.VersionId, IsLatest: v.IsLatest === true, DeleteMarker });
-      }
-      if (!page.IsTruncated) return found;
-      keyMarker = page.NextKeyMarker;
-      versionMarker = page.NextVersionIdMarker;
-    }
+  #versions(prefix: string): Promise<ObjectVersion[]> {
+    return listObjectVersions(this.#client, this.#bucket, prefix);
   }
 
   #cached(key: string): DataKeyRecord | undefined {

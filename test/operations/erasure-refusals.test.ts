@@ -3,8 +3,6 @@
 // run that starts while it erases; payloads under a master key, which no erasure reaches; a key store that is not
 // there (nothing ended first). And what held: every payload of a transaction and its event log is under one of that
 // referenceId's own data keys. The happy path is in personal-data-in-history.test.ts.
-import { randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
@@ -19,36 +17,23 @@ import { startEsignTransaction } from '../../src/client/transactions.js';
 import { eventLogIdFor } from '../../src/definitions/event-log.js';
 import { esignCompletedSignal } from '../../src/definitions/transaction.js';
 import { eraseReference } from '../../src/records/erase.js';
-import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
-import { EventReceiver } from '../support/event-receiver.js';
+import { startDataKeyEnv, type DataKeyEnv } from '../support/data-key-env.js';
+import { completedWebhook, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import type { EventReceiver } from '../support/event-receiver.js';
 
 const masters = parseCodecKeys(newCodecKeys('mk-2026'));
-const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let store: SqliteKeyStore;
 let codec: AesGcmCodec;
 let client: Client;
 let env: EsignTestEnv;
 let receiver: EventReceiver;
+let stack: DataKeyEnv | undefined;
 
 beforeAll(async () => {
-  store = new SqliteKeyStore({ path: join(await mkdtemp(join(tmpdir(), 'esign-keys-')), 'keys.sqlite') });
-  await store.init();
-  codec = new AesGcmCodec(masters, { dataKeys: new DataKeys(store, masters) });
-  receiver = await EventReceiver.start(secret);
-  env = await startEsignTestEnv({
-    dataConverter: encryptingDataConverter(codec),
-    deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] },
-  });
-  client = new Client({
-    connection: env.temporal.client.connection,
-    namespace: env.temporal.namespace,
-    dataConverter: encryptingDataConverter(codec),
-  });
+  stack = await startDataKeyEnv(masters);
+  ({ store, codec, client, env, receiver } = stack);
 }, 60_000);
-afterAll(async () => {
-  await env?.close();
-  await receiver?.close();
-});
+afterAll(() => stack?.close());
 
 const deps = (dataKeys = codec.dataKeys!) => ({ client, dataKeys, holds: async () => [] });
 const refusal = (p: Promise<unknown>) =>

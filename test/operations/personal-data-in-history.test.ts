@@ -8,46 +8,34 @@
 // destroyed, nobody reads its histories again (the client, the codec endpoint the
 // Web UI decodes through, the Temporal CLI), while a neighbour's stay readable.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { LocalArchiveStore } from '../../src/archive/store.js';
-import { AesGcmCodec, newCodecKeys, parseCodecKeys } from '../../src/codec/aes-gcm-codec.js';
-import { encryptingDataConverter } from '../../src/codec/data-converter.js';
-import { DataKeys, PayloadErased } from '../../src/codec/data-keys.js';
-import { SqliteKeyStore } from '../../src/codec/sqlite-key-store.js';
+import { newCodecKeys, parseCodecKeys, type AesGcmCodec } from '../../src/codec/aes-gcm-codec.js';
+import { PayloadErased } from '../../src/codec/data-keys.js';
 import { buildCodecServer } from '../../src/codec/server.js';
 import type { LegalHold } from '../../src/definitions/records.js';
 import { eventLogIdFor } from '../../src/definitions/event-log.js';
 import { esignCompletedSignal } from '../../src/definitions/transaction.js';
 import { eraseReference, ErasureRefused } from '../../src/records/erase.js';
-import { completedWebhook, startEsignTestEnv, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
-import { EventReceiver } from '../support/event-receiver.js';
+import { startDataKeyEnv, type DataKeyEnv } from '../support/data-key-env.js';
+import { completedWebhook, waitForPhase, type EsignTestEnv } from '../support/esign-env.js';
+import type { EventReceiver } from '../support/event-receiver.js';
 
 const masters = parseCodecKeys(newCodecKeys('2026-11'));
 let codec: AesGcmCodec;
 const PERSONAL = ['Jane Roe', 'jane.roe@example.com', 'Severance', 'ada@example.com', 'Lovelace', 'alan@example.com', 'Turing'];
-const secret = `whsec_${randomBytes(24).toString('base64')}`;
 let env: EsignTestEnv;
 let receiver: EventReceiver;
+let client: Client;
+let stack: DataKeyEnv | undefined;
 
 beforeAll(async () => {
-  const store = new SqliteKeyStore({ path: join(await mkdtemp(join(tmpdir(), 'esign-keys-')), 'keys.sqlite') });
-  await store.init();
-  codec = new AesGcmCodec(masters, { dataKeys: new DataKeys(store, masters) });
-  receiver = await EventReceiver.start(secret);
-  env = await startEsignTestEnv({
-    dataConverter: encryptingDataConverter(codec),
-    deps: { callbackSecrets: [secret], allowedUrls: [receiver.server.url] },
-  });
+  stack = await startDataKeyEnv(masters);
+  ({ codec, env, receiver, client } = stack);
 }, 60_000);
-afterAll(async () => {
-  await env?.close();
-  await receiver?.close();
-});
+afterAll(() => stack?.close());
 
 /** Everything the server keeps for a workflow, as a plain client (without the codec) reads it. */
 async function stored(workflowId: string): Promise<string> {
@@ -120,12 +108,6 @@ it("erasure: a referenceId's histories are unreadable by the client, the codec e
   erased.title = 'Severance agreement - Jane Roe (jane.roe@example.com)';
   const neighbour = env.input({ callbackUrl: receiver.url });
   const holds: LegalHold[] = [];
-  // An operator's client, with the codec and the key store (the memo in a listing is encrypted).
-  const client = new Client({
-    connection: env.temporal.client.connection,
-    namespace: env.temporal.namespace,
-    dataConverter: encryptingDataConverter(codec),
-  });
   const deps = { client, dataKeys: codec.dataKeys!, holds: async () => holds, archives: new LocalArchiveStore(env.archiveDir) };
 
   const { handle, transactionId } = await signed(erased, () =>
