@@ -45,6 +45,6 @@ COPY --from=build /app/dist ./dist
 # Where the services keep data and secrets (compose mounts volumes here, which start with these owners and modes):
 # the node user's alone. The code stays root's, so a compromised service cannot change it (compose also mounts the
 # root file system read-only).
-RUN install -d -o node -g node -m 0700 /data /data/archive /data/documents /data/bridge /secrets
+RUN install -d -o node -g node -m 0700 /data /data/archive /data/documents /data/bridge /data/keys /secrets
 USER node
 CMD ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "dist/src/worker/main.js"]

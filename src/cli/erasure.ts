@@ -9,6 +9,7 @@ import { S3ArchiveStore, s3Client } from '../archive/s3-store.js';
 import { LocalArchiveStore, type ArchiveStore } from '../archive/store.js';
 import type { DataKeys } from '../codec/data-keys.js';
 import { keyStoreSpecFromEnv, loadKeyStore } from '../codec/key-store-config.js';
+import { KeyStoreExists } from '../codec/key-store.js';
 import { listLegalHolds } from '../client/records.js';
 import { eraseReference, ErasureRefused } from '../records/erase.js';
 import { CliError, Exit, type CliContext, type CliKit } from './context.js';
@@ -82,12 +83,14 @@ export function registerErasureCommands(program: Command, kit: CliKit): void {
   keys
     .command('init')
     .description('create the key store ESIGN_KEY_STORE names; refused if one is there (a lost store is restored, never replaced)')
-    .action(async () => {
+    .option('--if-absent', "print the store's identity when one is there, rather than refuse (a deployment's first start)")
+    .action(async (o: { ifAbsent?: boolean }) => {
       const spec = keyStoreSpecFromEnv();
       if (!spec) throw new CliError(NO_STORE, Exit.usage);
       const store = await loadKeyStore(spec);
       try {
-        const identity = await store.init().catch((err: unknown) => {
+        const identity = await store.init().catch(async (err: unknown) => {
+          if (o.ifAbsent && err instanceof KeyStoreExists) return store.open();
           throw new CliError(`${(err as Error).message}`, Exit.failed);
         });
         kit.print({ location: store.location, ...identity }, () => fields({ created: store.location, ...identity }));

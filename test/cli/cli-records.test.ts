@@ -64,6 +64,10 @@ it('makes the key store once, and erases a referenceId only once no hold keeps i
   const again = await withKeys('keys', 'init');
   expect(again.code).toBe(Exit.failed);
   expect(again.stderr).toMatch(/exists/);
+  // A deployment's first start (compose's key-store service): the store that is there, said, not replaced.
+  const present = await withKeys('--json', 'keys', 'init', '--if-absent');
+  expect(present.code, present.stderr).toBe(0);
+  expect((JSON.parse(present.stdout) as { storeId?: unknown }).storeId).toBe((JSON.parse(made.stdout) as { storeId?: unknown }).storeId);
   const rewrapped = await withKeys('--json', 'keys', 'rewrap');
   expect(rewrapped.code, rewrapped.stderr).toBe(0);
   expect(JSON.parse(rewrapped.stdout)).toEqual({ rewrapped: 0, live: 0, erased: 0 });

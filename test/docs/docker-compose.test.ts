@@ -34,6 +34,7 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   expect(services).toEqual([
     'bridge',
     'codec',
+    'key-store',
     'postgresql',
     'sandbox',
     'sandbox-token',
@@ -80,7 +81,7 @@ it('docker-compose.yml is valid and runs the whole topology with health checks',
   expect(entries.filter((entry) => entry.endsWith('.ts'))).toEqual(['packages/sandbox/src/main.ts']);
   expect(copied).toContain('packages/sandbox');
   const compiled = entries.filter((entry) => entry.endsWith('.js'));
-  expect(compiled.sort()).toEqual(['dist/src/bridge/main.js', 'dist/src/codec/main.js', 'dist/src/worker/main.js']);
+  expect(compiled.sort()).toEqual(['dist/src/bridge/main.js', 'dist/src/cli/main.js', 'dist/src/codec/main.js', 'dist/src/worker/main.js']);
   for (const entry of compiled) {
     const source = entry.replace(/^dist\//, '').replace(/\.js$/, '.ts');
     expect(existsSync(`${root}/${source}`), source).toBe(true);
