@@ -1,5 +1,6 @@
 import * as pkijs from 'pkijs';
 import { readSignedData } from './cms-read.js';
+import { readCertificates } from './der-memo.js';
 import { chainExpiry, outsideValidity, verifyCms } from './cms.js';
 import { tokenProblems } from './timestamp.js';
 import type { LongTermData } from './long-term.js';
@@ -47,13 +48,7 @@ export async function checkLongTerm(
   let newest: LongTermCheck['newest'] = null;
   const held: LongTermCheck['held'] = [];
   // Certificates the /DSS carries: a token that leaves out an intermediate may find it there.
-  const pool = data.dss.certs.flatMap((der) => {
-    try {
-      return [pkijs.Certificate.fromBER(der)];
-    } catch {
-      return [];
-    }
-  });
+  const pool = readCertificates(data.dss.certs);
   // Each token read once, first: a token is judged at the time its successor claims (its genTime) to vouch for it.
   const read = data.documentTimestamps.map((ts) => readToken(ts.token));
   const claimed = read.map((r) => (typeof r === 'string' ? null : r.info.genTime));

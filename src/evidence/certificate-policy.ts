@@ -1,6 +1,7 @@
-import { createHash, createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { encodedOnce, parsedOnce } from './der-memo.js';
 import { certificateDer, EKU_TIME_STAMPING, EXT, formatName, OID, summarize } from './pki.js';
 
 /**
@@ -185,8 +186,8 @@ function certificateProblem(cert: pkijs.Certificate, at: Date): string | undefin
   }
   // RFC 5280 4.1.1.2: signatureAlgorithm "MUST contain the same algorithm identifier as the signature field" in the
   // signed part. Only the signed one is protected: a validator reading the other could be told a different algorithm.
-  const inner = Buffer.from(cert.signature.toSchema().toBER(false));
-  const outer = Buffer.from(cert.signatureAlgorithm.toSchema().toBER(false));
+  const inner = encodedOnce(cert.signature);
+  const outer = encodedOnce(cert.signatureAlgorithm);
   if (!inner.equals(outer)) return 'its signed and unsigned signature algorithm fields differ (RFC 5280 4.1.1.2)';
   const seen = new Set<string>();
   for (const ext of cert.extensions ?? []) {
@@ -238,12 +239,19 @@ function keyIdsDisagree(child: pkijs.Certificate, issuer: pkijs.Certificate): bo
   return !!a && !!s && !Buffer.from(a).equals(Buffer.from(s));
 }
 
-async function signedBy(child: pkijs.Certificate, issuer: pkijs.Certificate): Promise<boolean> {
-  try {
-    return await child.verify(issuer);
-  } catch {
-    return false;
-  }
+/**
+ * Whether `issuer`'s key verifies `child`'s signature: the same bytes and the same key give the same answer, so it is
+ * remembered per pair of certificate objects (the remembered certificates are the same objects in every check, and
+ * each verification imported the key again). Dates, names and extensions are still judged at each use.
+ */
+const SIGNED_BY = new WeakMap<pkijs.Certificate, WeakMap<pkijs.Certificate, Promise<boolean>>>();
+
+function signedBy(child: pkijs.Certificate, issuer: pkijs.Certificate): Promise<boolean> {
+  let byIssuer = SIGNED_BY.get(child);
+  if (!byIssuer) SIGNED_BY.set(child, (byIssuer = new WeakMap()));
+  let verdict = byIssuer.get(issuer);
+  if (!verdict) byIssuer.set(issuer, (verdict = child.verify(issuer).catch(() => false)));
+  return verdict;
 }
 
 /**
@@ -472,11 +480,28 @@ function digestProblem(what: string, oid: string, at: Date): string | undefined 
   return undefined;
 }
 
+/** The key a structure read from bytes holds, read once per object (or why it cannot be read, thrown each time). */
+const KEYS = new WeakMap<pkijs.PublicKeyInfo, KeyObject | Error>();
+
+function keyOf(publicKey: pkijs.PublicKeyInfo): KeyObject {
+  let key = KEYS.get(publicKey);
+  if (key === undefined) {
+    try {
+      key = createPublicKey({ key: encodedOnce(publicKey), format: 'der', type: 'spki' });
+    } catch (err) {
+      key = err as Error;
+    }
+    KEYS.set(publicKey, key);
+  }
+  if (key instanceof Error) throw key;
+  return key;
+}
+
 /** The key's type and strength: RSA modulus size by date, EC on the NIST curves only. */
 function keyProblems(what: string, publicKey: pkijs.PublicKeyInfo, at: Date, expected?: 'rsa' | 'ec'): string[] {
   let key;
   try {
-    key = createPublicKey({ key: Buffer.from(publicKey.toSchema().toBER(false)), format: 'der', type: 'spki' });
+    key = keyOf(publicKey);
   } catch (err) {
     return [`${what}: its public key cannot be read (${(err as Error).message})`];
   }
@@ -616,7 +641,9 @@ function essCertIdProblem(attribute: pkijs.Attribute, v2: boolean, signer: pkijs
   let certHash: Uint8Array;
   let issuerSerial: asn1js.Sequence | undefined;
   try {
-    const value = parseDer(new Uint8Array((attribute.values[0] as asn1js.AsnType).toBER(false)));
+    // Every seal by one signer carries the same value: read once per process (only read from here on).
+    const der = new Uint8Array((attribute.values[0] as asn1js.AsnType).toBER(false));
+    const value = parsedOnce('ess-cert-id', der, () => parseDer(der));
     if (!(value instanceof asn1js.Sequence)) throw new Error('not a SEQUENCE');
     const certs = value.valueBlock.value[0];
     if (!(certs instanceof asn1js.Sequence) || certs.valueBlock.value.length === 0) throw new Error('no certificate identifiers');

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import * as pkijs from 'pkijs';
 
 /**
  * What was parsed from DER, remembered per process by the SHA-256 of the bytes: a worker checks the same CA's
@@ -19,4 +20,33 @@ export function parsedOnce<T>(kind: string, der: Uint8Array, parse: () => T): T 
   MEMO.set(key, parsed);
   if (MEMO.size > MAX_ENTRIES) MEMO.delete(MEMO.keys().next().value!);
   return parsed;
+}
+
+interface Encodable {
+  toSchema(): { toBER(sizeOnly?: boolean): ArrayBuffer };
+}
+
+/**
+ * The DER of a structure read from bytes (a name, an algorithm, a key, a certificate), encoded once per object. The
+ * remembered certificates above are the same objects in every check, and pkijs rebuilds its schema tree each time it
+ * encodes one: comparing names and algorithms, and reading keys, did that for every seal. Only for structures the
+ * checks read and never change; a structure being built (signing, tests) is encoded with toSchema() as usual.
+ */
+const ENCODED = new WeakMap<object, Buffer>();
+
+export function encodedOnce(value: Encodable): Buffer {
+  let der = ENCODED.get(value);
+  if (!der) ENCODED.set(value, (der = Buffer.from(value.toSchema().toBER(false))));
+  return der;
+}
+
+/** Certificates from DER (a /DSS's, a token's pool), each parsed once; those that cannot be read left out. */
+export function readCertificates(ders: readonly Uint8Array[]): pkijs.Certificate[] {
+  return ders.flatMap((der) => {
+    try {
+      return [parsedOnce('certificate', der, () => pkijs.Certificate.fromBER(der))];
+    } catch {
+      return [];
+    }
+  });
 }

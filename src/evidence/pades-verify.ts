@@ -10,7 +10,7 @@ import { findSeal, readLongTermData, SealedRevisionError, type LongTermData } fr
 import { checkSignatureTimestamp, type TimestampSummary } from './timestamp.js';
 import { chainAlgorithmProblems, essProblem, sealCertificateProblems, signerInfoAlgorithmProblems } from './certificate-policy.js';
 import { revocationStatus, type RevocationSources } from './revocation-check.js';
-import { parsedOnce } from './der-memo.js';
+import { readCertificates } from './der-memo.js';
 import { formatPin, spkiSha256, type TrustPolicy } from './trust.js';
 
 /** What checking one PDF's signature found; `problems` is empty exactly when the signature is valid, whole and trusted. */
@@ -316,17 +316,6 @@ function revocationSources(longTerm: LongTermData | undefined, signedData: pkijs
     }
   }
   return { ocsps, crls };
-}
-
-/** Certificates from DER, those that cannot be read left out. */
-function readCertificates(ders: readonly Buffer[]): pkijs.Certificate[] {
-  return ders.flatMap((der) => {
-    try {
-      return [parsedOnce('certificate', der, () => pkijs.Certificate.fromBER(der))];
-    } catch {
-      return [];
-    }
-  });
 }
 
 /** Why a seal's CMS is not a detached signature over data (with the signed content type saying so), if it is not. */

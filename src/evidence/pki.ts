@@ -294,7 +294,16 @@ export function summarize(cert: pkijs.Certificate): CertificateSummary {
 const DER_SHA256 = new Map<string, string>();
 const DER_SHA256_MAX = 1_000;
 
+/** The same, per certificate object: a remembered certificate is summarized in every check. */
+const DER_SHA256_OF = new WeakMap<pkijs.Certificate, string>();
+
 function derSha256(cert: pkijs.Certificate): string {
+  let known = DER_SHA256_OF.get(cert);
+  if (!known) DER_SHA256_OF.set(cert, (known = derSha256ByParts(cert)));
+  return known;
+}
+
+function derSha256ByParts(cert: pkijs.Certificate): string {
   const tbs = cert.tbsView;
   // Without a signed part as read, certificateDer encodes no certificate of its own: nothing to remember.
   if (!tbs.byteLength) return createHash('sha256').update(certificateDer(cert)).digest('hex');

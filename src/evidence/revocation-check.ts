@@ -2,7 +2,7 @@ import { constants, createHash, createPublicKey, verify as verifySignature, type
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { algorithmProblems } from './certificate-policy.js';
-import { parsedOnce } from './der-memo.js';
+import { encodedOnce, parsedOnce } from './der-memo.js';
 
 /** Revocation data as found (a PDF's /DSS, a CMS's revocation values): DER OCSPResponse (RFC 6960) and CertificateList (RFC 5280). */
 export interface RevocationSources {
@@ -669,7 +669,7 @@ function publicKey(cert: pkijs.Certificate): KeyObject | string {
   let key = KEYS.get(cert);
   if (key === undefined) {
     try {
-      key = createPublicKey({ key: Buffer.from(cert.subjectPublicKeyInfo.toSchema().toBER(false)), format: 'der', type: 'spki' });
+      key = createPublicKey({ key: encodedOnce(cert.subjectPublicKeyInfo), format: 'der', type: 'spki' });
     } catch {
       key = "its signer's public key cannot be read";
     }
@@ -700,7 +700,7 @@ function integerKey(value: asn1js.Integer): string {
 }
 
 function nameDer(name: pkijs.RelativeDistinguishedNames): Buffer {
-  return Buffer.from(name.toSchema().toBER(false));
+  return encodedOnce(name);
 }
 
 function keySha1(cert: pkijs.Certificate): Buffer {
@@ -708,7 +708,7 @@ function keySha1(cert: pkijs.Certificate): Buffer {
 }
 
 function sameAlgorithm(a: pkijs.AlgorithmIdentifier, b: pkijs.AlgorithmIdentifier): boolean {
-  return Buffer.from(a.toSchema().toBER(false)).equals(Buffer.from(b.toSchema().toBER(false)));
+  return encodedOnce(a).equals(encodedOnce(b));
 }
 
 /** An extension's value, parsed (undefined when absent or unreadable). */
