@@ -177,10 +177,10 @@ export class StreamedPdf {
   #scan(chunk: Buffer): void {
     const carried = this.#carry.length;
     const edge = Buffer.concat([this.#carry, chunk.subarray(0, RANGE_TEXT_BYTES)]);
-    for (let at = edge.indexOf(BYTE_RANGE); at !== -1 && at < carried; at = edge.indexOf(BYTE_RANGE, at + 1)) {
+    for (let at = byteRangeAt(edge, 0); at !== -1 && at < carried; at = byteRangeAt(edge, at + 1)) {
       if (at + RANGE_TEXT_BYTES <= edge.length) this.#found(edge.subarray(at, at + RANGE_TEXT_BYTES));
     }
-    for (let at = chunk.indexOf(BYTE_RANGE); at !== -1 && at + RANGE_TEXT_BYTES <= chunk.length; at = chunk.indexOf(BYTE_RANGE, at + 1)) {
+    for (let at = byteRangeAt(chunk, 0); at !== -1 && at + RANGE_TEXT_BYTES <= chunk.length; at = byteRangeAt(chunk, at + 1)) {
       this.#found(chunk.subarray(at, at + RANGE_TEXT_BYTES));
     }
     const keep = RANGE_TEXT_BYTES - 1;
@@ -189,7 +189,7 @@ export class StreamedPdf {
 
   /** At the end of the file: a /ByteRange in its last bytes is read with what there is. */
   #scanCarry(): void {
-    for (let at = this.#carry.indexOf(BYTE_RANGE); at !== -1; at = this.#carry.indexOf(BYTE_RANGE, at + 1)) {
+    for (let at = byteRangeAt(this.#carry, 0); at !== -1; at = byteRangeAt(this.#carry, at + 1)) {
       this.#found(this.#carry.subarray(at));
     }
     this.#carry = Buffer.alloc(0);
@@ -331,5 +331,19 @@ export class StreamedPdf {
     return out;
   }
 }
+
+/**
+ * Where the next whole "/ByteRange" starts in `buf` from `from`, or -1: as `buf.indexOf(BYTE_RANGE, from)`, found by
+ * its first two bytes and then compared. Node searches a ten-byte pattern with tables it builds at each call: about
+ * 0.6 s per GiB of a large document, against 0.15 s for a two-byte one (`npm run bench -- archive` measures the pass).
+ */
+function byteRangeAt(buf: Buffer, from: number): number {
+  for (let at = buf.indexOf(BYTE_RANGE_START, from); at !== -1; at = buf.indexOf(BYTE_RANGE_START, at + 1)) {
+    if (at + BYTE_RANGE.length > buf.length) return -1;
+    if (buf.compare(BYTE_RANGE, 0, BYTE_RANGE.length, at, at + BYTE_RANGE.length) === 0) return at;
+  }
+  return -1;
+}
+const BYTE_RANGE_START = BYTE_RANGE.subarray(0, 2);
 
 const size = (bytes: number) => (bytes >= 2 ** 20 ? `${Math.round((bytes / 2 ** 20) * 10) / 10} MiB` : `${Math.ceil(bytes / 1024)} KiB`);
