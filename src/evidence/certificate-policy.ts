@@ -641,8 +641,10 @@ function essCertIdProblem(attribute: pkijs.Attribute, v2: boolean, signer: pkijs
   let certHash: Uint8Array;
   let issuerSerial: asn1js.Sequence | undefined;
   try {
-    // Every seal by one signer carries the same value: read once per process (only read from here on).
-    const der = new Uint8Array((attribute.values[0] as asn1js.AsnType).toBER(false));
+    // Every seal by one signer carries the same value: read once per process (only read from here on), from the
+    // bytes it was read from (encoding the parsed value again cost as much as reading it).
+    const block = attribute.values[0] as asn1js.BaseBlock;
+    const der = block.valueBeforeDecodeView.byteLength > 0 ? block.valueBeforeDecodeView : new Uint8Array(block.toBER(false));
     const value = parsedOnce('ess-cert-id', der, () => parseDer(der));
     if (!(value instanceof asn1js.Sequence)) throw new Error('not a SEQUENCE');
     const certs = value.valueBlock.value[0];
