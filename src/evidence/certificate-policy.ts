@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { encodedOnce, parsedOnce } from './der-memo.js';
+import { encodedOnce } from './der-memo.js';
 import { certificateDer, EKU_TIME_STAMPING, EXT, formatName, OID, summarize } from './pki.js';
 
 /**
@@ -641,11 +641,11 @@ function essCertIdProblem(attribute: pkijs.Attribute, v2: boolean, signer: pkijs
   let certHash: Uint8Array;
   let issuerSerial: asn1js.Sequence | undefined;
   try {
-    // Every seal by one signer carries the same value: read once per process (only read from here on), from the
-    // bytes it was read from (encoding the parsed value again cost as much as reading it).
+    // Read from the bytes it was read from (encoding the parsed value again cost as much as reading it), and at each
+    // check: pkijs's GeneralNames reader below writes to the tree it reads, so a tree kept between checks would read
+    // differently the second time.
     const block = attribute.values[0] as asn1js.BaseBlock;
-    const der = block.valueBeforeDecodeView.byteLength > 0 ? block.valueBeforeDecodeView : new Uint8Array(block.toBER(false));
-    const value = parsedOnce('ess-cert-id', der, () => parseDer(der));
+    const value = parseDer(block.valueBeforeDecodeView.byteLength > 0 ? block.valueBeforeDecodeView : new Uint8Array(block.toBER(false)));
     if (!(value instanceof asn1js.Sequence)) throw new Error('not a SEQUENCE');
     const certs = value.valueBlock.value[0];
     if (!(certs instanceof asn1js.Sequence) || certs.valueBlock.value.length === 0) throw new Error('no certificate identifiers');

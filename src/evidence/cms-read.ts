@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { MAX_ENTRY_NODES } from './der-memo.js';
 
 /**
  * Reads a CMS ContentInfo that holds SignedData (a seal, a time-stamp token). Every seal a worker checks carries
@@ -56,11 +57,15 @@ interface Parsed {
 
 /**
  * Remembered certificates: a worker sees a handful (its providers' signers and TSAs, their CAs). Bounded in
- * count and in bytes, and only certificates of a plausible size, so a hostile CMS cannot make it hold much.
+ * count, in bytes and in the nodes the parses hold (as der-memo.ts bounds its own: a few KiB of DER can be thousands
+ * of nodes, each about a kilobyte of heap), and only certificates of a plausible size, so a hostile CMS cannot make
+ * it hold much.
  */
 const PARSED = new Map<string, Parsed>();
 const PARSED_MAX = 64;
 const REMEMBERED_MAX_BYTES = 16 * 1024;
+const REMEMBERED_MAX_NODES = 16_384;
+let rememberedNodes = 0;
 
 /** The certificate with these DER bytes, parsed once; undefined when it does not parse (the CMS is read whole). */
 function parsedCertificate(der: Uint8Array): Parsed | undefined {
@@ -76,9 +81,14 @@ function parsedCertificate(der: Uint8Array): Parsed | undefined {
   } catch {
     return undefined;
   }
-  if (der.length <= REMEMBERED_MAX_BYTES) {
-    if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
+  if (der.length <= REMEMBERED_MAX_BYTES && parsed.nodes <= MAX_ENTRY_NODES) {
     PARSED.set(key, parsed);
+    rememberedNodes += parsed.nodes;
+    for (const [oldest, entry] of PARSED) {
+      if (PARSED.size <= PARSED_MAX && rememberedNodes <= REMEMBERED_MAX_NODES) break;
+      PARSED.delete(oldest);
+      rememberedNodes -= entry.nodes;
+    }
   }
   return parsed;
 }

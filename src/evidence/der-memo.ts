@@ -6,20 +6,66 @@ import * as pkijs from 'pkijs';
  * OCSP responses, CRLs and certificates in every seal, and asn1js with pkijs's schemas is most of what a check
  * costs. Only the parse is remembered (pure, from those exact bytes); every verdict on what was parsed (dates,
  * signatures, which certificate) is still judged at each use. The parsed objects are shared, so callers only read
- * them. Small inputs only, and a bounded number, the oldest out first, so hostile files cannot fill memory.
+ * them (a reader that writes to the tree it reads, as pkijs's GeneralName does, must not be given one).
+ *
+ * Bounded by what a parse holds, not only by its bytes: asn1js keeps about a kilobyte of heap per node, and 19 KiB
+ * of DER can be 9,500 nodes, so entries are counted in nodes (MAX_ENTRY_NODES each, MAX_NODES in all, the oldest
+ * out first), and a structure larger than that is parsed at each use instead.
  */
-const MEMO = new Map<string, unknown>();
-const MAX_ENTRIES = 256;
+const MEMO = new Map<string, { parsed: unknown; nodes: number }>();
 const MAX_BYTES = 64 * 1024;
+/** A certificate is about 150 nodes, an OCSP response about 200, a CRL five per revoked certificate. */
+export const MAX_ENTRY_NODES = 4_096;
+const MAX_NODES = 65_536;
+let remembered = 0;
 
 export function parsedOnce<T>(kind: string, der: Uint8Array, parse: () => T): T {
   if (der.length > MAX_BYTES) return parse();
   const key = `${kind}:${createHash('sha256').update(der).digest('hex')}`;
-  if (MEMO.has(key)) return MEMO.get(key) as T;
+  const known = MEMO.get(key);
+  if (known) return known.parsed as T;
   const parsed = parse();
-  MEMO.set(key, parsed);
-  if (MEMO.size > MAX_ENTRIES) MEMO.delete(MEMO.keys().next().value!);
+  const nodes = derNodes(der, MAX_ENTRY_NODES);
+  if (nodes <= MAX_ENTRY_NODES) {
+    MEMO.set(key, { parsed, nodes });
+    remembered += nodes;
+    for (const [oldest, entry] of MEMO) {
+      if (remembered <= MAX_NODES) break;
+      MEMO.delete(oldest);
+      remembered -= entry.nodes;
+    }
+  }
   return parsed;
+}
+
+/**
+ * How many ASN.1 values `der` holds, each constructed one and everything inside it, counted without building
+ * anything; `limit + 1` as soon as there are more, or when the bytes are not definite-length TLVs all through (such
+ * a value is not remembered).
+ */
+export function derNodes(der: Uint8Array, limit: number): number {
+  let count = 0;
+  const walk = (from: number, to: number, depth: number): boolean => {
+    for (let at = from; at < to;) {
+      if (++count > limit || depth > 64 || at + 2 > to) return false;
+      const tag = der[at]!;
+      if ((tag & 0x1f) === 0x1f) return false;
+      let length = der[at + 1]!;
+      let value = at + 2;
+      if (length & 0x80) {
+        const n = length & 0x7f;
+        if (n === 0 || n > 4 || value + n > to) return false;
+        length = 0;
+        for (let k = 0; k < n; k++) length = length * 256 + der[value++]!;
+      }
+      const end = value + length;
+      if (end > to) return false;
+      if (tag & 0x20 && !walk(value, end, depth + 1)) return false;
+      at = end;
+    }
+    return true;
+  };
+  return walk(0, der.length, 0) ? count : limit + 1;
 }
 
 interface Encodable {

@@ -733,6 +733,22 @@ describe('essProblem', () => {
     ).toBeUndefined();
   });
 
+  it('judges the same attribute bytes the same way at every check (a reader that rewrites what it reads)', () => {
+    // pkijs's GeneralName reader retags a dNSName or URI node of the tree it reads: a parse kept between checks read
+    // differently the second time, so each signer's attribute is read afresh.
+    const names = new pkijs.GeneralNames({
+      names: [new pkijs.GeneralName({ type: 4, value: seal().issuer }), new pkijs.GeneralName({ type: 2, value: 'ca.example' })],
+    });
+    const id = new asn1js.Sequence({
+      value: [
+        new asn1js.OctetString({ valueHex: createHash('sha256').update(certificateDer(seal())).digest() }),
+        new asn1js.Sequence({ value: [names.toSchema(), new asn1js.Integer({ valueHex: seal().serialNumber.valueBlock.valueHexView })] }),
+      ],
+    });
+    const verdicts = [1, 2, 3].map(() => essProblem(signerInfo([attribute(true, [id])]), seal(), { requireV2: true }));
+    expect(new Set(verdicts).size).toBe(1);
+  });
+
   it('accepts the SHA-1 signing-certificate only where v2 is not required (a time-stamp token)', () => {
     const v1 = signerInfo([attribute(false, [certId(seal(), { v1: true })])]);
     expect(essProblem(v1, seal(), { requireV2: false })).toBeUndefined();
