@@ -688,6 +688,9 @@ function essCertIdProblem(attribute: pkijs.Attribute, v2: boolean, signer: pkijs
       if (!(serial instanceof asn1js.Integer) || issuerSerial.valueBlock.value.length !== 2)
         throw new Error('not { issuer, serialNumber }');
       const issuer = new pkijs.GeneralNames({ schema: names });
+      // CAdES has the issuer named by its distinguished name alone; pyHanko refuses any other name beside it.
+      if (issuer.names.length !== 1 || issuer.names[0]!.type !== 4)
+        return `the ${label} attribute's issuerSerial names the issuer otherwise than by its distinguished name alone`;
       const namesIssuer = issuer.names.some(
         (n) => n.type === 4 && n.value instanceof pkijs.RelativeDistinguishedNames && n.value.isEqual(signer.issuer),
       );

@@ -38,6 +38,8 @@ export interface CmsOptions {
   attributes?: SignedAttributes;
   /** The certificate the ESS attribute names (default: the signer's). */
   essCertificate?: pkijs.Certificate;
+  /** A DNS name beside the issuer's distinguished name in the ESS issuerSerial. */
+  essIssuerDnsName?: string;
   /** The certificate the SignerIdentifier names (default: the signer's). */
   sidCertificate?: pkijs.Certificate;
   signingTime?: Date;
@@ -49,26 +51,18 @@ export interface CmsOptions {
   corrupt?: boolean;
 }
 
-function essCertIdV2(cert: pkijs.Certificate): asn1js.Sequence {
+function issuerSerial(cert: pkijs.Certificate, dnsName?: string): asn1js.Sequence {
+  const names: asn1js.AsnType[] = [new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 4 }, value: [cert.issuer.toSchema()] })];
+  if (dnsName) names.push(new asn1js.Primitive({ idBlock: { tagClass: 3, tagNumber: 2 }, valueHex: Buffer.from(dnsName, 'ascii') }));
   return new asn1js.Sequence({
-    value: [new asn1js.OctetString({ valueHex: digest('SHA-256', certDer(cert)) }), issuerSerial(cert)],
+    value: [new asn1js.Sequence({ value: names }), new asn1js.Integer({ valueHex: cert.serialNumber.valueBlock.valueHexView })],
   });
 }
 
-function issuerSerial(cert: pkijs.Certificate): asn1js.Sequence {
-  return new asn1js.Sequence({
-    value: [
-      new asn1js.Sequence({ value: [new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 4 }, value: [cert.issuer.toSchema()] })] }),
-      new asn1js.Integer({ valueHex: cert.serialNumber.valueBlock.valueHexView }),
-    ],
+function signingCertificate(cert: pkijs.Certificate, version: 1 | 2, dnsName?: string): pkijs.Attribute {
+  const id = new asn1js.Sequence({
+    value: [new asn1js.OctetString({ valueHex: digest(version === 2 ? 'SHA-256' : 'SHA-1', certDer(cert)) }), issuerSerial(cert, dnsName)],
   });
-}
-
-function signingCertificate(cert: pkijs.Certificate, version: 1 | 2): pkijs.Attribute {
-  const id =
-    version === 2
-      ? essCertIdV2(cert)
-      : new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: digest('SHA-1', certDer(cert)) }), issuerSerial(cert)] });
   return new pkijs.Attribute({
     type: version === 2 ? OID.signingCertificateV2 : SIGNING_CERTIFICATE_V1,
     values: [new asn1js.Sequence({ value: [new asn1js.Sequence({ value: [id] })] })],
@@ -93,7 +87,8 @@ export async function buildCms(options: CmsOptions): Promise<Buffer> {
   if (kind === 'signing-time-only' || kind === 'pades+signing-time' || options.signingTime) {
     attrs.push(new pkijs.Attribute({ type: SIGNING_TIME, values: [new asn1js.UTCTime({ valueDate: options.signingTime ?? new Date() })] }));
   }
-  if (kind === 'pades' || kind === 'pades+signing-time') attrs.push(signingCertificate(options.essCertificate ?? cert, 2));
+  if (kind === 'pades' || kind === 'pades+signing-time')
+    attrs.push(signingCertificate(options.essCertificate ?? cert, 2, options.essIssuerDnsName));
   if (kind === 'ess-v1') attrs.push(signingCertificate(options.essCertificate ?? cert, 1));
 
   const signedAttrs = kind === 'none' ? undefined : new pkijs.SignedAndUnsignedAttributes({ type: 0, attributes: attrs });

@@ -626,6 +626,12 @@ export function corpusSpecs(): VariantSpec[] {
     }),
     { expect: 'refuse', reason: /signing-certificate|ESS/i, externals: 'must-refuse' },
   );
+  cms(
+    'cms-ess-issuer-extra-name',
+    "signing-certificate-v2's issuerSerial names the issuer by its DN and a DNS name beside it",
+    () => ({ cms: { essIssuerDnsName: 'ca.corpus.example' } }),
+    { expect: 'refuse', reason: /distinguished name alone/, externals: 'must-refuse' },
+  );
   cms('cms-ess-v1', 'the ESS signing-certificate (v1, SHA-1) in place of v2', () => ({ cms: { attributes: 'ess-v1' } }), {
     expect: 'refuse',
     reason: /signing-certificate|ESS|SHA-1/i,
