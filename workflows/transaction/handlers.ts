@@ -95,7 +95,9 @@ export class Requests {
     if (!tx.created || tx.isFinishing()) throw finished(`transaction is ${tx.phase}`);
     if (tx.phase === 'draft')
       throw ApplicationFailure.nonRetryable('transaction is a draft: send it first', FailureType.TransactionIsDraft);
-    if (awaitsApprovers(tx)) throw awaitingApproval();
+    // Still unsent: the condition may have held while the quorum was unmet and an approval met it since (the approve
+    // recorded in the same activation): the loop has not sent it yet, so it is refused as before the approval.
+    if (tx.phase === 'awaiting_approval' || awaitsApprovers(tx)) throw awaitingApproval();
     // Checked here too: an update that came with the start was validated before the participants were known.
     const unknown = tx.unknownParticipants(participantIds);
     if (unknown.length > 0)
