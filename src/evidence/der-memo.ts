@@ -41,31 +41,41 @@ export function parsedOnce<T>(kind: string, der: Uint8Array, parse: () => T): T 
 /**
  * How many ASN.1 values `der` holds, each constructed one and everything inside it, counted without building
  * anything; `limit + 1` as soon as there are more, or when the bytes are not definite-length TLVs all through (such
- * a value is not remembered).
+ * a value is not remembered). An OCTET STRING's or BIT STRING's content that reads as values is counted too: asn1js
+ * reads such encapsulated values into the tree it keeps.
  */
 export function derNodes(der: Uint8Array, limit: number): number {
   let count = 0;
-  const walk = (from: number, to: number, depth: number): boolean => {
+  const walk = (from: number, to: number, depth: number): 'ok' | 'bad' | 'over' => {
     for (let at = from; at < to;) {
-      if (++count > limit || depth > 64 || at + 2 > to) return false;
+      if (++count > limit) return 'over';
+      if (depth > 64 || at + 2 > to) return 'bad';
       const tag = der[at]!;
-      if ((tag & 0x1f) === 0x1f) return false;
+      if ((tag & 0x1f) === 0x1f) return 'bad';
       let length = der[at + 1]!;
       let value = at + 2;
       if (length & 0x80) {
         const n = length & 0x7f;
-        if (n === 0 || n > 4 || value + n > to) return false;
+        if (n === 0 || n > 4 || value + n > to) return 'bad';
         length = 0;
         for (let k = 0; k < n; k++) length = length * 256 + der[value++]!;
       }
       const end = value + length;
-      if (end > to) return false;
-      if (tag & 0x20 && !walk(value, end, depth + 1)) return false;
+      if (end > to) return 'bad';
+      if (tag & 0x20) {
+        const inner = walk(value, end, depth + 1);
+        if (inner !== 'ok') return inner;
+      } else if ((tag === 0x04 || tag === 0x03) && end > value) {
+        const before = count;
+        const inner = walk(tag === 0x03 ? value + 1 : value, end, depth + 1);
+        if (inner === 'over') return inner;
+        if (inner === 'bad') count = before; // plain bytes: one value
+      }
       at = end;
     }
-    return true;
+    return 'ok';
   };
-  return walk(0, der.length, 0) ? count : limit + 1;
+  return walk(0, der.length, 0) === 'ok' ? count : limit + 1;
 }
 
 interface Encodable {

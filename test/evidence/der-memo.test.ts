@@ -28,6 +28,17 @@ describe('parsedOnce', () => {
     expect(parsedOnce('test-nulls', der, () => asn1js.fromBER(der).result)).not.toBe(first);
   });
 
+  it('counts the values an OCTET STRING or BIT STRING encapsulates, as asn1js reads them into its tree', () => {
+    const wrapped = (tag: 'octet' | 'bit') => {
+      const inner = manyNulls(9_500);
+      const block =
+        tag === 'octet' ? new asn1js.OctetString({ valueHex: inner }) : new asn1js.BitString({ valueHex: Uint8Array.from([0, ...inner]) });
+      return new Uint8Array(block.toBER(false));
+    };
+    for (const tag of ['octet', 'bit'] as const) expect(derNodes(wrapped(tag), MAX_ENTRY_NODES)).toBe(MAX_ENTRY_NODES + 1);
+    expect(derNodes(new Uint8Array(new asn1js.OctetString({ valueHex: Uint8Array.from([1, 2, 3]) }).toBER(false)), 100)).toBe(1);
+  });
+
   it('counts nodes only through definite-length DER; anything else is not remembered', () => {
     expect(derNodes(manyNulls(3), 100)).toBe(4);
     const indefinite = Uint8Array.from([0x30, 0x80, 0x05, 0x00, 0x00, 0x00]);
