@@ -15,7 +15,9 @@ export function providerFailure(err: unknown): unknown {
       message: err.message,
       type: FailureType.ProviderUnavailable,
       nonRetryable: false,
-      ...(err.retryAfterMs !== undefined ? { nextRetryDelay: err.retryAfterMs } : {}),
+      // A Retry-After of 0 (or a date already past) asks for no wait: the retry policy's own backoff applies, as
+      // without one. Given as a delay of 0, Temporal ended the activity unretried instead.
+      ...(err.retryAfterMs !== undefined && err.retryAfterMs > 0 ? { nextRetryDelay: err.retryAfterMs } : {}),
       details: [{ status: err.status ?? null, kind: err.kind }],
     });
   }
