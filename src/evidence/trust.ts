@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type * as pkijs from 'pkijs';
+import { encodedOnce } from './der-memo.js';
 import { parseCertificates } from './pki.js';
 
 /**
@@ -31,9 +32,7 @@ export function trustAnchorsOnly(anchors: readonly pkijs.Certificate[]): TrustPo
 
 /** The SHA-256 of a certificate's SubjectPublicKeyInfo (RFC 7469's pin), lower-case hex. */
 export function spkiSha256(cert: pkijs.Certificate): string {
-  return createHash('sha256')
-    .update(Buffer.from(cert.subjectPublicKeyInfo.toSchema().toBER(false)))
-    .digest('hex');
+  return createHash('sha256').update(encodedOnce(cert.subjectPublicKeyInfo)).digest('hex');
 }
 
 /**
