@@ -3,7 +3,7 @@
 // sign it to an archive that keeps the approvers' answers; one rejection ends it `rejected` and nothing is ever sent;
 // approvers' reminders, then their deadline, end it `expired`; a cancel while it awaits approval; every refusal.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { LocalArchiveStore } from '../../src/archive/store.js';
 import { failureTypeOf } from '../../src/client/failures.js';
 import {
@@ -78,8 +78,11 @@ const refusal = (p: Promise<unknown>) =>
     (err: unknown) => failureTypeOf(err) ?? ((err as { cause?: Error }).cause ?? (err as Error)).message,
   );
 
-describe('approvals before sending', () => {
-  it('a 2-of-3 quorum sends it at the second approval; its signers sign; the archive keeps the answers', async () => {
+// Each test has transactions of its own (the doubles above key on them, the receiver's events are read by reference):
+// they run side by side, as most of their time is waiting on deadlines and reminders. Side by side, an event reaches
+// the receiver later than it would alone: each wait for one allows as long as the file's other waits.
+describe.concurrent('approvals before sending', () => {
+  it('a 2-of-3 quorum sends it at the second approval; its signers sign; the archive keeps the answers', async ({ expect }) => {
     const { input, handle, status, transactionId, events, approve } = await started({ approvers: BOARD, quorum: 2 });
     // A draft at the provider, which no signer can open, until the quorum approves.
     expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('draft');
@@ -94,7 +97,7 @@ describe('approvals before sending', () => {
         correctEsignTransaction(env.temporal.client, input.referenceId, { kind: 'resend', by: 'ops:jane', participantId: ada }),
       ),
     ).toContain('awaits approval');
-    await expect.poll(() => events('approval.requested')).toHaveLength(1);
+    await expect.poll(() => events('approval.requested'), { timeout: 20_000 }).toHaveLength(1);
     expect(events('approval.requested')[0]!.data).toMatchObject({ quorum: 2, approvals: 0, reminder: 0, waitingFor: BOARD });
 
     const first = await approve('cfo', 'budget checked');
@@ -132,11 +135,11 @@ describe('approvals before sending', () => {
       expect.objectContaining({ approverId: 'legal', decision: 'approved' }),
     ]);
     await expect
-      .poll(() => events('approval.given').map((e) => (e.data.approval as { approverId: string }).approverId))
+      .poll(() => events('approval.given').map((e) => (e.data.approval as { approverId: string }).approverId), { timeout: 20_000 })
       .toEqual(['cfo', 'legal']);
   });
 
-  it('one rejection ends it rejected, with its reason, and it is never sent', async () => {
+  it('one rejection ends it rejected, with its reason, and it is never sent', async ({ expect }) => {
     const { handle, transactionId, events, approve, reject } = await started({ approvers: BOARD, quorum: 2 });
     await approve('ops');
     // The client refuses a rejection without its reason; another SDK's is refused by the workflow.
@@ -156,11 +159,13 @@ describe('approvals before sending', () => {
     expect((await env.sandbox.client.getTransaction(transactionId)).status).toBe('draft');
     expect(await refusal(approve('cfo'))).toMatch(/rejected|closed|completed/i);
     await recordHistory(handle, 'approval-rejected.json');
-    await expect.poll(() => events('transaction.rejected')).toHaveLength(1);
+    await expect.poll(() => events('transaction.rejected'), { timeout: 20_000 }).toHaveLength(1);
     expect(events('approval.rejected')[0]!.data.approval).toMatchObject({ approverId: 'legal', comment: 'clause 7 is not what we agreed' });
   });
 
-  it("approvers' reminders, then their deadline, end it expired; a cancel while it awaits approval ends it cancelled", async () => {
+  it("approvers' reminders, then their deadline, end it expired; a cancel while it awaits approval ends it cancelled", async ({
+    expect,
+  }) => {
     const late = await started({
       approvers: BOARD.slice(0, 2),
       deadline: '5 seconds',
@@ -192,7 +197,7 @@ describe('approvals before sending', () => {
     expect((await env.sandbox.client.getTransaction(cancelled.transactionId)).status).toBe('draft');
   });
 
-  it('an approval given before a hand-over to a new run counts after it', async () => {
+  it('an approval given before a hand-over to a new run counts after it', async ({ expect }) => {
     const { input, handle, transactionId, approve } = await started({ approvers: BOARD }, { maxHistoryEvents: 100 });
     await approve('cfo');
     const firstRun = (await handle.describe()).runId;
@@ -212,7 +217,7 @@ describe('approvals before sending', () => {
     await handle.terminate('test over');
   });
 
-  it('refuses an approval input that cannot work, saying why', async () => {
+  it('refuses an approval input that cannot work, saying why', async ({ expect }) => {
     const refused = async (approval: unknown, extra: Record<string, unknown> = {}) => {
       const input = env.input({ callbackUrl: receiver.url, approval: approval as ApprovalInput, ...extra });
       return refusal(env.start(input));
@@ -239,7 +244,9 @@ describe('approvals before sending', () => {
     await expect(described).rejects.toThrow(/not found/i);
   });
 
-  it('an answer another SDK shapes wrongly is refused with its reason, never read as something else, and the run goes on', async () => {
+  it('an answer another SDK shapes wrongly is refused with its reason, never read as something else, and the run goes on', async ({
+    expect,
+  }) => {
     const { input, handle } = await started({ approvers: BOARD, quorum: 3 });
     const send = (update: typeof approveUpdate | typeof rejectUpdate, arg: unknown) =>
       refusal(handle.executeUpdate(update as typeof approveUpdate, { args: [arg as never] }));
@@ -281,7 +288,9 @@ describe('approvals before sending', () => {
     expect((await handle.query(statusQuery)).approval).toMatchObject({ state: 'ended' });
   });
 
-  it('a signing deadline passing with the approval deadline ends the draft unsent: never withdrawn, overdue or signable', async () => {
+  it('a signing deadline passing with the approval deadline ends the draft unsent: never withdrawn, overdue or signable', async ({
+    expect,
+  }) => {
     // The provider answers a read only after both deadlines and would refuse the withdraw: the loop comes back to a
     // draft past both, and acts on its approvals first.
     const { input, handle, transactionId, esignId, status } = await started(

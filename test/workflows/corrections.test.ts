@@ -3,7 +3,7 @@
 // the new address signing; signers removed and added; a deadline brought forward, which the waiting loop honours; a
 // resend's fresh URL; refusals with their reason; and a correction the provider refuses, which changes nothing.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { LocalArchiveStore } from '../../src/archive/store.js';
 import { failureTypeOf } from '../../src/client/failures.js';
 import { correctEsignTransaction, InvalidCorrection, issueSigningUrl } from '../../src/client/transactions.js';
@@ -42,12 +42,19 @@ const refusal = (p: Promise<unknown>) =>
     (err: unknown) => failureTypeOf(err) ?? ((err as { cause?: Error }).cause ?? (err as Error)).message,
   );
 
-describe('corrections in flight', () => {
-  it('a wrong e-mail corrected after a signature: the old link dies, the new address signs, the integrator hears it', async () => {
+// Each test has a transaction of its own: they run side by side, as most of their time is waiting on deadlines and
+// reminders; but the one that drops every webhook of the sandbox runs alone. Side by side, a webhook or an event is
+// answered later than alone: each wait for one allows as long as the file's other waits.
+describe.concurrent('corrections in flight', () => {
+  it('a wrong e-mail corrected after a signature: the old link dies, the new address signs, the integrator hears it', async ({
+    expect,
+  }) => {
     const { input, handle, transactionId, ada, alan, correct } = await started();
     const { url: oldLink } = await issueSigningUrl(env.temporal.client, input.referenceId, { participantIds: [alan] });
     await env.sandbox.control.signAs(transactionId, ada);
-    await expect.poll(async () => (await handle.query(statusQuery)).participants.find((p) => p.id === ada)?.status).toBe('signed');
+    await expect
+      .poll(async () => (await handle.query(statusQuery)).participants.find((p) => p.id === ada)?.status, { timeout: 20_000 })
+      .toBe('signed');
 
     const result = await correct({
       kind: 'contact',
@@ -74,7 +81,9 @@ describe('corrections in flight', () => {
     // The archive keeps our record of what was asked beside the provider's audit trail.
     const archived = await new LocalArchiveStore(env.archiveDir).find(transactionId);
     expect(archived?.manifest.corrections).toEqual([expect.objectContaining({ kind: 'contact', by: BY, added: result.added })]);
-    await expect.poll(() => receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId)).toHaveLength(1);
+    await expect
+      .poll(() => receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId), { timeout: 20_000 })
+      .toHaveLength(1);
     const [event] = receiver.of('transaction.corrected').filter((e) => e.data.referenceId === input.referenceId);
     expect(event!.data.correction).toMatchObject({
       kind: 'contact',
@@ -85,7 +94,7 @@ describe('corrections in flight', () => {
     });
   });
 
-  it('removes a signer and adds another, who signs in their place', async () => {
+  it('removes a signer and adds another, who signs in their place', async ({ expect }) => {
     const { handle, transactionId, ada, alan, correct } = await started();
     const removed = await correct({ kind: 'removeSigner', by: BY, participantId: alan });
     expect(removed.removed?.id).toBe(alan);
@@ -111,7 +120,7 @@ describe('corrections in flight', () => {
     await recordHistory(handle, 'correction-remove-then-add.json');
   });
 
-  it('a deadline brought forward ends the transaction then, and a resend gives a fresh link', async () => {
+  it('a deadline brought forward ends the transaction then, and a resend gives a fresh link', async ({ expect }) => {
     const { input, handle, alan, correct } = await started({ signingDeadline: '1 hour' });
     const resent = await correct({ kind: 'resend', by: BY, participantId: alan });
     const page = await fetch(resent.url!);
@@ -130,7 +139,7 @@ describe('corrections in flight', () => {
 
   // Found by a cold attack: the flag that replans the wait was work in every wait, and spun the loop where the wait
   // is not the one that clears it (the hand-over's, a reminder round's).
-  it('a deadline moved when the history is full hands over; one moved while reminders are due lets them go out', async () => {
+  it('a deadline moved when the history is full hands over; one moved while reminders are due lets them go out', async ({ expect }) => {
     const full = await started({ maxHistoryEvents: 100 });
     // Refused notifications grow the history without waking the loop.
     for (let i = 0; i < 60 && (await full.handle.describe()).historyLength < 104; i++)
@@ -158,24 +167,30 @@ describe('corrections in flight', () => {
     await full.handle.terminate('test over');
   });
 
-  it('a removal from a stale view that would leave nothing to sign is refused by the provider', async () => {
-    const { transactionId, ada, alan, correct, handle } = await started({ signingDeadline: '1 hour' });
-    await env.sandbox.control.setFaults({ dropWebhookRate: 1 });
-    try {
-      await env.sandbox.control.signAs(transactionId, ada);
-      expect(await refusal(correct({ kind: 'removeSigner', by: BY, participantId: alan }))).toBe(FailureType.ProviderRejected);
-    } finally {
-      await env.sandbox.control.setFaults({});
-    }
-    expect((await env.sandbox.client.getTransaction(transactionId)).participants.map((p) => p.id)).toEqual([ada, alan]);
-    await env.sandbox.control.signAs(transactionId, alan);
-    expect((await handle.result()).status).toBe('completed');
-  });
+  it(
+    'a removal from a stale view that would leave nothing to sign is refused by the provider',
+    { concurrent: false },
+    async ({ expect }) => {
+      const { transactionId, ada, alan, correct, handle } = await started({ signingDeadline: '1 hour' });
+      await env.sandbox.control.setFaults({ dropWebhookRate: 1 });
+      try {
+        await env.sandbox.control.signAs(transactionId, ada);
+        expect(await refusal(correct({ kind: 'removeSigner', by: BY, participantId: alan }))).toBe(FailureType.ProviderRejected);
+      } finally {
+        await env.sandbox.control.setFaults({});
+      }
+      expect((await env.sandbox.client.getTransaction(transactionId)).participants.map((p) => p.id)).toEqual([ada, alan]);
+      await env.sandbox.control.signAs(transactionId, alan);
+      expect((await handle.result()).status).toBe('completed');
+    },
+  );
 
-  it('refuses what cannot be corrected, with the reason, and a correction the provider refuses changes nothing', async () => {
+  it('refuses what cannot be corrected, with the reason, and a correction the provider refuses changes nothing', async ({ expect }) => {
     const { handle, transactionId, ada, alan, correct } = await started();
     await env.sandbox.control.signAs(transactionId, ada);
-    await expect.poll(async () => (await handle.query(statusQuery)).participants.find((p) => p.id === ada)?.status).toBe('signed');
+    await expect
+      .poll(async () => (await handle.query(statusQuery)).participants.find((p) => p.id === ada)?.status, { timeout: 20_000 })
+      .toBe('signed');
 
     expect(await refusal(correct({ kind: 'contact', by: BY, participantId: ada, email: 'ada@elsewhere.example' }))).toContain(
       `participant ${ada} has signed`,

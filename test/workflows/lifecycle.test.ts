@@ -61,8 +61,10 @@ async function archivedFolders(transactionId: string): Promise<string[]> {
   return (await readdir(env.archiveDir, { recursive: true })).filter((f) => f.endsWith(transactionId));
 }
 
-describe('cancel and deadline withdraw the transaction at the provider first', () => {
-  it('cancel: the provider record is a draft again, the signing page refuses, and signing fails', async () => {
+// Side by side: each has a transaction of its own and waits on its deadline. The suites after this one turn the
+// sandbox's webhooks off and on, so they run one test at a time.
+describe.concurrent('cancel and deadline withdraw the transaction at the provider first', () => {
+  it('cancel: the provider record is a draft again, the signing page refuses, and signing fails', async ({ expect }) => {
     const { handle } = await env.start(env.input({ reconcileInterval: '1 day' }));
     const status = await waitForPhase(handle, 'awaiting_signatures');
     const { url } = await handle.executeUpdate(issueSigningUrlUpdate, { args: [{ participantIds: [status.participants[0]!.id] }] });
@@ -79,7 +81,9 @@ describe('cancel and deadline withdraw the transaction at the provider first', (
     expect(await esignStatusAttribute(handle)).toEqual('cancelled');
   });
 
-  it('cancel after a participant signed: a typed refusal naming how many signed, and the workflow follows it to completion', async () => {
+  it('cancel after a participant signed: a typed refusal naming how many signed, and the workflow follows it to completion', async ({
+    expect,
+  }) => {
     const { handle } = await env.start(env.input({ reconcileInterval: '1 day' }));
     const status = await waitForPhase(handle, 'awaiting_signatures');
     await env.sandbox.control.signAs(status.transactionId!, status.participants[0]!.id);
@@ -98,7 +102,7 @@ describe('cancel and deadline withdraw the transaction at the provider first', (
     expect(await archivedFolders(status.transactionId!)).toHaveLength(1);
   });
 
-  it('deadline: withdraws, then ends expired; the provider can no longer complete it', async () => {
+  it('deadline: withdraws, then ends expired; the provider can no longer complete it', async ({ expect }) => {
     const { handle } = await env.start(env.input({ signingDeadline: '3 seconds', reconcileInterval: '1 second' }));
     const status = await waitForPhase(handle, 'awaiting_signatures');
     const result = await handle.result();
@@ -106,7 +110,7 @@ describe('cancel and deadline withdraw the transaction at the provider first', (
     expect((await env.sandbox.client.getTransaction(status.transactionId!)).status).toBe('draft');
   });
 
-  it('deadline after a participant signed: overdue, then archived when the last one signs', async () => {
+  it('deadline after a participant signed: overdue, then archived when the last one signs', async ({ expect }) => {
     const { handle } = await env.start(env.input({ signingDeadline: '4 seconds', reconcileInterval: '1 second' }));
     const status = await waitForPhase(handle, 'awaiting_signatures');
     await env.sandbox.control.signAs(status.transactionId!, status.participants[0]!.id);

@@ -49,7 +49,7 @@ const LIFECYCLE_PATHS = [
  * first attempt was given up on and landed after the withdraw; a deletion whose webhook was lost, then 404s for long
  * enough to confirm it; a cancel whose withdraw meets a 404 that the read after it confirms; a replace refused (422)
  * on its retry, then a cancel whose withdraw waits past the refused replace's window and withdraws again; a 404, a
- * withdraw the provider answers, and a 404 again, which ends nothing (test/workflows/provider-404-between-answers.test.ts).
+ * withdraw the provider answers, and a 404 again, which ends nothing.
  */
 const REFUSAL_PATHS = [
   'reminder-url-failing-then-completed.json',
