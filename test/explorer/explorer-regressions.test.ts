@@ -1,6 +1,6 @@
 // Schedules the interleaving explorer once failed on (explore/regressions/*.json), replayed as they are:
 // each names the defect it showed, and must now pass every check; one marked `open` (a defect found and not fixed
-// yet) must still fail its check, so that its fix is noticed.
+// yet) must still fail its check in one of a few runs, so that its fix is noticed.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Explorer } from '../../explore/explore.js';
 import { loadRegressions } from '../../explore/regressions.js';
@@ -22,18 +22,19 @@ it('has regression schedules, each naming its defect', () => {
 
 for (const r of regressions) {
   it(`${r.name}: ${r.defect}`, async () => {
-    // Runs are not perfectly repeatable (threads and the server race), so each schedule runs a few times.
-    for (let i = 0; i < 3; i++) {
-      const { findings } = await explorer.run(r.schedule);
-      // A defect not fixed yet still shows (once fixed, this fails: remove `open` from its file).
-      if (r.open)
-        expect(
-          findings.map((f) => f.check),
-          `${r.name} is marked open: does it still fail ${r.open.check}?`,
-        ).toContain(r.open.check);
-      else expect(findings).toEqual([]);
+    if (r.open) {
+      // A defect not fixed yet still shows (once fixed, this fails: remove `open` from its file). Such a defect can
+      // hang on a race outside the schedule (the open one is in the SDK's core, on when a query reaches the worker),
+      // so it must show in one of up to five runs, not in each.
+      const seen: string[][] = [];
+      for (let i = 0; i < 5 && !seen.some((checks) => checks.includes(r.open!.check)); i++)
+        seen.push((await explorer.run(r.schedule)).findings.map((f) => f.check));
+      expect(seen.flat(), `${r.name} is marked open: does it still fail ${r.open.check}?`).toContain(r.open.check);
+      return;
     }
-    // Three runs, each held to its own real-time budget (a minute and more, explore/explore.ts `realTimeBudget`):
-    // the explorer names a run that hangs, so this limit only has to outlast three slow ones on a loaded machine.
-  }, 400_000);
+    // Runs are not perfectly repeatable (threads and the server race), so each schedule runs a few times.
+    for (let i = 0; i < 3; i++) expect((await explorer.run(r.schedule)).findings).toEqual([]);
+    // Each run is held to its own real-time budget (a minute and more, explore/explore.ts `realTimeBudget`): the
+    // explorer names a run that hangs, so this limit only has to outlast five slow ones on a loaded machine.
+  }, 600_000);
 }
