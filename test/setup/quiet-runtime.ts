@@ -9,5 +9,11 @@ beforeAll(async () => {
   const require = createRequire(import.meta.url);
   if (!(require.resolve('@temporalio/worker') in require.cache)) return;
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
-  Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_TEST_LOG_LEVEL as 'WARN' | 'ERROR' | undefined) ?? 'ERROR') });
+  const { IllegalStateError } = await import('@temporalio/common');
+  try {
+    Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_TEST_LOG_LEVEL as 'WARN' | 'ERROR' | undefined) ?? 'ERROR') });
+  } catch (e) {
+    // A test process runs file after file (vitest.config.ts, isolate: false): an earlier one installed it already.
+    if (!(e instanceof IllegalStateError)) throw e;
+  }
 });
