@@ -17,9 +17,9 @@ export default defineConfig({
     maxWorkers: 3,
     // Each test process runs file after file with its modules loaded once: a process per file spent over a fifth of
     // the suite's wall time (and of CI's 20 minutes) starting and importing the same SDK, pkijs and fastify again.
-    // Files leave nothing behind that a later one reads: the environment they set is restored in their afterAll, the
-    // Temporal runtime is process-wide anyway (test/setup/quiet-runtime.ts installs it once), and fake clocks are
-    // undone by the files that set them.
+    // Files leave nothing behind that a later one reads: what they set process-wide (environment variables, a fake
+    // clock, OpenTelemetry's globals) they put back in their afterAll, and the explorer closes even the lanes it
+    // abandoned. The Temporal runtime is process-wide anyway: test/setup/quiet-runtime.ts gives it its logger once.
     isolate: false,
     // The one error a finished file can leave to the next: the Temporal client's retry timer (grpc-retry) of a call
     // in flight when the file closed its connection fires into the closed channel. A process per file never saw it,

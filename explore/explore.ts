@@ -64,6 +64,8 @@ export class Explorer {
   readonly #replayer: Replayer;
   readonly #free: Lane[];
   readonly #all: Lane[];
+  /** Lanes replaced after a run hung (`#replace`): their connections are closed with the explorer. */
+  readonly #abandoned: Lane[] = [];
   readonly #waiting: ((lane: Lane) => void)[] = [];
   readonly #log: (line: string) => void;
   readonly #open: Regression[];
@@ -270,11 +272,13 @@ export class Explorer {
   async close(): Promise<void> {
     await this.#replayer.close();
     await Promise.all(this.#all.map((lane) => lane.close()));
+    await Promise.all(this.#abandoned.map((lane) => lane.release()));
   }
 
   /** A lane whose run hung: its server is stopped (whatever it still holds) and a fresh one takes its place. */
   async #replace(broken: Lane): Promise<Lane> {
     await Promise.race([broken.abandon().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+    this.#abandoned.push(broken);
     const fresh = await Lane.start(this.#bundle, broken.taskQueue);
     this.#all.splice(this.#all.indexOf(broken), 1, fresh);
     return fresh;

@@ -246,6 +246,16 @@ export class Lane {
     await this.env.teardown();
   }
 
+  /**
+   * Closes what an abandoned lane still holds, once the explorer is done with every run: a test process goes on to
+   * other test files (vitest.config.ts, isolate: false), which must not inherit its connections. Best effort: what
+   * cannot close (a worker still stuck on its stopped server) is left.
+   */
+  async release(): Promise<void> {
+    for (const close of [() => this.#connection?.close(), () => this.#clientConnection.close(), () => this.env.teardown()])
+      await Promise.race([Promise.resolve(close()).catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+  }
+
   /** What the server tells this lane's workflows beyond what the test server does (explore/server-hints.ts). */
   get hints(): ServerHints {
     return this.#spy.hints;
@@ -259,7 +269,7 @@ export class Lane {
   /**
    * Stops the server of a lane whose run hung. Its connections stay open: the abandoned run still has calls on
    * them, which fail and retry against the stopped server, and a connection closed under a retry throws from its
-   * timer (an uncaught exception). They go with the process.
+   * timer (an uncaught exception). They are closed when the explorer closes (`release`).
    */
   async abandon(): Promise<void> {
     await Promise.race([

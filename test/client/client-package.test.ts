@@ -68,6 +68,8 @@ let unpacked: string;
 let example: string;
 let env: EsignTestEnv | undefined;
 let s3: TestS3 | undefined;
+/** Put back after the file: later files in this test process read the environment too. */
+const codecKeysBefore = process.env.ESIGN_CODEC_KEYS;
 const BUCKET = 'esign-store';
 
 beforeAll(async () => {
@@ -90,7 +92,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.close();
   await s3?.close();
-  delete process.env.ESIGN_CODEC_KEYS;
+  if (codecKeysBefore === undefined) delete process.env.ESIGN_CODEC_KEYS;
+  else process.env.ESIGN_CODEC_KEYS = codecKeysBefore;
   if (work) await rm(work, { recursive: true, force: true });
 });
 

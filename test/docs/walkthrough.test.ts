@@ -78,6 +78,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  delete process.env.WALKTHROUGH_PDF;
   await browser?.close();
   await bridge?.stop();
   worker?.shutdown();

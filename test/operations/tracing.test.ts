@@ -1,3 +1,4 @@
+import { context, propagation, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTracingPlugin } from '../../src/observability/tracing.js';
@@ -12,6 +13,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await env?.close();
+  // The plugin registered OpenTelemetry's process-wide tracer, context and propagator; later files in this test
+  // process start without them.
+  trace.disable();
+  context.disable();
+  propagation.disable();
 });
 
 it('traces a transaction from the client start through the workflow to its activities, in one trace', async () => {

@@ -3,7 +3,8 @@
 // trickles is cut off at its deadline. Issue 38.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFile, link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { copyFile, link, mkdir, mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -63,6 +64,13 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const t of trickles) clearInterval(t);
+  // A reader still blocked opening the FIFO (what is refused here) is let go: it would hold a thread of the pool that
+  // the files after this one in the same test process use.
+  if (root)
+    await open(join(root, 'fifo.pdf'), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK).then(
+      (h) => h.close(),
+      () => undefined,
+    );
   await origin?.close();
   await sandbox?.close();
   await rm(root, { recursive: true, force: true });

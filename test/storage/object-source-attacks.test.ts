@@ -45,6 +45,16 @@ beforeAll(async () => {
   process.env.AWS_ACCESS_KEY_ID ??= 'TEST';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'TEST';
 });
+// Put back for the files that run after this one in the same process: s3rver (test/support/s3.ts) knows only its own.
+const awsKeys = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+afterAll(() => {
+  for (const [name, value] of [
+    ['AWS_ACCESS_KEY_ID', awsKeys.id],
+    ['AWS_SECRET_ACCESS_KEY', awsKeys.secret],
+  ] as const)
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+});
 afterAll(async () => {
   // A reader still blocked opening a FIFO (the behaviour refused here) is let go, so the process can end.
   for (const fifo of fifos)

@@ -120,8 +120,13 @@ export async function pyhanko(
   caPem: string,
   extra: string[] = [],
 ): Promise<{ code: number; out: string }> {
+  // A failed install is tried again by the next caller (a test process runs many files), not remembered.
   pyhankoCli ??= run('bash', [fileURLToPath(new URL('../../scripts/ensure-pyhanko.sh', import.meta.url))], { timeout: 300_000 }).then(
     ({ stdout }) => stdout.trim(),
+    (err: unknown) => {
+      pyhankoCli = undefined;
+      throw err;
+    },
   );
   const cli = await pyhankoCli;
   const dir = await mkdtemp(join(tmpdir(), 'esign-pyhanko-'));

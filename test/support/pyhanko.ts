@@ -82,8 +82,13 @@ let python: Promise<string> | undefined;
 
 /** The Python of the pinned pyHanko install (scripts/ensure-pyhanko.sh prints its CLI, in the same virtualenv). */
 export function pyhankoPython(): Promise<string> {
-  python ??= promisify(execFile)('bash', [ensurePyhanko], { timeout: 300_000 }).then(({ stdout }) =>
-    join(dirname(stdout.trim()), 'python'),
+  // A failed install is tried again by the next caller (a test process runs many files), not remembered.
+  python ??= promisify(execFile)('bash', [ensurePyhanko], { timeout: 300_000 }).then(
+    ({ stdout }) => join(dirname(stdout.trim()), 'python'),
+    (err: unknown) => {
+      python = undefined;
+      throw err;
+    },
   );
   return python;
 }
