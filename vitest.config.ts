@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { isClosedChannelRetry } from './explore/closed-channel.js';
 import { HeavyFirstSequencer } from './test/setup/heavy-first.js';
 
 export default defineConfig({
@@ -21,11 +22,10 @@ export default defineConfig({
     // clock, OpenTelemetry's globals) they put back in their afterAll, and the explorer closes even the lanes it
     // abandoned. The Temporal runtime is process-wide anyway: test/setup/quiet-runtime.ts gives it its logger once.
     isolate: false,
-    // The one error a finished file can leave to the next: the Temporal client's retry timer (grpc-retry) of a call
-    // in flight when the file closed its connection fires into the closed channel. A process per file never saw it,
-    // exiting first; it says nothing about the file that happens to be running, so it is not counted against it.
-    onUnhandledError: (error) =>
-      !(error.message === 'Channel has been shut down' && (error.stack ?? '').includes('@temporalio/client/lib/grpc-retry')),
+    // The one error a finished file can leave to the next (explore/closed-channel.ts): a closed Temporal connection's
+    // retry timer firing into the closed channel. A process per file never saw it, exiting first; it says nothing about
+    // the file that happens to be running, so it is not counted against it.
+    onUnhandledError: (error) => !isClosedChannelRetry(error),
     // The files that take minutes start first, also in a clean clone that has no record of durations.
     sequence: { sequencer: HeavyFirstSequencer },
     reporters: ['default'],

@@ -11,6 +11,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { describeSchedule } from './schedule.js';
 import { describeCoverage, Explorer, type SeedOutcome } from './explore.js';
 import { scheduleOf } from './regressions.js';
+import { isClosedChannelRetry } from './closed-channel.js';
 
 const { values } = parseArgs({
   options: {
@@ -73,6 +74,7 @@ const stop = (code: number) => {
 process.once('SIGINT', () => stop(130));
 process.once('SIGTERM', () => stop(143));
 process.on('uncaughtException', (err) => {
+  if (isClosedChannelRetry(err)) return;
   console.error(`the explorer broke: ${err.stack ?? String(err)}`);
   stop(1);
 });

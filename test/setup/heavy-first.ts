@@ -1,9 +1,9 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files that take a minute or more, longest first (as measured on a 2-core machine, each beside another file: the
- * explorer about 180 s, the bench smoke 140 s, the explorer's regressions 90 s, bulk send 75 s, chaos 70 s, the
- * evidence corpus and the provider's refusals about a minute), then those of half a minute. Vitest starts the longest
+ * The files that take a minute or more, longest first (as measured on a 2-core machine, three files at once: the
+ * explorer about 300 s, the bench smoke 190 s, the explorer's regressions 150 s, bulk send 140 s, chaos 130 s, the
+ * provider's refusals and the CLI about a minute), then those of half a minute. Vitest starts the longest
  * files first when it remembers their durations, but a clean clone (CI) has no such memory and starts the largest
  * files first: a short file with a long run, started last, kept one worker busy for minutes after the other had
  * finished. Files not listed follow in Vitest's own order.
