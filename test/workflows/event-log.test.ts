@@ -37,6 +37,15 @@ const healthOf = async (env: EsignTestEnv, referenceId: string) =>
     .find((p) => p.key.name === 'EsignCallbackHealth')?.value;
 
 /** A receiver, and a worker that sends it events with this budget. */
+/** A transaction with a callbackUrl, signed to the end while its endpoint answers 503. */
+async function signedWhileDown(env: EsignTestEnv, receiver: EventReceiver) {
+  const input = env.input({ reconcileInterval: '1 second', callbackUrl: receiver.url });
+  const { handle } = await env.start(input);
+  receiver.down = true;
+  await signAll(env, handle);
+  return { referenceId: input.referenceId, handle };
+}
+
 /** A test environment and an event receiver for the describe block that calls this, delivering as given. */
 function useReceiver(callbackDelivery: CallbackDelivery): { env: EsignTestEnv; receiver: EventReceiver } {
   const held = {} as { env: EsignTestEnv; receiver: EventReceiver };
@@ -61,11 +70,7 @@ describe.concurrent('an endpoint that is down for a while', () => {
     { concurrent: false, timeout: 120_000 },
     async ({ expect }) => {
       const { env, receiver } = held;
-      const input = env.input({ reconcileInterval: '1 second', callbackUrl: receiver.url });
-      const { referenceId } = input;
-      const { handle } = await env.start(input);
-      receiver.down = true;
-      await signAll(env, handle);
+      const { referenceId, handle } = await signedWhileDown(env, receiver);
       // The outcome is set and the run is over while not one event has reached the endpoint.
       expect((await handle.result()).status).toBe('completed');
       expect(receiver.events).toEqual([]);
@@ -196,11 +201,7 @@ describe.concurrent('an endpoint that never answers within the budget', () => {
     { concurrent: false, timeout: 120_000 },
     async ({ expect }) => {
       const { env, receiver } = held;
-      const input = env.input({ reconcileInterval: '1 second', callbackUrl: receiver.url });
-      const { referenceId } = input;
-      const { handle } = await env.start(input);
-      receiver.down = true;
-      await signAll(env, handle);
+      const { referenceId, handle } = await signedWhileDown(env, receiver);
       await handle.result();
       await expect
         .poll(async () => (await listEsignEvents(env.temporal.client, referenceId)).events.map((e) => e.state), { timeout: 30_000 })
