@@ -41,41 +41,69 @@ export function parsedOnce<T>(kind: string, der: Uint8Array, parse: () => T): T 
 /**
  * How many ASN.1 values `der` holds, each constructed one and everything inside it, counted without building
  * anything; `limit + 1` as soon as there are more, or when the bytes are not definite-length TLVs all through (such
- * a value is not remembered). An OCTET STRING's or BIT STRING's content that reads as values is counted too: asn1js
- * reads such encapsulated values into the tree it keeps.
+ * a value is not remembered). An OCTET STRING's or BIT STRING's content that reads as one value is counted too, read
+ * as asn1js reads it, BER and all (indefinite lengths, long tags): asn1js keeps such an encapsulated value in the tree
+ * it builds. Content that runs past its end or leaves bytes over is plain bytes to asn1js too, one value; content in
+ * a form this count does not follow is counted as over the limit, so a hostile encoding is never remembered.
  */
 export function derNodes(der: Uint8Array, limit: number): number {
   let count = 0;
-  const walk = (from: number, to: number, depth: number): 'ok' | 'bad' | 'over' => {
+  // One value at `at`, before `to`: where it ends, or why it cannot be counted ('bad': not a value there; 'over').
+  const value = (at: number, to: number, depth: number, ber: boolean): number | 'bad' | 'over' => {
+    if (++count > limit) return 'over';
+    if (depth > 64 || at + 2 > to) return 'bad';
+    const tag = der[at++]!;
+    if ((tag & 0x1f) === 0x1f) {
+      if (!ber) return 'bad';
+      // A long tag number: base-128 bytes, the last without its top bit.
+      for (let n = 0; ; n++) {
+        if (n > 8) return 'over';
+        if (at >= to) return 'bad';
+        if (!(der[at++]! & 0x80)) break;
+      }
+      if (at >= to) return 'bad';
+    }
+    let length = der[at++]!;
+    if (length === 0x80) {
+      if (!ber) return 'bad';
+      if (!(tag & 0x20)) return 'over';
+      // Indefinite: values up to the end-of-contents octets.
+      for (;;) {
+        if (at + 2 > to) return 'bad';
+        if (der[at] === 0 && der[at + 1] === 0) return at + 2;
+        const next = value(at, to, depth + 1, ber);
+        if (typeof next !== 'number') return next;
+        at = next;
+      }
+    }
+    if (length & 0x80) {
+      const n = length & 0x7f;
+      if (n > (ber ? 8 : 4) || at + n > to) return 'bad';
+      length = 0;
+      for (let k = 0; k < n; k++) length = length * 256 + der[at++]!;
+    }
+    const end = at + length;
+    if (end > to) return 'bad';
+    if (tag & 0x20) {
+      const inner = values(at, end, depth + 1, ber);
+      if (inner !== 'ok') return inner;
+    } else if ((tag === 0x04 || tag === 0x03) && end > at) {
+      const before = count;
+      const inner = values(tag === 0x03 ? at + 1 : at, end, depth + 1, true);
+      if (inner === 'over') return inner;
+      if (inner === 'bad') count = before; // plain bytes: one value
+    }
+    return end;
+  };
+  const values = (from: number, to: number, depth: number, ber: boolean): 'ok' | 'bad' | 'over' => {
     for (let at = from; at < to;) {
-      if (++count > limit) return 'over';
-      if (depth > 64 || at + 2 > to) return 'bad';
-      const tag = der[at]!;
-      if ((tag & 0x1f) === 0x1f) return 'bad';
-      let length = der[at + 1]!;
-      let value = at + 2;
-      if (length & 0x80) {
-        const n = length & 0x7f;
-        if (n === 0 || n > 4 || value + n > to) return 'bad';
-        length = 0;
-        for (let k = 0; k < n; k++) length = length * 256 + der[value++]!;
-      }
-      const end = value + length;
-      if (end > to) return 'bad';
-      if (tag & 0x20) {
-        const inner = walk(value, end, depth + 1);
-        if (inner !== 'ok') return inner;
-      } else if ((tag === 0x04 || tag === 0x03) && end > value) {
-        const before = count;
-        const inner = walk(tag === 0x03 ? value + 1 : value, end, depth + 1);
-        if (inner === 'over') return inner;
-        if (inner === 'bad') count = before; // plain bytes: one value
-      }
-      at = end;
+      const next = value(at, to, depth, ber);
+      if (typeof next !== 'number') return next;
+      at = next;
     }
     return 'ok';
   };
-  return walk(0, der.length, 0) === 'ok' ? count : limit + 1;
+  return values(0, der.length, 0, false) === 'ok' ? count : limit + 1;
 }
 
 interface Encodable {
