@@ -34,6 +34,7 @@ import type { MessageOutcome, Observation, PartRecord, RecordedHistory } from '.
 import type { ModelTransaction } from './provider-model.js';
 import type { Replayer } from './lane.js';
 import { QUERY_LOST_IN_RESTART } from './sticky-queues.js';
+import { millis } from './timers.js';
 import { checkOperations, SERVER_SUGGESTS_CONTINUE_AS_NEW_AT } from './operation-checks.js';
 import { checkApprovalQuery, checkApprovals } from './approval-checks.js';
 
@@ -358,7 +359,7 @@ function checkTransaction(
       if (result.archive?.sha256 !== zip?.sha256)
         found('outcome', `completed with archive ${result.archive?.sha256 ?? 'none'}, but the provider's ZIP is ${zip?.sha256 ?? 'none'}`);
     }
-    if (observation.parts) checkEndedBy(observation, part, index, result, found);
+    if (observation.parts) checkEndedBy(observation, part, index, result, chainOf(observation, observation.parts, index), found);
   }
   // Approvers: never sent unapproved, an outcome true to their answers (explore/approval-checks.ts).
   if (observation.parts) checkApprovals(observation, part, index, result, ours, chainOf(observation, observation.parts, index), found);
@@ -432,6 +433,7 @@ function checkEndedBy(
   part: PartRecord,
   index: number,
   result: EsignTransactionResult,
+  chain: readonly RecordedHistory[],
   found: (check: CheckName, detail: string) => void,
 ): void {
   const { endedBy, status } = result;
@@ -460,7 +462,11 @@ function checkEndedBy(
     const needed = steps.some(
       (s) => s.kind === 'providerDown' && (s.operation === 'updateTransaction' || s.operation === 'getTransaction'),
     );
-    const late = part.closedAt === undefined ? 0 : part.closedAt - deadline;
+    // Its last event's hand-over may hold the result after the loop ended (it waits to hand the event on): held by a
+    // query the test server left on a restarted worker's queue (explore/sticky-queues.ts), the run is measured to
+    // when that hand-over began, which is when the loop had ended it.
+    const closedAt = Math.min(part.closedAt ?? Infinity, heldByLostQuery(chain) ?? Infinity);
+    const late = closedAt === Infinity ? 0 : closedAt - deadline;
     if (!needed && late > 2 * part.setup.reconcileMaxIntervalMs + DEADLINE_SLACK_MS)
       found(
         'outcome',
@@ -475,6 +481,23 @@ function checkEndedBy(
         `${status}, ended by the provider, but the provider never ${status} it (${tx.trail.map((s) => `${s.status} by ${s.by}`).join(', ')})`,
       );
   }
+}
+
+/**
+ * When the run's last activity began (scheduled, epoch ms), if it failed because the test server left its query on a
+ * restarted worker's queue and the run then closed with nothing else scheduled: the result was held by that
+ * hand-over, not by the loop. Undefined otherwise.
+ */
+function heldByLostQuery(chain: readonly RecordedHistory[]): number | undefined {
+  const events = chain.at(-1)?.history.events ?? [];
+  const failedAt = events.findLastIndex((e) => e.activityTaskFailedEventAttributes?.failure?.message?.includes(QUERY_LOST_IN_RESTART));
+  if (failedAt < 0) return undefined;
+  const after = events.slice(failedAt + 1);
+  if (after.some((e) => e.activityTaskScheduledEventAttributes || e.timerStartedEventAttributes)) return undefined;
+  if (!after.some((e) => e.workflowExecutionCompletedEventAttributes)) return undefined;
+  const scheduledId = Number(events[failedAt]!.activityTaskFailedEventAttributes!.scheduledEventId);
+  const scheduled = events.find((e) => Number(e.eventId) === scheduledId);
+  return scheduled ? millis(scheduled.eventTime) : undefined;
 }
 
 /** The status query's answer is true to the state: its ids, and no signature or decline the provider has not seen. */
