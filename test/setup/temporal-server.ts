@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevServer } from '../../tools/temporal/dev-server.js';
@@ -37,6 +37,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.env.ESIGN_WORKFLOW_BUNDLE = await bundling;
   await pkiMade;
   process.env.ESIGN_TEST_SANDBOX_PKI = pki;
+  // Every temporary file and directory the tests make (sample PDFs, archives, forged evidence, the checkers' own)
+  // goes under this run's directory, which the teardown removes: files need not clean up after each test, and a
+  // test that fails midway leaves nothing behind in the machine's /tmp. Set here, after the dev server started,
+  // and before the test processes are forked, which inherit it (os.tmpdir() reads TMPDIR).
+  const scratch = join(bundleDir, 'tmp');
+  await mkdir(scratch);
+  process.env.TMPDIR = scratch;
   project.provide('temporalAddress', env.address);
   project.provide('temporalNamespace', env.namespace ?? 'default');
   project.provide('temporalTestServerPath', binaries.testServer);
