@@ -43,12 +43,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // and before the test processes are forked, which inherit it (os.tmpdir() reads TMPDIR).
   const scratch = join(bundleDir, 'tmp');
   await mkdir(scratch);
+  const machineTmp = process.env.TMPDIR;
   process.env.TMPDIR = scratch;
   project.provide('temporalAddress', env.address);
   project.provide('temporalNamespace', env.namespace ?? 'default');
   project.provide('temporalTestServerPath', binaries.testServer);
   project.provide('temporalCliPath', binaries.cli);
   return async () => {
+    // Put back for what vitest's own process does next (a watch-mode rerun makes its files under os.tmpdir()).
+    if (machineTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = machineTmp;
     await env.teardown();
     await rm(bundleDir, { recursive: true, force: true });
   };

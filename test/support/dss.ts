@@ -34,7 +34,8 @@ export async function dssCommand(): Promise<string[]> {
     },
   );
   const java = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
-  return [java, ...JVM_FLAGS, '-jar', await jar];
+  // Java ignores TMPDIR: its temporary files go where the test run's do (test/setup/temporal-server.ts).
+  return [java, ...JVM_FLAGS, `-Djava.io.tmpdir=${tmpdir()}`, '-jar', await jar];
 }
 
 /** Validates every PDF in `files` (absolute paths, all in one JVM) against the PEM trust anchors; `at`: validation time (default now). */
