@@ -965,14 +965,24 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     // 1.5 times it), and the provider expires only what it still holds once the steps are over. The bound counts
     // from that expiry, so the workflow gets its slack to see it (a bound counted from the deadline alone gave up
     // on an overdue workflow the instant the provider expired it: explore/regressions/step-past-the-give-up-bound.json).
-    const providerExpiresAt = Math.max(t0 + signingDeadlineMs + slack, await now());
-    const giveUpAt = providerExpiresAt + slack + 2 * HOUR;
+    // The deadline as the last accepted correction moved it, if one did: the workflow waits for that one. Read at
+    // each turn: a correction's answer may still be on its way when the drive begins.
+    const startedDriving = await now();
+    const bounds = () => {
+      const moved = messages
+        .filter((m) => (m.part ?? 0) === part && m.kind === 'correct' && m.asked === 'deadline' && m.outcome === 'ok')
+        .map((m) => Date.parse((m.value as { deadline?: { to?: string } } | undefined)?.deadline?.to ?? ''))
+        .filter((at) => Number.isFinite(at));
+      const providerExpiresAt = Math.max((moved.at(-1) ?? t0 + signingDeadlineMs) + slack, startedDriving);
+      return { providerExpiresAt, giveUpAt: providerExpiresAt + slack + 2 * HOUR };
+    };
     let repaired = false;
     let expired = false;
     for (;;) {
       const closed = await after.closedEnd();
       if (closed) return closed;
       const current = await now();
+      const { providerExpiresAt, giveUpAt } = bounds();
       if (current >= providerExpiresAt) {
         const tx = ours();
         // The provider's outages end (an endpoint that kept failing is fixed), so an overdue workflow can end.
