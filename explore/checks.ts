@@ -28,6 +28,7 @@
  * said where it changes a check here (archived-once, events).
  */
 import proto from '@temporalio/proto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { FailureType } from '../src/failures.js';
 import type { EsignTransactionResult, EsignTransactionStatus } from '../src/definitions/transaction.js';
 import type { MessageOutcome, Observation, PartRecord, RecordedHistory } from './observation.js';
@@ -240,7 +241,7 @@ export async function check(observation: Observation, replayer: Replayer | undef
       outcome < 0 ? [] : delivered.slice(outcome + 1).filter((x) => !lateTypes.includes(x.type) && x.key !== delivered[outcome]!.key);
     // Not delivered at all is excused only when its hand-over read the closed log by a query the test server left on a
     // restarted worker's queue (explore/sticky-queues.ts): a real server answers it.
-    if ((outcome < 0 && !handOverLostToRestart(observation.histories)) || after.length > 0)
+    if ((outcome < 0 && !outcomeLostToRestart(chainOf(observation, parts, 0), `transaction.${result.status}`)) || after.length > 0)
       found(
         'events',
         `the last event delivered is ${(after.at(-1) ?? delivered.filter((x) => x.type !== 'transaction.completed_late').at(-1))?.type ?? 'none'}, not transaction.${result.status}`,
@@ -486,11 +487,31 @@ function checkEndedBy(
   }
 }
 
-/** Whether a run's event hand-over failed on a query the test server could not move off a restarted worker's queue. */
-function handOverLostToRestart(histories: readonly RecordedHistory[]): boolean {
-  return histories.some(({ history }) =>
-    (history.events ?? []).some((e) => e.activityTaskFailedEventAttributes?.failure?.message?.includes(QUERY_LOST_IN_RESTART)),
-  );
+/**
+ * Whether the outcome event's own hand-over (`appendToEventLog` of that type) failed on a query the test server could
+ * not move off a restarted worker's queue.
+ */
+function outcomeLostToRestart(chain: readonly RecordedHistory[], type: string): boolean {
+  return chain.some(({ history }) => {
+    const events = history.events ?? [];
+    return events.some((e) => {
+      const failed = e.activityTaskFailedEventAttributes;
+      if (!failed?.failure?.message?.includes(QUERY_LOST_IN_RESTART)) return false;
+      const scheduled = events.find((x) => Number(x.eventId) === Number(failed.scheduledEventId))?.activityTaskScheduledEventAttributes;
+      if (scheduled?.activityType?.name !== 'appendToEventLog') return false;
+      const input = payloadValue(scheduled.input?.payloads?.[0]) as { event?: { type?: string } } | undefined;
+      return input?.event?.type === type;
+    });
+  });
+}
+
+function payloadValue(payload: proto.temporal.api.common.v1.IPayload | null | undefined): unknown {
+  if (!payload) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(payload);
+  } catch {
+    return undefined;
+  }
 }
 
 /** When the chain's last run first set its `EsignStatus` search attribute to `status` (epoch ms), if it did. */

@@ -973,7 +973,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         .filter((m) => (m.part ?? 0) === part && m.kind === 'correct' && m.asked === 'deadline' && m.outcome === 'ok')
         .map((m) => Date.parse((m.value as { deadline?: { to?: string } } | undefined)?.deadline?.to ?? ''))
         .filter((at) => Number.isFinite(at));
-      const providerExpiresAt = Math.max((moved.at(-1) ?? t0 + signingDeadlineMs) + slack, startedDriving);
+      // Only ever later than the input's: a shortened deadline the workflow ignored must still show as held past it.
+      const providerExpiresAt = Math.max(Math.max(t0 + signingDeadlineMs, moved.at(-1) ?? -Infinity) + slack, startedDriving);
       return { providerExpiresAt, giveUpAt: providerExpiresAt + slack + 2 * HOUR };
     };
     let repaired = false;
