@@ -93,7 +93,8 @@ export function approvalHistory(chain: readonly RecordedHistory[]): { answers: R
   return { answers, sends };
 }
 
-function decoded(payload: proto.temporal.api.common.v1.IPayload | null | undefined): unknown {
+/** A payload's value, or undefined when it cannot be read (an encoded one, say). */
+export function decoded(payload: proto.temporal.api.common.v1.IPayload | null | undefined): unknown {
   if (!payload) return undefined;
   try {
     return defaultPayloadConverter.fromPayload(payload);

@@ -28,7 +28,6 @@
  * said where it changes a check here (archived-once, events).
  */
 import proto from '@temporalio/proto';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { FailureType } from '../src/failures.js';
 import type { EsignTransactionResult, EsignTransactionStatus } from '../src/definitions/transaction.js';
 import type { MessageOutcome, Observation, PartRecord, RecordedHistory } from './observation.js';
@@ -38,7 +37,7 @@ import { QUERY_LOST_IN_RESTART } from './sticky-queues.js';
 import { millis } from './timers.js';
 import { EsignStatus } from '../src/definitions/search-attributes.js';
 import { checkOperations, SERVER_SUGGESTS_CONTINUE_AS_NEW_AT } from './operation-checks.js';
-import { checkApprovalQuery, checkApprovals } from './approval-checks.js';
+import { checkApprovalQuery, checkApprovals, decoded } from './approval-checks.js';
 
 export type CheckName =
   | 'ended'
@@ -499,19 +498,10 @@ function outcomeLostToRestart(chain: readonly RecordedHistory[], type: string): 
       if (!failed?.failure?.message?.includes(QUERY_LOST_IN_RESTART)) return false;
       const scheduled = events.find((x) => Number(x.eventId) === Number(failed.scheduledEventId))?.activityTaskScheduledEventAttributes;
       if (scheduled?.activityType?.name !== 'appendToEventLog') return false;
-      const input = payloadValue(scheduled.input?.payloads?.[0]) as { event?: { type?: string } } | undefined;
+      const input = decoded(scheduled.input?.payloads?.[0]) as { event?: { type?: string } } | undefined;
       return input?.event?.type === type;
     });
   });
-}
-
-function payloadValue(payload: proto.temporal.api.common.v1.IPayload | null | undefined): unknown {
-  if (!payload) return undefined;
-  try {
-    return defaultPayloadConverter.fromPayload(payload);
-  } catch {
-    return undefined;
-  }
 }
 
 /** When the chain's last run first set its `EsignStatus` search attribute to `status` (epoch ms), if it did. */
