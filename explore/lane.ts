@@ -279,7 +279,11 @@ export class Lane {
     await this.#spy.close().catch(() => undefined);
     // The environment has no way to stop its server without closing its connections; this is what teardown does last.
     const server = (this.env as unknown as { server: Parameters<Runtime['shutdownEphemeralServer']>[0] | 'existing' }).server;
-    if (server !== 'existing') await Runtime.instance().shutdownEphemeralServer(server);
+    if (server !== 'existing') {
+      await Runtime.instance().shutdownEphemeralServer(server);
+      // Stopped once: `release` closes the connections through teardown, which would otherwise stop it again (and say so).
+      (this.env as unknown as { server: 'existing' }).server = 'existing';
+    }
   }
 }
 
