@@ -71,6 +71,7 @@ import { UpkeepModel } from './upkeep.js';
 import type { EvidenceUpkeepResult } from '../src/definitions/evidence-upkeep.js';
 import { pendingTimerDeadlines, taskInFlight } from './timers.js';
 import { QUERY_LOST_TO_CONTINUE_AS_NEW, queryRun } from './queries.js';
+import { correctedDeadline } from './deadlines.js';
 
 /** Real time a step or an advance may take: a timer due sooner is fired first (see `settle`). */
 const TIMER_MARGIN_MS = 2_000;
@@ -413,16 +414,16 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
           h.startUpdate(cancelUpdate, { args: [{ reason: 'cancelled by the explorer' }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
         );
         return;
-      case 'correct':
+      case 'correct': {
+        const asked = correction(step, tx);
         await update(
           label,
           step.kind,
-          (h) => h.startUpdate(correctTransactionUpdate, { args: [correction(step, tx)], waitForStage: WorkflowUpdateStage.ACCEPTED }),
-          {
-            asked: step.correction,
-          },
+          (h) => h.startUpdate(correctTransactionUpdate, { args: [asked], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+          { asked: step.correction, ...(asked.kind === 'deadline' ? { deadline: asked.deadline } : {}) },
         );
         return;
+      }
       case 'approve':
         await update(
           label,
@@ -974,16 +975,14 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     // 1.5 times it), and the provider expires only what it still holds once the steps are over. The bound counts
     // from that expiry, so the workflow gets its slack to see it (a bound counted from the deadline alone gave up
     // on an overdue workflow the instant the provider expired it: explore/regressions/step-past-the-give-up-bound.json).
-    // The deadline as the last accepted correction moved it, if one did: the workflow waits for that one. Read at
-    // each turn: a correction's answer may still be on its way when the drive begins.
+    // The deadline as the corrections moved it (explore/deadlines.ts): the workflow waits for the latest that may be
+    // in force. Read at each turn: a correction's answer may still be on its way when the drive begins.
     const startedDriving = await now();
     const bounds = () => {
-      const moved = messages
-        .filter((m) => (m.part ?? 0) === part && m.kind === 'correct' && m.asked === 'deadline' && m.outcome === 'ok')
-        .map((m) => Date.parse((m.value as { deadline?: { to?: string } } | undefined)?.deadline?.to ?? ''))
-        .filter((at) => Number.isFinite(at));
+      const { answered, uncertain } = correctedDeadline(messages, part);
       // Only ever later than the input's: a shortened deadline the workflow ignored must still show as held past it.
-      const providerExpiresAt = Math.max(Math.max(t0 + signingDeadlineMs, moved.at(-1) ?? -Infinity) + slack, startedDriving);
+      const latest = Math.max(t0 + signingDeadlineMs, answered ?? -Infinity, ...uncertain);
+      const providerExpiresAt = Math.max(latest + slack, startedDriving);
       return { providerExpiresAt, giveUpAt: providerExpiresAt + slack + 2 * HOUR };
     };
     let repaired = false;

@@ -33,6 +33,8 @@ export interface MessageOutcome {
   /** `signingUrl`: for whom; `replace`: the status asked for; `correct`: the kind of correction. */
   participantId?: string;
   asked?: string;
+  /** `correct` of the deadline: the deadline it asked for (which an answer that never came may have set). */
+  deadline?: string;
   /** `approve`, `reject`: the approver named (maybe one the transaction does not name). */
   approverId?: string;
   /** The order its answer came back in, among all the run's messages (1: first). */
