@@ -79,12 +79,12 @@ const DEFAULT_HISTORY_BOUND = 2_000;
 /** The event log's (workflows/event-log.ts `MAX_HISTORY`). */
 const EVENT_LOG_HISTORY_BOUND = 5_000;
 
-/** Whether an operator terminated the late completion of `transactionId`, and no completion webhook came after that. */
 /** A query the test server never answered for its own reasons (explore/sticky-queues.ts, explore/queries.ts). */
 function lostByTestServer(message: string | undefined): boolean {
   return message !== undefined && (message.includes(QUERY_LOST_IN_RESTART) || message.includes(QUERY_LOST_TO_CONTINUE_AS_NEW));
 }
 
+/** Whether an operator terminated the late completion of `transactionId`, and no completion webhook came after that. */
 function lateLeftTerminated(observation: Observation, transactionId: string): boolean {
   const ops = observation.operations;
   const terminated = ops?.terminations.filter((x) => x.workflow === 'lateCompletion' && x.terminated && x.transactionId === transactionId);

@@ -70,7 +70,7 @@ import type { ServerHintKind } from './server-hints.js';
 import { UpkeepModel } from './upkeep.js';
 import type { EvidenceUpkeepResult } from '../src/definitions/evidence-upkeep.js';
 import { pendingTimerDeadlines, taskInFlight } from './timers.js';
-import { QUERY_LOST_TO_CONTINUE_AS_NEW, queryRun } from './queries.js';
+import { queryRun } from './queries.js';
 import { correctedDeadline } from './deadlines.js';
 
 /** Real time a step or an advance may take: a timer due sooner is fired first (see `settle`). */
@@ -195,9 +195,9 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   /**
    * `env.sleep`, past two test-server wedges, each of which keeps time skipping locked for good, so that the sleep never
    * returns: a child workflow (the event log, started by the transaction) that closes after its parent closed (a real
-   * server ignores the parent), and a query lost to a continue-as-new (explore/queries.ts), whose task for the closed
-   * run holds the clock though no worker ever gets it. A sleep that has not returned after a few seconds of real time
-   * is given the lock of one such wedge back, once per wedge, and waited for again.
+   * server ignores the parent), and a completion the server refused as of a closed run (explore/sticky-queues.ts,
+   * TEST_SERVER_CLOSED_RUN), which dropped the release of its task's lock. A sleep that has not returned after a few
+   * seconds of real time is given the lock of one such wedge back, once per wedge, and waited for again.
    */
   const sleepPastChildEnds = async (ms: number) => {
     const from = await now();
@@ -224,15 +224,16 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         unlockedFor.add(log.runId);
         options.log?.('the test server kept time skipping locked after the event log closed: unlocking it');
         await env.connection.testService?.unlockTimeSkipping({});
-      } else if (queriesLostToContinueAsNew > 0) {
-        queriesLostToContinueAsNew--;
-        options.log?.('the test server kept time skipping locked for a query lost to a continue-as-new: unlocking it');
+      } else if (lane.refusedAsClosed - refusedAsClosedAtStart > unlockedForRefusals) {
+        unlockedForRefusals++;
+        options.log?.('the test server kept time skipping locked after it refused a completion as of a closed run: unlocking it');
         await env.connection.testService?.unlockTimeSkipping({});
       }
     }
   };
-  /** Queries the test server lost to a continue-as-new whose lock on its clock is not yet given back. */
-  let queriesLostToContinueAsNew = 0;
+  /** The completions the test server refused as of a closed run before this schedule, and the locks given back since. */
+  const refusedAsClosedAtStart = lane.refusedAsClosed;
+  let unlockedForRefusals = 0;
   /** The event log runs whose close wedged the test server's time skipping, each unlocked once. */
   const unlockedFor = new Set<string>();
   const parentClosedBefore = async (parent: { workflowId?: string | null; runId?: string | null } | undefined, at: number) => {
@@ -451,10 +452,15 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         );
         return;
       case 'query':
-        // Awaited: a query is answered at once, and after a restart it replays the history on the new worker.
-        track(label, step.kind, queryRun(client, workflowId, statusQuery), { answersBefore: answered });
+        // Awaited: a query is answered within the task it lands in, and after a restart it replays the history on the
+        // new worker; one the test server lost is given up (explore/queries.ts).
+        track(
+          label,
+          step.kind,
+          queryRun(client, workflowId, statusQuery, () => lane.refusedAsClosed),
+          { answersBefore: answered },
+        );
         await inFlight[inFlight.length - 1];
-        if (messages.findLast((m) => m.step === label)?.message?.includes(QUERY_LOST_TO_CONTINUE_AS_NEW)) queriesLostToContinueAsNew++;
         return;
       case 'view':
       case 'sign':

@@ -7,6 +7,7 @@
 import proto from '@temporalio/proto';
 import { check, type CheckName, type Finding } from './checks.js';
 import { runSchedule } from './driver.js';
+import { QUERY_LOST_TO_CONTINUE_AS_NEW } from './queries.js';
 import { taskInFlight } from './timers.js';
 import { TEST_SERVER_TIMER_RACE } from './sticky-queues.js';
 import { workflowFeatures, type WorkflowFeatures } from './features.js';
@@ -328,6 +329,8 @@ export interface Coverage {
   failedEvents: number;
   /** Archive attempts refused (a bad ZIP), by the transaction or the late path. */
   refusals: number;
+  /** Status queries the test server lost to a continue-as-new, given up and excused (explore/queries.ts). */
+  lostQueries: number;
   /**
    * The operator's and the server's moves that acted, by kind: a deploy or a suggestion that reached a running run,
    * an upkeep walk, a terminate of a running workflow (`terminate eventLog`, `terminate lateCompletion`), a completion
@@ -351,6 +354,7 @@ const NO_COVERAGE: Coverage = {
   transactions: 0,
   failedEvents: 0,
   refusals: 0,
+  lostQueries: 0,
   operations: {},
   approvals: {},
 };
@@ -374,6 +378,7 @@ export function coverageOf(o: Observation): Coverage {
     transactions: o.bulk ? o.bulk.rows.filter((r) => r.end).length : (o.parts?.length ?? 1),
     failedEvents: o.eventLog?.events.filter((e) => e.state === 'failed').length ?? 0,
     refusals: o.model.refusals.length,
+    lostQueries: o.messages.filter((m) => m.kind === 'query' && m.message?.includes(QUERY_LOST_TO_CONTINUE_AS_NEW)).length,
     operations: operationsOf(o),
     approvals: approvalsOf(o),
   };

@@ -266,6 +266,11 @@ export class Lane {
     return this.#spy.refusedCompletions;
   }
 
+  /** How many workflow task completions the test server refused as of a closed run, each locking its clock for good. */
+  get refusedAsClosed(): number {
+    return this.#spy.refusedAsClosed;
+  }
+
   /**
    * Stops the server of a lane whose run hung. Its connections stay open: the abandoned run still has calls on
    * them, which fail and retry against the stopped server, and a connection closed under a retry throws from its

@@ -1,31 +1,45 @@
 /**
- * A query the explorer sends, and the one way the time-skipping test server loses one.
+ * The explorer's status query, past a way the time-skipping test server loses one.
  *
  * A query that reaches a run while a workflow task is running waits for that task's end, as on a real server. When
- * that task continues the run as new, the test server then sends the query nowhere: not with the new run's first
- * task, and not to a worker of the closed run (the worker asked for nothing more; seed 2301704 hung on it). A real
- * server answers such a query from the closed run's history once the run closes.
+ * that task continues the run as new, the test server refuses the completion (explore/sticky-queues.ts,
+ * TEST_SERVER_CLOSED_RUN) after starting the new run, and the query is then sent to no worker (seed 2301704 hung on
+ * it). A real server answers it from the closed run's history.
  *
- * So a query still unanswered after `LOST_AFTER_MS` of real time, addressed to a run that has since been continued
- * as new, is given up with QUERY_LOST_TO_CONTINUE_AS_NEW, which the checks excuse as the test server's. One addressed
- * to a run still current goes on waiting: if it never comes, the run is reported as hung.
+ * So the query is addressed to the run current when it is sent, and given up with QUERY_LOST_TO_CONTINUE_AS_NEW, which
+ * the checks excuse as the test server's, only when all three hold after `LOST_AFTER_MS` of real time: no answer, that
+ * run closed by continuing as new, and the test server refused a completion that way since the query was sent. Any
+ * other query waits: if it never comes, the run is reported as hung.
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
 
 export const QUERY_LOST_TO_CONTINUE_AS_NEW =
   'explorer: the query reached a run as it continued as new, which the test server never answers';
 
-/** Real time a query has to be answered before a continue-as-new meanwhile counts as what lost it. */
+/** Real time a query has to be answered before the test server counts as having lost it. */
 const LOST_AFTER_MS = 5_000;
-const LOOK_EVERY_MS = 2_000;
+const LOOK_EVERY_MS = 1_000;
 
-export async function queryRun<R>(client: Client, workflowId: string, query: QueryDefinition<R, []>): Promise<R> {
-  const handle: WorkflowHandle = client.workflow.getHandle(workflowId);
-  const addressed = await handle.describe().then(
-    (d) => d.runId,
-    () => undefined,
-  );
+/**
+ * `query` of the workflow's current run. `refusedAsClosed` counts the completions the test server has refused as of a
+ * closed run so far (explore/lane.ts).
+ */
+export async function queryRun<R>(
+  client: Client,
+  workflowId: string,
+  query: QueryDefinition<R, []>,
+  refusedAsClosed: () => number,
+): Promise<R> {
+  const current = await client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then(
+      (d) => d.runId,
+      () => undefined,
+    );
+  const handle = client.workflow.getHandle(workflowId, current);
+  const refusedBefore = refusedAsClosed();
   const abandon = new AbortController();
   const answer = client.withAbortSignal(abandon.signal, () => handle.query(query));
   const sentAt = Date.now();
@@ -33,12 +47,12 @@ export async function queryRun<R>(client: Client, workflowId: string, query: Que
   const lost = new Promise<never>((_, reject) => {
     const look = async () => {
       if (!watching) return;
-      if (Date.now() - sentAt >= LOST_AFTER_MS && addressed !== undefined) {
-        const current = await handle.describe().then(
-          (d) => d.runId,
+      if (current !== undefined && Date.now() - sentAt >= LOST_AFTER_MS && refusedAsClosed() > refusedBefore) {
+        const status = await handle.describe().then(
+          (d) => d.status.name,
           () => undefined,
         );
-        if (watching && current !== undefined && current !== addressed) {
+        if (watching && status === 'CONTINUED_AS_NEW') {
           abandon.abort();
           reject(new Error(QUERY_LOST_TO_CONTINUE_AS_NEW));
           return;

@@ -41,6 +41,15 @@ const COMPLETE_PATH = WORKFLOW_TASK_COMPLETED_PATH;
 export const TEST_SERVER_TIMER_RACE = 'invalid history builder state for action';
 
 /**
+ * The test server's answer (NOT_FOUND) to a workflow task completion that continues the run as new while a request
+ * with no event of its own waits for the task's end (a query, say): it starts the new run, then counts the old one
+ * as open, schedules it a task for the request, fails on its closed history, and drops the rest of the completion's
+ * commit, the release of the task's lock on its clock among it. So each such answer leaves the clock locked once more,
+ * and the waiting query is never sent to a worker (explore/queries.ts). A real server answers it from the closed run.
+ */
+export const TEST_SERVER_CLOSED_RUN = 'workflow execution already completed';
+
+/**
  * A gRPC pass-through (HTTP/2, plain text) that records the sticky queues polled through it, and gives the worker the
  * server's hints (explore/server-hints.ts) in the tasks it forwards.
  */
@@ -50,6 +59,8 @@ export class StickyQueueSpy {
   readonly stickyQueues = new Set<string>();
   /** How many workflow task completions the server refused with TEST_SERVER_TIMER_RACE. */
   refusedCompletions = 0;
+  /** How many workflow task completions the server refused with TEST_SERVER_CLOSED_RUN: each left its clock locked. */
+  refusedAsClosed = 0;
   readonly #server: http2.Http2Server;
   readonly #upstream: http2.ClientHttp2Session;
 
@@ -67,21 +78,24 @@ export class StickyQueueSpy {
     const upstream = http2.connect(`http://${upstreamAddress}`);
     upstream.on('error', () => {}); // each stream reports its own errors
     const server = http2.createServer();
-    const spy: { on?: (queue: string) => void; refused?: () => void } = {};
+    const spy: { on?: (queue: string) => void; refused?: (message: string) => void } = {};
     server.on('stream', (stream, headers) =>
       forward(
         stream,
         headers,
         upstream,
         (queue) => spy.on?.(queue),
-        () => spy.refused?.(),
+        (message) => spy.refused?.(message),
         hints,
       ),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const started = new StickyQueueSpy(server, upstream, hints);
     spy.on = (queue) => started.stickyQueues.add(queue);
-    spy.refused = () => void started.refusedCompletions++;
+    spy.refused = (message) => {
+      if (message.includes(TEST_SERVER_TIMER_RACE)) started.refusedCompletions++;
+      else if (message.includes(TEST_SERVER_CLOSED_RUN)) started.refusedAsClosed++;
+    };
     return started;
   }
 
@@ -97,7 +111,7 @@ function forward(
   headers: http2.IncomingHttpHeaders,
   upstream: http2.ClientHttp2Session,
   onSticky: (queue: string) => void,
-  onRefusedCompletion: () => void,
+  onRefusedCompletion: (message: string) => void,
   hints: ServerHints,
 ): void {
   const path = String(headers[':path']);
@@ -147,9 +161,9 @@ function forward(
 
   let trailers: http2.IncomingHttpHeaders = {};
   const noteRefusal = (h: http2.IncomingHttpHeaders) => {
-    if (path !== COMPLETE_PATH || String(h['grpc-status']) !== '3') return;
-    const message = decodeURIComponent(String(h['grpc-message'] ?? ''));
-    if (message.includes(TEST_SERVER_TIMER_RACE)) onRefusedCompletion();
+    const status = String(h['grpc-status']);
+    if (path !== COMPLETE_PATH || (status !== '3' && status !== '5')) return;
+    onRefusedCompletion(decodeURIComponent(String(h['grpc-message'] ?? '')));
   };
   call.on('response', (response) => {
     noteRefusal(response);

@@ -2,7 +2,7 @@
 // each names the defect it showed, and must now pass every check; one marked `open` (a defect found and not fixed
 // yet) must still fail its check in one of a few runs, so that its fix is noticed.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Explorer } from '../../explore/explore.js';
+import { coverageOf, Explorer, type Coverage } from '../../explore/explore.js';
 import { loadRegressions } from '../../explore/regressions.js';
 
 const regressions = await loadRegressions();
@@ -33,7 +33,18 @@ for (const r of regressions) {
       return;
     }
     // Runs are not perfectly repeatable (threads and the server race), so each schedule runs a few times.
-    for (let i = 0; i < 3; i++) expect((await explorer.run(r.schedule)).findings).toEqual([]);
+    const reached: Coverage[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { observation, findings } = await explorer.run(r.schedule);
+      expect(findings).toEqual([]);
+      reached.push(coverageOf(observation));
+    }
+    // And one of them still takes the path it was kept for.
+    for (const counter of r.reaches ?? [])
+      expect(
+        reached.some((c) => (((c as unknown as Record<string, unknown>)[counter] ?? c.operations[counter] ?? 0) as number) > 0),
+        `${r.name} no longer reaches ${counter}`,
+      ).toBe(true);
     // Each run is held to its own real-time budget (a minute and more, explore/explore.ts `realTimeBudget`): the
     // explorer names a run that hangs, so this limit only has to outlast five slow ones on a loaded machine.
   }, 600_000);
