@@ -35,7 +35,7 @@ import type { ModelTransaction } from './provider-model.js';
 import type { Replayer } from './lane.js';
 import { QUERY_LOST_IN_RESTART } from './sticky-queues.js';
 import { QUERY_LOST_TO_CONTINUE_AS_NEW } from './queries.js';
-import { correctedDeadline } from './deadlines.js';
+import { appliedDeadline } from './deadlines.js';
 import { millis } from './timers.js';
 import { EsignStatus } from '../src/definitions/search-attributes.js';
 import { checkOperations, SERVER_SUGGESTS_CONTINUE_AS_NEW_AT } from './operation-checks.js';
@@ -452,27 +452,25 @@ function checkEndedBy(
   if (endedBy === 'request' && !observation.messages.some((m) => (m.part ?? 0) === index && m.kind === 'cancel'))
     found('outcome', `${status}, ended by request, but nobody asked to cancel`);
   if (endedBy === 'deadline') {
-    // The deadline as the corrections left it (explore/deadlines.ts), else the input's; or, expired awaiting approval,
-    // its approvers' deadline. A correction whose answer never came may be in force or not: the end may come by it.
-    const moved = correctedDeadline(observation.messages, index);
+    // The deadline as the last correction the workflow applied left it (its history says to when: explore/deadlines.ts),
+    // else the input's; or, expired awaiting approval, its approvers' deadline.
     const approvers = part.setup.approval && result.reason?.startsWith('approval deadline passed') ? part.setup.approval : undefined;
-    const deadline = approvers ? part.startedAt + approvers.deadlineMs : (moved.answered ?? part.startedAt + part.setup.signingDeadlineMs);
-    const possible = approvers ? [deadline] : [deadline, ...moved.uncertain];
-    const earliest = Math.min(...possible);
-    const latest = Math.max(...possible);
+    const deadline = approvers
+      ? part.startedAt + approvers.deadlineMs
+      : (appliedDeadline(chain) ?? part.startedAt + part.setup.signingDeadlineMs);
     // Measured to when the run decided its end (its EsignStatus set to it), not to its close: the end's event is then
     // handed to the event log, which may take its retries' hour (a closed log whose query the test server left on a
     // restarted worker's queue, explore/sticky-queues.ts) and would hide an early end or look like a late one.
     const endedAt = Math.min(part.closedAt ?? Infinity, statusSetAt(chain, status) ?? Infinity);
-    if (endedAt < earliest - 1_000)
-      found('outcome', `${status} by the deadline ${Math.round((earliest - endedAt) / 1000)} s before the deadline`);
+    if (endedAt < deadline - 1_000)
+      found('outcome', `${status} by the deadline ${Math.round((deadline - endedAt) / 1000)} s before the deadline`);
     // The deadline holds: the loop withdraws at the deadline, within a poll or two, unless the provider's reads or
     // writes (which the withdraw needs) were down. Later means the loop was held by something else.
     const steps = index === 0 ? observation.schedule.steps : (observation.schedule.next?.[index - 1]?.steps ?? []);
     const needed = steps.some(
       (s) => s.kind === 'providerDown' && (s.operation === 'updateTransaction' || s.operation === 'getTransaction'),
     );
-    const late = endedAt === Infinity ? 0 : endedAt - latest;
+    const late = endedAt === Infinity ? 0 : endedAt - deadline;
     if (!needed && late > 2 * part.setup.reconcileMaxIntervalMs + DEADLINE_SLACK_MS)
       found(
         'outcome',

@@ -71,7 +71,7 @@ import { UpkeepModel } from './upkeep.js';
 import type { EvidenceUpkeepResult } from '../src/definitions/evidence-upkeep.js';
 import { pendingTimerDeadlines, taskInFlight } from './timers.js';
 import { queryRun } from './queries.js';
-import { correctedDeadline } from './deadlines.js';
+import { answeredDeadline } from './deadlines.js';
 
 /** Real time a step or an advance may take: a timer due sooner is fired first (see `settle`). */
 const TIMER_MARGIN_MS = 2_000;
@@ -208,8 +208,15 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         new Promise<false>((resolve) => setTimeout(() => resolve(false), 3_000).unref()),
       ]);
       if (done) return;
-      // Only that wedge: a log of this referenceId closed during this sleep, and not yet given its lock back. A sleep
-      // that is only slow (a busy machine, many timers) is waited for: unlocking it would let time run on its own.
+      // Only a known wedge, and a sleep that is only slow (a busy machine, many timers) is waited for: unlocking it
+      // would let time run on its own. First a completion refused as of a closed run, each of which leaked a lock.
+      if (lane.refusedAsClosed - refusedAsClosedAtStart > unlockedForRefusals) {
+        unlockedForRefusals++;
+        options.log?.('the test server kept time skipping locked after it refused a completion as of a closed run: unlocking it');
+        await env.connection.testService?.unlockTimeSkipping({});
+        continue;
+      }
+      // Then a log of this referenceId closed during this sleep, and not yet given its lock back.
       const log = await client.workflow
         .getHandle(eventLogIdFor(referenceId))
         .describe()
@@ -223,10 +230,6 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       if (log && wedged && !unlockedFor.has(log.runId)) {
         unlockedFor.add(log.runId);
         options.log?.('the test server kept time skipping locked after the event log closed: unlocking it');
-        await env.connection.testService?.unlockTimeSkipping({});
-      } else if (lane.refusedAsClosed - refusedAsClosedAtStart > unlockedForRefusals) {
-        unlockedForRefusals++;
-        options.log?.('the test server kept time skipping locked after it refused a completion as of a closed run: unlocking it');
         await env.connection.testService?.unlockTimeSkipping({});
       }
     }
@@ -981,11 +984,11 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     // 1.5 times it), and the provider expires only what it still holds once the steps are over. The bound counts
     // from that expiry, so the workflow gets its slack to see it (a bound counted from the deadline alone gave up
     // on an overdue workflow the instant the provider expired it: explore/regressions/step-past-the-give-up-bound.json).
-    // The deadline as the corrections moved it (explore/deadlines.ts): the workflow waits for the latest that may be
-    // in force. Read at each turn: a correction's answer may still be on its way when the drive begins.
+    // The deadline as the corrections' answers say (explore/deadlines.ts): the workflow waits for the latest that may
+    // be in force. Read at each turn: a correction's answer may still be on its way when the drive begins.
     const startedDriving = await now();
     const bounds = () => {
-      const { answered, uncertain } = correctedDeadline(messages, part);
+      const { answered, uncertain } = answeredDeadline(messages, part);
       // Only ever later than the input's: a shortened deadline the workflow ignored must still show as held past it.
       const latest = Math.max(t0 + signingDeadlineMs, answered ?? -Infinity, ...uncertain);
       const providerExpiresAt = Math.max(latest + slack, startedDriving);

@@ -7,9 +7,10 @@
  * it). A real server answers it from the closed run's history.
  *
  * So the query is addressed to the run current when it is sent, and given up with QUERY_LOST_TO_CONTINUE_AS_NEW, which
- * the checks excuse as the test server's, only when all three hold after `LOST_AFTER_MS` of real time: no answer, that
- * run closed by continuing as new, and the test server refused a completion that way since the query was sent. Any
- * other query waits: if it never comes, the run is reported as hung.
+ * the checks excuse as the test server's, only when all of these hold after `LOST_AFTER_MS` of real time: no answer,
+ * the test server refused a completion that way since the query was sent, and that run is closed as continued as new
+ * with no continue-as-new event in its history (the refused completion's, which the server dropped). Any other query
+ * waits: if it never comes, the run is reported as hung.
  */
 import type { Client } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
@@ -52,7 +53,9 @@ export async function queryRun<R>(
           (d) => d.status.name,
           () => undefined,
         );
-        if (watching && status === 'CONTINUED_AS_NEW') {
+        // The refusal was this run's: its history lacks the continue-as-new the refused completion would have added.
+        const last = status === 'CONTINUED_AS_NEW' ? (await handle.fetchHistory().catch(() => undefined))?.events?.at(-1) : undefined;
+        if (watching && last && !last.workflowExecutionContinuedAsNewEventAttributes) {
           abandon.abort();
           reject(new Error(QUERY_LOST_TO_CONTINUE_AS_NEW));
           return;

@@ -24,8 +24,8 @@ export interface Regression {
    */
   open?: { check: CheckName; after?: string };
   /**
-   * Counters of the run's coverage (explore/explore.ts `Coverage`, `lostQueries` say, or an `operations` key) that one
-   * of its runs must reach, so that a schedule kept for a path still takes it (timing can move a race off it).
+   * Counters of the run's coverage (explore/explore.ts `Coverage`: `lostQueries`, say) that one of its runs must reach,
+   * so that a schedule kept for a path still takes it (timing can move a race off it).
    */
   reaches?: string[];
   schedule: Schedule;
