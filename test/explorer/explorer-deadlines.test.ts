@@ -69,13 +69,52 @@ const completed = (updateId: string, answer?: unknown): proto.temporal.api.histo
 const run = (...events: proto.temporal.api.history.v1.IHistoryEvent[]) => ({ history: { events } }) as unknown as RecordedHistory;
 const moved = (to: string) => ({ kind: 'deadline', deadline: { from: '2026-01-01T00:00:00.000Z', to } });
 
-it('checks against the deadline the workflow last applied, in the order it applied them, across runs', () => {
+const started = (carried?: unknown): proto.temporal.api.history.v1.IHistoryEvent => ({
+  eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+  workflowExecutionStartedEventAttributes: {
+    input: { payloads: [defaultPayloadConverter.toPayload({}), ...(carried ? [defaultPayloadConverter.toPayload(carried)] : [])] },
+  },
+});
+const audit = (to: string) => ({
+  kind: 'deadline',
+  by: 'ops',
+  at: '2026-01-01T00:00:00.000Z',
+  deadline: { from: '2026-01-01T00:00:00.000Z', to },
+});
+
+it('checks against the deadline the workflow last applied, in the order it applied them', () => {
   const chain = [
-    run(accepted('a', 'correctTransaction'), accepted('b', 'correctTransaction'), completed('b', moved('2026-01-03T00:00:00.000Z'))),
-    // Accepted first, applied last: its deadline is the one in force.
-    run(completed('a', moved('2026-01-02T00:00:00.000Z')), accepted('c', 'correctTransaction'), completed('c')),
+    run(
+      started(),
+      accepted('a', 'correctTransaction'),
+      accepted('b', 'correctTransaction'),
+      completed('b', moved('2026-01-03T00:00:00.000Z')),
+      // Accepted first, applied last: its deadline is the one in force.
+      completed('a', moved('2026-01-02T00:00:00.000Z')),
+      accepted('c', 'correctTransaction'),
+      completed('c'),
+    ),
   ];
   expect(appliedDeadline(chain)).toBe(at('2026-01-02T00:00:00.000Z'));
+});
+
+it('checks a continued run against the audit it was handed, then its own corrections', () => {
+  // The correction applied in the task that continued the run left no update events (a completion the test server
+  // refused): the next run's input still carries it.
+  const handedOver = [
+    run(started()),
+    run(started({ corrections: [audit('2026-01-04T00:00:00.000Z'), { kind: 'resend', by: 'ops', at: 'x' }] })),
+  ];
+  expect(appliedDeadline(handedOver)).toBe(at('2026-01-04T00:00:00.000Z'));
+  const correctedAgain = [
+    ...handedOver,
+    run(
+      started({ corrections: [audit('2026-01-04T00:00:00.000Z')] }),
+      accepted('d', 'correctTransaction'),
+      completed('d', moved('2026-01-06T00:00:00.000Z')),
+    ),
+  ];
+  expect(appliedDeadline(correctedAgain)).toBe(at('2026-01-06T00:00:00.000Z'));
 });
 
 it('checks against the input deadline when no correction moved it (refused, or another update)', () => {
