@@ -27,9 +27,11 @@ export function createRecordsActivities(deps: RecordsDeps) {
       if (!stored) return { key, status: 'kept', detail: 'no archive' };
       const { manifest } = stored;
       if (manifest.purged) {
-        // Purged before: what a crash after the tombstone left goes now.
+        // Purged before: what a crash after the tombstone left goes now. Purged at or after this walk's clock, it was
+        // this walk (an attempt whose answer was lost, or that crashed after the tombstone): counted as its purge.
+        // An earlier walk's purge is at most that walk's clock or machine time, both before this walk began.
         await deps.archive.purge(key, manifest, []);
-        return { key, status: 'tombstone' };
+        return { key, status: manifest.purged.at >= input.asOf ? 'purged' : 'tombstone' };
       }
       if (!manifest.retention) return { key, status: 'kept', detail: 'no retention recorded' };
       // Not earlier than the workflow's clock (a test's simulated years), nor than this machine's (a late retry).

@@ -8,7 +8,7 @@ import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createEvidenceUpkeepActivities } from '../../activities/evidence-upkeep.js';
@@ -117,3 +117,19 @@ it('purges on its date with a tombstone, keeps what a hold covers until it is re
     ).rejects.toMatchObject({ cause: { message: 'scope must be one of transaction, reference, batch' } });
   });
 }, 120_000);
+
+it("counts a purge whose answer was lost as the walk's own, and an earlier walk's tombstone as a tombstone", async () => {
+  const store = new LocalArchiveStore(join(work, 'archive-retried'));
+  const activities = createRecordsActivities({ archive: store, holds: async () => [] });
+  const purgeIfDue = (input: { key: string; asOf: string }) => activities.purgeIfDue(input);
+  const start = Date.parse('2030-01-01T00:00:00.000Z');
+  await archive(store, 'tx-d', 'lease-d', '1 day', start);
+  const walk = new Date(start + 2 * DAY).toISOString();
+  const attempt = () => new MockActivityEnvironment({ attempt: 2 }).run(purgeIfDue, { key: 'tx-d', asOf: walk });
+  expect(await new MockActivityEnvironment().run(purgeIfDue, { key: 'tx-d', asOf: walk })).toEqual({ key: 'tx-d', status: 'purged' });
+  // The answer was lost: the retry finds the tombstone this walk left, and the walk still counts its purge.
+  expect(await attempt()).toEqual({ key: 'tx-d', status: 'purged' });
+  // The next day's walk finds a tombstone.
+  const next = new Date(start + 3 * DAY).toISOString();
+  expect(await new MockActivityEnvironment().run(purgeIfDue, { key: 'tx-d', asOf: next })).toEqual({ key: 'tx-d', status: 'tombstone' });
+});
