@@ -35,6 +35,7 @@ import type { ArchiveResult, EsignTransactionResult, IntegratorEvent } from '../
 import type { ProviderModel } from './provider-model.js';
 import { createBulkExplorerActivities, type BulkActivityOptions } from './bulk.js';
 import { UpkeepModel } from './upkeep.js';
+import type { RecordsModel } from './records.js';
 
 /** Where the explorer's transactions send their integrator events (never contacted: the stubs record them). */
 export const CALLBACK_URL = 'https://integrator.invalid/esign-events';
@@ -107,6 +108,8 @@ export interface ExplorerActivityOptions {
   bulk?: BulkActivityOptions;
   /** The archive as the evidence upkeep walks it (explore/upkeep.ts); one over `model`'s archives by default. */
   upkeep?: UpkeepModel;
+  /** A schedule's records (explore/records.ts): its retention walks and holds register; without it they refuse to run. */
+  records?: RecordsModel;
 }
 
 /** Every activity of the workflows, over the model, with the planned faults. */
@@ -125,10 +128,12 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
     // The walk's listing over the model's archive keys, and a model of the renewal (explore/upkeep.ts).
     ...(options.upkeep ?? new UpkeepModel(model)).activities(),
     ...(options.bulk ? createBulkExplorerActivities(options.bulk) : createBulkActivities({ taskQueue: 'explorer-has-no-bulk-send' })),
-    // The records retention and the holds register do not run in the explorer's schedules: a purge or a hold's
-    // application here is a defect of the explorer.
-    purgeIfDue: () => Promise.reject(new Error('the explorer runs no records retention')),
-    applyLegalHolds: () => Promise.reject(new Error('the explorer runs no legal holds register')),
+    // The records retention and the holds register run only in the schedules that draw them: a purge or a hold's
+    // application elsewhere is a defect of the explorer.
+    ...(options.records?.activities() ?? {
+      purgeIfDue: () => Promise.reject(new Error('this schedule runs no records retention')),
+      applyLegalHolds: () => Promise.reject(new Error('this schedule runs no legal holds register')),
+    }),
   };
   const lateEvents = createCompletionActivities({ urlPolicy: new UrlPolicy([new URL(CALLBACK_URL).origin]) });
   const activities: EsignActivities = {
@@ -144,7 +149,11 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
       const key = input.archivePrefix ? `${input.archivePrefix}/${input.transactionId}` : input.transactionId;
       const archived = (sha256: string): ArchiveResult => ({ uri: `model://archive/${key}`, sha256, bytes: 1, files: [] });
       const committed = model.archives.find((a) => a.key === key);
-      if (committed) return archived(committed.sha256);
+      if (committed) {
+        // A retry of an attempt that committed and then failed before the hold.
+        await options.records?.holdIfCovered(key);
+        return archived(committed.sha256);
+      }
       let zip: { sha256: string; valid: boolean };
       try {
         zip = model.zip(input.transactionId);
@@ -162,6 +171,9 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
         sha256: zip.sha256,
         ...(input.participantIds ? { participantIds: input.participantIds } : {}),
       });
+      // Archived now on the server's clock (the attempt was scheduled in the schedule's time), then held if covered.
+      options.records?.committed({ ...input, key, sha256: zip.sha256 }, Context.current().info.currentAttemptScheduledTimestampMs);
+      await options.records?.holdIfCovered(key);
       return archived(zip.sha256);
     },
 

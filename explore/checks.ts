@@ -40,6 +40,7 @@ import { millis } from './timers.js';
 import { EsignStatus } from '../src/definitions/search-attributes.js';
 import { checkOperations, SERVER_SUGGESTS_CONTINUE_AS_NEW_AT } from './operation-checks.js';
 import { checkApprovalQuery, checkApprovals, decoded } from './approval-checks.js';
+import { checkRecords } from './records-checks.js';
 
 export type CheckName =
   | 'ended'
@@ -56,7 +57,8 @@ export type CheckName =
   | 'upkeep'
   | 'versioning'
   | 'participants'
-  | 'approvals';
+  | 'approvals'
+  | 'records';
 
 export interface Finding {
   check: CheckName;
@@ -255,6 +257,7 @@ export async function check(observation: Observation, replayer: Replayer | undef
   }
   if (!observation.bulk && schedule.setup.callback) checkEventLog(observation, parts, results, found);
   checkOperations(observation, found);
+  checkRecords(observation, found);
   return findings;
 }
 

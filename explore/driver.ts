@@ -72,6 +72,9 @@ import type { EvidenceUpkeepResult } from '../src/definitions/evidence-upkeep.js
 import { pendingTimerDeadlines, taskInFlight } from './timers.js';
 import { queryRun } from './queries.js';
 import { answeredDeadline } from './deadlines.js';
+import { RecordsModel, type HoldMove, type RetentionWalk } from './records.js';
+import { LEGAL_HOLDS_WORKFLOW_ID, LEGAL_HOLDS_WORKFLOW_TYPE } from '../src/definitions/records.js';
+import { listLegalHolds, placeLegalHold, releaseLegalHold } from '../src/client/records.js';
 
 /** Real time a step or an advance may take: a timer due sooner is fired first (see `settle`). */
 const TIMER_MARGIN_MS = 2_000;
@@ -108,9 +111,12 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   const store = new MemoryStore();
   const rowReference = (row: number) => rowReferenceId(batchId, row + 2);
   const upkeep = new UpkeepModel(model);
+  // Its retention walks and the holds register read the holds as a worker does, through the lane's client.
+  const records = schedule.records ? new RecordsModel(schedule.records, () => listLegalHolds(client)) : undefined;
   const activities = createExplorerActivities({
     model,
     upkeep,
+    ...(records ? { records } : {}),
     faults: schedule.faults,
     ...(schedule.bulk ? { bulk: { store, taskQueue: lane.taskQueue, crashMidPage: schedule.bulk.crashMidPage } } : {}),
   });
@@ -165,6 +171,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
           ]
         : [workflowId, eventLogIdFor(referenceId), ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))];
       ids.push(...operations.upkeeps.filter((u) => u.end.kind === 'stalled').map((u) => u.workflowId));
+      if (records) ids.push(LEGAL_HOLDS_WORKFLOW_ID, ...records.walks.filter((w) => w.end.kind === 'stalled').map((w) => w.workflowId));
       const histories = await Promise.all(
         ids.map((id) =>
           client.workflow
@@ -593,6 +600,51 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         await Promise.race([inFlight[inFlight.length - 1], new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
         return;
       }
+      case 'hold': {
+        if (!records) return;
+        // The transaction once it exists (else nothing to name), its referenceId (a bulk send: its first row's), its batch.
+        const target =
+          step.scope === 'batch' ? batchId : step.scope === 'reference' ? (schedule.bulk ? rowReference(0) : referenceId) : tx?.id;
+        if (!target) return;
+        if (step.suggest) await hint('suggestContinueAsNew', LEGAL_HOLDS_WORKFLOW_ID, 'suggest register');
+        const move: HoldMove = { step: label, scope: step.scope, target, sentSeq: records.tick() };
+        records.moves.push(move);
+        const request = { scope: step.scope, target, reason: 'held by the explorer', by: 'explorer:operator' };
+        const asked = placeLegalHold(client, request, { taskQueue }).then(
+          (hold) => void (move.placed = { outcome: 'ok', hold, seq: records.tick() }),
+          (err: unknown) => void (move.placed = { outcome: 'error', message: errorText(err) }),
+        );
+        inFlight.push(asked);
+        tally('hold');
+        await Promise.race([asked, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        return;
+      }
+      case 'releaseHold': {
+        const move = records?.moves.find((m) => m.placed?.outcome === 'ok' && !m.release);
+        if (!records || move?.placed?.outcome !== 'ok') return;
+        const release: NonNullable<HoldMove['release']> = { askedSeq: records.tick(), outcome: 'pending' };
+        move.release = release;
+        const asked = releaseLegalHold(client, {
+          holdId: move.placed.hold.id,
+          reason: 'released by the explorer',
+          by: 'explorer:operator',
+        }).then(
+          () => void (release.outcome = 'ok'),
+          (err: unknown) => {
+            release.outcome = 'error';
+            release.message = errorText(err);
+          },
+        );
+        inFlight.push(asked);
+        tally('release hold');
+        await Promise.race([asked, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        return;
+      }
+      case 'retention':
+        if (!records) return;
+        await startRetention(false);
+        tally('retention walk');
+        return;
       case 'operatorRetry': {
         // `esign retry-archive <referenceId>` before anyone fixed anything: refused again, or refused as not waiting.
         track(label, 'retryArchive', retryEsignArchive(client, referenceId), { refusalsAtAsk: model.refusals.length });
@@ -610,6 +662,17 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     // leaves the dead worker's queue at once, before an update can. The test server mishandles an update that
     // comes in a task handed back that way (it refuses the next completion), which a real server never sees.
     const open: string[] = [];
+    if (records) {
+      // The holds register takes updates too: a signal it has no handler for moves its task first.
+      const nudged = await client.workflow
+        .getHandle(LEGAL_HOLDS_WORKFLOW_ID)
+        .signal(EXPLORER_NUDGE_SIGNAL)
+        .then(
+          () => true,
+          () => false,
+        );
+      if (nudged) open.push(LEGAL_HOLDS_WORKFLOW_ID);
+    }
     for (const id of [workflowId, ...model.byReference(referenceId).map((t) => inboxIdFor(t.id))]) {
       const stray = strayNotification('esign-declined');
       const sent = await (
@@ -656,6 +719,27 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
   let eventLog: Observation['eventLog'];
   let eventLogError: string | undefined;
   let bulk: Observation['bulk'];
+  if (records) {
+    // A register of its own, running from the start: every read of the holds (a purge's, the archive's) then goes to
+    // a run on this schedule's worker, never to an earlier schedule's closed run, whose tasks may wait on the queue
+    // of a worker restarted since (explore/sticky-queues.ts).
+    await endRun(LEGAL_HOLDS_WORKFLOW_ID);
+    await client.workflow.start(LEGAL_HOLDS_WORKFLOW_TYPE, { workflowId: LEGAL_HOLDS_WORKFLOW_ID, taskQueue, args: [] });
+    // The earlier transactions' archives, already there: the walks list them as they list every archive.
+    const start = await now();
+    for (let i = 0; i < (schedule.records?.earlier ?? 0); i++) {
+      const transactionId = `${referenceId}-earlier-${i + 1}`;
+      const earlier = {
+        key: transactionId,
+        transactionId,
+        referenceId: schedule.bulk ? rowReference(i) : referenceId,
+        ...(schedule.bulk ? { batchId } : {}),
+        sha256: transactionId.padEnd(64, '0'),
+      };
+      records.committed(earlier, start - (i * records.setup.retentionMs) / 2);
+      upkeep.addArchive(earlier.key, earlier.sha256);
+    }
+  }
   lane.register(run, activities);
   try {
     if (schedule.bulk) bulk = await runBatch(schedule.bulk);
@@ -695,6 +779,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       }
     }
     await finishUpkeeps();
+    await finishRecords();
   } finally {
     options.onPhase?.('collecting histories');
     // Updates still waiting are answered (or refused) by now, or never will be: the workflow has ended.
@@ -710,6 +795,15 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     for (const walk of operations.upkeeps) {
       histories.push(...(await chainOf(walk.workflowId).catch(() => [] as RecordedHistory[])));
       await endRun(walk.workflowId);
+    }
+    if (records) {
+      for (const walk of records.walks) {
+        histories.push(...(await chainOf(walk.workflowId).catch(() => [] as RecordedHistory[])));
+        await endRun(walk.workflowId);
+      }
+      // The register's runs of this schedule, back to the one it started.
+      histories.push(...(await chainOf(LEGAL_HOLDS_WORKFLOW_ID).catch(() => [] as RecordedHistory[])));
+      await endRun(LEGAL_HOLDS_WORKFLOW_ID);
     }
     handedBack = await lane.forget(run);
   }
@@ -741,6 +835,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       ...(eventLogError && !eventLog ? { eventLogError } : {}),
       operations,
       ...(bulk ? { bulk } : {}),
+      ...(records ? { records } : {}),
     };
   }
 
@@ -872,6 +967,77 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
         await runDue();
       }
     }
+  }
+
+  /** Starts a records retention walk (`recordsRetention`, as its Temporal Schedule does). */
+  async function startRetention(final: boolean): Promise<void> {
+    const id = `esign-retention-x${schedule.seed}-${run}-${records!.walks.length + 1}`;
+    await client.workflow.start('recordsRetention', { workflowId: id, taskQueue, args: [{}] });
+    records!.walks.push({ workflowId: id, final, end: { kind: 'stalled', where: 'still walking when the schedule ended' } });
+  }
+
+  /** Each retention walk to its end; a walk not over a day later did not end. */
+  async function finishRetention(): Promise<void> {
+    for (const walk of records!.walks) {
+      if (walk.end.kind !== 'stalled') continue;
+      options.onPhase?.(`waiting for the retention walk ${walk.workflowId}`);
+      const h = client.workflow.getHandle(walk.workflowId);
+      const giveUpAt = (await now()) + DAY;
+      for (;;) {
+        const described = await h.describe();
+        if (described.status.name !== 'RUNNING') {
+          walk.end = await h.result().then(
+            (result: Extract<RetentionWalk['end'], { kind: 'result' }>['result']) => ({ kind: 'result' as const, result }),
+            (err: unknown) => ({ kind: 'failed' as const, message: errorText(err) }),
+          );
+          break;
+        }
+        if ((await now()) >= giveUpAt) {
+          walk.end = { kind: 'stalled', where: `still walking a day after the schedule's end (${described.historyLength} events)` };
+          break;
+        }
+        await advanceTo((await now()) + 10 * MINUTE);
+        await runDue();
+      }
+    }
+  }
+
+  /**
+   * The records at rest: the walks ended, the register idle (a store that refused to hold is asked again an hour
+   * later), its holds read; then a last walk past every archive's retention.
+   */
+  async function finishRecords(): Promise<void> {
+    if (!records) return;
+    await finishRetention();
+    options.onPhase?.('letting the holds register come to rest');
+    await advanceTo((await now()) + 2 * HOUR);
+    for (let i = 0; i < 6; i++) {
+      const described = await client.workflow
+        .getHandle(LEGAL_HOLDS_WORKFLOW_ID)
+        .describe()
+        .catch(() => undefined);
+      if (described?.status.name !== 'RUNNING' || (described.raw.pendingActivities ?? []).length === 0) break;
+      await advanceTo((await now()) + HOUR);
+    }
+    const read = await listLegalHolds(client).then(
+      (holds) => ({ holds }),
+      (err: unknown) => ({ holds: [], holdsError: errorText(err) }),
+    );
+    const beforeLastWalk = records.archives();
+    if (beforeLastWalk.length > 0) {
+      const until = Math.max(...beforeLastWalk.map((a) => Date.parse(a.manifest.retention?.until ?? '') || 0));
+      await advanceTo(until + MINUTE);
+      await startRetention(true);
+      await finishRetention();
+    }
+    options.log?.(
+      `records at rest: ${beforeLastWalk.length} archive(s), ${read.holds.length} hold(s), ${records.purges.length} purge attempt(s)`,
+    );
+    records.atRest = {
+      ...read,
+      beforeLastWalk,
+      afterLastWalk: records.archives().map(({ key, purged, objectHold }) => ({ key, purged, objectHold })),
+    };
   }
 
   /** Every run of a workflow, following continue-as-new back from the last. */
@@ -1092,7 +1258,13 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
 /** Whether a schedule gives the server's hints (explore/server-hints.ts): only then are the worker's tasks read on their way. */
 function givesHints(schedule: Schedule): boolean {
   const all = [schedule.steps, schedule.late, ...(schedule.next ?? []).flatMap((n) => [n.steps, n.late])].flat();
-  return all.some((s) => s.kind === 'deploy' || s.kind === 'suggestContinueAsNew' || (s.kind === 'upkeep' && s.suggestContinueAsNew));
+  return all.some(
+    (s) =>
+      s.kind === 'deploy' ||
+      s.kind === 'suggestContinueAsNew' ||
+      (s.kind === 'upkeep' && s.suggestContinueAsNew) ||
+      (s.kind === 'hold' && s.suggest),
+  );
 }
 
 function stepLabel(step: TimedStep): string {

@@ -21,6 +21,8 @@ import { openDefects, type Regression } from './regressions.js';
 export const DEFAULT_REUSE_SHARE = 0.12;
 /** The share of seeds that are `bulk` schedules. */
 export const DEFAULT_BULK_SHARE = 0.08;
+/** The share of schedules with legal holds and retention walks among their moves (explore/records.ts). */
+export const DEFAULT_RECORDS_SHARE = 0.1;
 /** The share of transactions (of `transaction` and `reuse` schedules) whose input names approvers. */
 export const DEFAULT_APPROVAL_SHARE = 0.25;
 
@@ -55,6 +57,8 @@ export interface ExplorerOptions {
    * walks, terminations), as a multiple of their usual shares: 1 by default, 0 for none.
    */
   operations?: number;
+  /** The share of schedules with legal holds and retention walks (when the workflow code has them). */
+  records?: number;
   log?: (line: string) => void;
 }
 
@@ -105,6 +109,7 @@ export class Explorer {
       reuse: options.reuse ?? DEFAULT_REUSE_SHARE,
       bulk: options.bulk ?? DEFAULT_BULK_SHARE,
       operations: options.operations ?? 1,
+      records: available.records ? (options.records ?? DEFAULT_RECORDS_SHARE) : 0,
     };
     const bundle = await bundleWorkflows(options.workflows);
     const lanes = await Promise.all(Array.from({ length: options.lanes ?? 1 }, (_, i) => Lane.start(bundle, `explore-lane-${i + 1}`)));
@@ -407,6 +412,10 @@ function operationsOf(o: Observation): Record<string, number> {
     o.histories.some((x) => x.runId === h.runId && x.history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes),
   ).length;
   if (continued > 0) out['continued on a hint'] = continued;
+  // What the retention walks did: purged, or kept past their retention by a hold.
+  for (const call of o.records?.purges ?? []) {
+    if (call.outcome === 'purged' || call.outcome === 'held') out[`records ${call.outcome}`] = (out[`records ${call.outcome}`] ?? 0) + 1;
+  }
   return out;
 }
 

@@ -17,6 +17,8 @@ export interface WorkflowFeatures {
   maxHistoryEvents: boolean;
   /** The input names approvers (`approval`) and the workflow takes their `approve` and `reject` updates. */
   approvals: boolean;
+  /** The legal holds register and the records retention (workflows/legal-holds.ts, workflows/records-retention.ts). */
+  records: boolean;
 }
 
 /**
@@ -45,5 +47,11 @@ export async function workflowFeatures(workflowsIndex?: string): Promise<Workflo
     retryArchive: defines(RETRY_ARCHIVE),
     maxHistoryEvents: 'maxHistoryEvents' in input.EsignTransactionInput.shape,
     approvals: 'approval' in input.EsignTransactionInput.shape && defines(APPROVE) && defines(REJECT),
+    records: workflowsIndex
+      ? await import(new URL('../src/definitions/records.ts', `file://${workflowsIndex}`).href).then(
+          () => true,
+          () => false,
+        )
+      : true,
   };
 }

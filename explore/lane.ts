@@ -17,6 +17,7 @@ import type { EsignActivities } from '../activities/index.js';
 import { ensureTemporalBinaries, executableFor } from '../tools/temporal/binaries.js';
 import { workflowsPath } from '../src/worker/create-worker.js';
 import { cliTypeOf, esignSearchAttributes } from '../src/definitions/search-attributes.js';
+import { LEGAL_HOLDS_WORKFLOW_ID } from '../src/definitions/records.js';
 import { createExplorerActivities } from './activities.js';
 import { ProviderModel } from './provider-model.js';
 import { ServerHints } from './server-hints.js';
@@ -211,7 +212,10 @@ export class Lane {
         name,
         (...args: unknown[]) => {
           const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
-          const activities = this.#schedules.get(runOf(workflowId));
+          // The namespace's one holds register has no run in its id: it is the schedule's that runs (one at a time).
+          const run =
+            workflowId === LEGAL_HOLDS_WORKFLOW_ID && this.#schedules.size === 1 ? [...this.#schedules.keys()][0]! : runOf(workflowId);
+          const activities = this.#schedules.get(run);
           // A workflow of a schedule that is over (it stalled and was reported): it must not touch another's model.
           if (!activities) throw ApplicationFailure.nonRetryable(`no schedule runs workflow ${workflowId}`, 'ExplorerScheduleOver');
           return (activities[name] as (...a: unknown[]) => Promise<unknown>)(...args);
@@ -311,13 +315,13 @@ function activityInFlight(history: History | undefined, raw: DescribeWorkflowExe
   });
 }
 
-/** The run a workflow belongs to: `esign-x<seed>-<run>`, an upkeep walk's `esign-upkeep-x<seed>-<run>-<n>`, a bulk send's `bulk-x<seed>-r<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */
+/** The run a workflow belongs to: `esign-x<seed>-<run>`, an upkeep or retention walk's `esign-upkeep-x<seed>-<run>-<n>`, a bulk send's `bulk-x<seed>-r<run>`, or a provider id (a uuidFactory UUID) after `esign-inbox-`/`esign-late-`. */
 export function runOf(workflowId: string): number {
   // The transaction, and its event log (esign-events-<referenceId>).
   const reference = /^esign-(?:events-)?x\d+-(\d+)$/.exec(workflowId);
   if (reference) return Number(reference[1]);
-  // An evidence upkeep walk of the run (esign-upkeep-x<seed>-<run>-<n>).
-  const upkeep = /^esign-upkeep-x\d+-(\d+)-\d+$/.exec(workflowId);
+  // An evidence upkeep walk or a records retention walk of the run (esign-upkeep-x<seed>-<run>-<n>, esign-retention-…).
+  const upkeep = /^esign-(?:upkeep|retention)-x\d+-(\d+)-\d+$/.exec(workflowId);
   if (upkeep) return Number(upkeep[1]);
   // A bulk send (bulk-x<seed>-r<run>), its rows' transactions (esign-bulk-x<seed>-r<run>.<line>) and their logs.
   const batch = /^(?:esign-(?:events-)?)?bulk-x\d+-r(\d+)(?:\.\d+)?$/.exec(workflowId);

@@ -32,6 +32,8 @@ const { values } = parseArgs({
     approvals: { type: 'string' },
     /** How often the operator's and the server's moves are drawn, as a multiple of their shares (0: never). */
     operations: { type: 'string', default: '1' },
+    /** The share of schedules with legal holds and retention walks (0 to 1). */
+    records: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
   allowNegative: true,
@@ -41,7 +43,7 @@ const from = values.seed !== undefined ? Number(values.seed) : Number(values.fro
 const lanes = Number(values.lanes);
 if (![count, from, lanes].every(Number.isInteger) || count < 1 || lanes < 1) {
   console.error(
-    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--approvals <share>] [--operations <scale>]',
+    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--approvals <share>] [--operations <scale>] [--records <share>]',
   );
   process.exit(2);
 }
@@ -65,6 +67,7 @@ const explorer = await Explorer.start({
   ...(values.bulk !== undefined ? { bulk: Number(values.bulk) } : {}),
   ...(values.approvals !== undefined ? { approvals: Number(values.approvals) } : {}),
   operations: Number(values.operations),
+  ...(values.records !== undefined ? { records: Number(values.records) } : {}),
   log: (line) => console.log(`  ${line}`),
 });
 // Interrupted or broken, the explorer still stops its time-skipping servers before it exits.

@@ -2,6 +2,7 @@
 import proto from '@temporalio/proto';
 import type { EsignTransactionResult } from '../src/definitions/transaction.js';
 import type { ModelStatus, ProviderModel } from './provider-model.js';
+import type { RecordsModel } from './records.js';
 import type { Schedule, ScheduleSetup } from './schedule.js';
 import type { EventLogView } from '../src/definitions/event-log.js';
 import type { BatchResult } from '../src/definitions/bulk.js';
@@ -105,6 +106,8 @@ export interface Observation {
   eventLogError?: string;
   /** The operator's and the server's moves the schedule made, and the evidence upkeep's walks. */
   operations?: Operations;
+  /** A schedule with holds and retention walks: what they did and what the records were at rest (explore/records.ts). */
+  records?: RecordsModel;
   /** A `bulk` schedule: the batch's end and each row's transaction. */
   bulk?: {
     batchId: string;

@@ -17,6 +17,7 @@
 import proto from '@temporalio/proto';
 import type { Observation, RecordedHistory, UpkeepWalk } from './observation.js';
 import type { RenewalCall } from './upkeep.js';
+import { LEGAL_HOLDS_WORKFLOW_ID } from '../src/definitions/records.js';
 
 type Found = (check: 'upkeep' | 'versioning', detail: string) => void;
 
@@ -42,8 +43,8 @@ export function checkOperations(observation: Observation, found: Found): void {
     const moved = close.type === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW;
     if (shown && !moved && close.type !== EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED && !terminatedByExplorer(close))
       found('versioning', `${what}: closed ${eventName(close.type)}, neither continued as new nor ended`);
-    // An idle event log waits for news: it continues as new at its next message, however far off.
-    if (hint.workflowId.startsWith('esign-events-')) continue;
+    // An idle event log, or holds register, waits for news: it continues as new at its next message, however far off.
+    if (hint.workflowId.startsWith('esign-events-') || hint.workflowId === LEGAL_HOLDS_WORKFLOW_ID) continue;
     const bound = hint.at + 1.1 * hint.maxPollMs + HOUR;
     if (close.at > bound && !terminatedByExplorer(close))
       found(

@@ -14,6 +14,8 @@ import { CORRECTION_KINDS, type CorrectionKind } from '../src/definitions/correc
 import { FAULTABLE, type PlannedFault } from './activities.js';
 import type { ModelOperation } from './provider-model.js';
 import type { UpkeepAuthority, UpkeepEvidence } from './upkeep.js';
+import type { RecordsSetup } from './records.js';
+import type { HoldScope } from '../src/definitions/records.js';
 
 /**
  * What a schedule drives. `transaction` (or none, in the files written before there were kinds): one transaction
@@ -111,7 +113,16 @@ export type Step =
   /** An operator terminates a workflow (`temporal workflow terminate`): the event log, or the transaction's late completion. */
   | { kind: 'terminate'; workflow: 'eventLog' | 'lateCompletion'; delayMs?: number }
   /** The provider sends a completed transaction's completion webhook once more, through the bridge. */
-  | { kind: 'completionAgain'; delayMs?: number };
+  | { kind: 'completionAgain'; delayMs?: number }
+  /**
+   * Records (explore/records.ts): an operator places a legal hold (`placeLegalHold`, src/client/records.ts) on the
+   * transaction, its referenceId or its bulk send; `suggest`: the server first suggests continue-as-new to the
+   * register's run. A release lets go of the oldest hold the schedule placed that stands. A retention walk
+   * (workflows/records-retention.ts) purges what its retention and the holds allow.
+   */
+  | { kind: 'hold'; scope: HoldScope; suggest: boolean; delayMs?: number }
+  | { kind: 'releaseHold'; delayMs?: number }
+  | { kind: 'retention'; delayMs?: number };
 
 export type TimedStep = Step & { /** Simulated milliseconds after the start. */ at: number };
 
@@ -162,6 +173,8 @@ export interface Schedule {
   next?: NextTransaction[];
   /** `bulk`: the batch (its rows' transactions take `setup`'s deadline and poll interval). */
   bulk?: BulkSetup;
+  /** With holds and retention walks among its steps: its archives' retention and store (explore/records.ts). */
+  records?: RecordsSetup;
 }
 
 export interface BulkSetup {
@@ -193,6 +206,8 @@ export interface GeneratorFeatures {
    * are drawn, as a multiple of their shares (`OPERATIONS`): 0 or absent, never.
    */
   operations?: number;
+  /** The share of schedules with legal holds and retention walks among their moves (0 or absent: none). */
+  records?: number;
 }
 
 const MINUTE = 60_000;
@@ -232,7 +247,8 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
   const withOwnStreams = (drawn: Schedule): Schedule => {
     // Approvers too, before the moves (which may land beside an approver's answer).
     const schedule = features.approvals ? addApprovals(drawn, seededRandom(seed ^ 0x0a99e0a1), features) : drawn;
-    return features.operations ? addOperations(schedule, seededRandom(seed ^ 0x0b5e7a11), features.operations) : schedule;
+    const operated = features.operations ? addOperations(schedule, seededRandom(seed ^ 0x0b5e7a11), features.operations) : schedule;
+    return features.records ? addRecords(operated, seededRandom(seed ^ 0x7ec0a4d5), features.records) : operated;
   };
   if (kind === 'transaction') return withOwnStreams({ seed, ...drawTransaction(random, features, PLAIN) });
   if (kind === 'bulk') return withOwnStreams({ seed, kind, ...drawBulk(random) });
@@ -324,6 +340,51 @@ function addOperations(schedule: Schedule, random: () => number, scale: number):
   const first = part(schedule.setup, schedule.steps, schedule.late);
   const next = schedule.next?.map((n) => ({ ...n, ...part(n.setup, n.steps, n.late) }));
   return { ...schedule, ...first, faults, ...(next ? { next } : {}) };
+}
+
+/**
+ * Adds legal holds and retention walks to a share of the schedules: an archive kept an hour to three days, so that
+ * walks in the schedule's time find some due; holds on the transaction, its referenceId or its bulk send, placed
+ * early, beside a signature (its archive committed as the hold lands) or after the end, some released, some with the
+ * register told to continue as new first; walks anywhere, beside a hold, or after the end; and now and then a store
+ * whose own holds fail (the register tries again an hour later) or a purge that fails.
+ */
+function addRecords(schedule: Schedule, random: () => number, share: number): Schedule {
+  if (random() >= share) return schedule;
+  const chance = (p: number) => random() < p;
+  const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const records: RecordsSetup = { retentionMs: pick([HOUR, 6 * HOUR, DAY, 3 * DAY]), holdsObjects: chance(0.7), earlier: int(0, 4) };
+  const steps = [...schedule.steps];
+  const late = [...schedule.late];
+  const deadline = schedule.setup.signingDeadlineMs;
+  const scopes: HoldScope[] = schedule.bulk ? ['batch', 'batch', 'reference'] : ['transaction', 'transaction', 'reference'];
+  const place = (step: Step) => {
+    const where = pick(['early', 'sign', 'anywhere', 'late'] as const);
+    const signs = steps.filter((s) => s.kind === 'sign');
+    if (where === 'late') late.push({ ...step, delayMs: int(0, 48 * 60) * MINUTE } as Step);
+    else {
+      const at =
+        where === 'early'
+          ? int(0, 5) * 1000
+          : where === 'sign' && signs.length > 0
+            ? pick(signs).at + int(0, 2) * 1000
+            : int(0, Math.round((deadline * 1.1) / 1000)) * 1000;
+      steps.push({ ...step, at });
+    }
+  };
+  for (let i = int(1, 3); i > 0; i--) place({ kind: 'hold', scope: pick(scopes), suggest: chance(0.2) });
+  for (let i = int(0, 2); i > 0; i--) place({ kind: 'releaseHold' });
+  for (let i = int(1, 2); i > 0; i--) place({ kind: 'retention' });
+  const faults = [...schedule.faults];
+  if (chance(0.3)) {
+    // A store that refuses to hold (a final answer) makes the register try again an hour later; a purge is only
+    // retried (one refused for good is kept until the next walk, past the schedule's last).
+    const activity = pick(['applyLegalHolds', 'applyLegalHolds', 'purgeIfDue'] as const);
+    const when = activity === 'applyLegalHolds' ? pick(['before', 'after', 'reject'] as const) : pick(['before', 'after'] as const);
+    faults.push({ activity, call: int(1, 3), when });
+  }
+  return { ...schedule, steps: steps.sort((a, b) => a.at - b.at), late, faults, records };
 }
 
 /** The share of the transactions without approvers that an approver answers anyway (refused). */

@@ -74,6 +74,11 @@ export class UpkeepModel {
     }
   }
 
+  /** An archive of another transaction, there before the schedule's (the records' earlier archives, explore/records.ts). */
+  addArchive(key: string, zipSha256: string): void {
+    if (!this.#archives.has(key)) this.#add(key, zipSha256);
+  }
+
   /** Every archive, in the order they came: the others, then the schedule's as committed. */
   archives(): UpkeepArchive[] {
     for (const a of this.model.archives) if (!this.#archives.has(a.key)) this.#add(a.key, a.sha256);

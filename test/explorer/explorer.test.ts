@@ -2,8 +2,8 @@
 // (EXPLORE_SEEDS raises the count, EXPLORE_FROM moves the window): every schedule of messages, provider
 // moves, webhook fates and activity faults must pass every check. The seeds are of three kinds: one transaction,
 // a reused referenceId with its event log and late completions, and a bulk send; some add the operator's and the
-// server's moves (a deploy, a suggested continue-as-new, an evidence upkeep walk, a terminate), and some transactions
-// name approvers, who approve or reject them before they are sent. A failing seed is shrunk
+// server's moves (a deploy, a suggested continue-as-new, an evidence upkeep walk, a terminate), some legal holds and
+// records retention walks, and some transactions name approvers, who approve or reject them before they are sent. A failing seed is shrunk
 // and printed as JSON, to be saved under explore/regressions/ once understood; a seed that shows a defect already saved
 // there as open is printed, not failed (test/explorer/explorer-regressions.test.ts keeps that defect in view).
 import { availableParallelism } from 'node:os';
@@ -65,6 +65,11 @@ it(`explores ${SEEDS} seeds from ${FROM}: every schedule passes every check`, { 
       'upkeep',
       'upkeep renewed',
     ]),
+  );
+  // And the records: holds placed and released, the register told to continue as new, retention walks that purged
+  // an archive and that a hold kept from purging one.
+  expect([...moves].sort()).toEqual(
+    expect.arrayContaining(['hold', 'release hold', 'suggest register', 'retention walk', 'records purged', 'records held']),
   );
   // And what becomes of a transaction with approvers: sent once its quorum approved, rejected, expired awaiting them.
   const approvals = new Set(outcomes.flatMap((o) => Object.keys(o.coverage.approvals)));
