@@ -26,12 +26,13 @@ export function createRecordsActivities(deps: RecordsDeps) {
       const stored = await deps.archive.find(key);
       if (!stored) return { key, status: 'kept', detail: 'no archive' };
       const { manifest } = stored;
+      // The run of the walk: its tombstones name it, so that a retry knows its own purge from another walk's.
+      const walk = Context.current().info.workflowExecution?.runId;
       if (manifest.purged) {
-        // Purged before: what a crash after the tombstone left goes now. Purged at or after this walk's clock, it was
-        // this walk (an attempt whose answer was lost, or that crashed after the tombstone): counted as its purge.
-        // An earlier walk's purge is at most that walk's clock or machine time, both before this walk began.
+        // Purged before: what a crash after the tombstone left goes now. Purged by this run (an attempt whose answer
+        // was lost, or that crashed after the tombstone), it counts as this walk's purge; another walk's is a tombstone.
         await deps.archive.purge(key, manifest, []);
-        return { key, status: manifest.purged.at >= input.asOf ? 'purged' : 'tombstone' };
+        return { key, status: walk !== undefined && manifest.purged.walk === walk ? 'purged' : 'tombstone' };
       }
       if (!manifest.retention) return { key, status: 'kept', detail: 'no retention recorded' };
       // Not earlier than the workflow's clock (a test's simulated years), nor than this machine's (a late retry).
@@ -45,7 +46,7 @@ export function createRecordsActivities(deps: RecordsDeps) {
         await deps.archive.applyLegalHold(key, true);
         return { key, status: 'held', detail: held.map((h) => h.id).join(', ') };
       }
-      await deps.archive.purge(key, tombstoneOf(manifest, at), holds);
+      await deps.archive.purge(key, tombstoneOf(manifest, at, walk), holds);
       return { key, status: 'purged' };
     },
 

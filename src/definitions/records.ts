@@ -124,6 +124,8 @@ export interface PurgeOutcome {
 /** What a tombstone keeps of a purged archive (in place of its manifest's personal fields): proof of what existed. */
 export interface Purged {
   at: string;
+  /** The retention run that purged it (its workflow run id): a retry of that run's purge counts it as the run's own. */
+  walk?: string;
   /** The retention that applied. */
   retention: Retention;
   /**

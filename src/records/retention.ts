@@ -34,7 +34,7 @@ export function purgeRefusal(manifest: ArchiveManifest, holds: readonly LegalHol
 }
 
 /** The tombstone: what proves the archive existed and when it was destroyed, with nothing personal left in it. */
-export function tombstoneOf(manifest: ArchiveManifest, at: string): ArchiveManifest {
+export function tombstoneOf(manifest: ArchiveManifest, at: string, walk?: string): ArchiveManifest {
   const renewed = (manifest.renewals ?? []).flatMap((r) =>
     r.documents.map((d) => ({ what: 'renewal' as const, bytes: d.bytes, sha256: d.sha256 })),
   );
@@ -51,6 +51,7 @@ export function tombstoneOf(manifest: ArchiveManifest, at: string): ArchiveManif
     retention: manifest.retention!,
     purged: {
       at,
+      ...(walk ? { walk } : {}),
       retention: manifest.retention!,
       destroyed: [
         { what: 'zip', bytes: manifest.zip.bytes, sha256: manifest.zip.sha256 },
