@@ -1019,6 +1019,8 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
       if (described?.status.name !== 'RUNNING' || (described.raw.pendingActivities ?? []).length === 0) break;
       await advanceTo((await now()) + HOUR);
     }
+    // Every hold and release answered before the read (one still on its way makes the rest unjudged).
+    const settled = records.moves.every((m) => m.placed !== undefined && m.release?.outcome !== 'pending');
     const read = await listLegalHolds(client).then(
       (holds) => ({ holds }),
       (err: unknown) => ({ holds: [], holdsError: errorText(err) }),
@@ -1035,6 +1037,7 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     );
     records.atRest = {
       ...read,
+      settled,
       beforeLastWalk,
       afterLastWalk: records.archives().map(({ key, purged, objectHold }) => ({ key, purged, objectHold })),
     };

@@ -1,14 +1,16 @@
 /**
  * What must hold after a schedule's legal holds and retention walks (explore/records.ts says what they do):
  *
- * - nothing is purged while a hold covering it stands whose placing was answered before the purge began and whose
- *   release was not asked before the purge ended; nothing is purged before its retention ends, by the server's clock;
- * - every walk ends, and counts as purged exactly the archives it purged;
- * - the register's answers are true: every hold answered is in the register as answered, released when its release
- *   was answered, and the register holds nothing nobody placed;
- * - at rest (the register idle), every archive a standing hold covers is held by the store too, where it holds
- *   objects, and by the register's own walk when it was there before the hold was asked;
- * - a last walk past every retention purges every archive no hold covers, and none that one covers.
+ * - nothing is destroyed while a hold covering it stands whose placing was answered before the purge began and whose
+ *   release was not asked before the purge ended, nor before its retention ends by the server's clock (judged on the
+ *   attempt that destroyed it);
+ * - every walk ends, and counts as purged exactly the archives its attempts destroyed;
+ * - at rest, judged only when every hold and release was answered before the register was read:
+ *   - the register's answers are true: every hold answered is in the register as answered, released when its
+ *     release was answered, and the register holds nothing nobody placed;
+ *   - every archive a standing hold covers is held by the store too, where it holds objects, and by the register's
+ *     own walk when it was there before the hold was asked; the register's walk leaves held nothing no hold covers;
+ *   - a last walk past every retention purges every archive no hold covers, and none that one covers.
  */
 import type { LegalHold } from '../src/definitions/records.js';
 import { holdsOn } from '../src/records/retention.js';
@@ -25,12 +27,18 @@ export function checkRecords(observation: Observation, found: Found): void {
   const rest = records.atRest;
   if (!rest) return found('records', 'the schedule ended before its records came to rest');
   if (rest.holdsError) return found('records', `the register could not be read at rest: ${rest.holdsError}`);
+  // A hold or release still on its way when the holds were read: the register and the store may be read between a
+  // change and its application, so what must hold at rest is not judged (the purges and the walks are).
+  if (!rest.settled) return;
   checkRegister(records, rest.holds, found);
   const standing = rest.holds.filter((h) => !h.released);
   // A hold may come after a purge: what was purged before stays a tombstone (checkPurges judges each purge).
   for (const a of rest.beforeLastWalk) {
+    if (a.purged || !records.setup.holdsObjects) continue;
     const held = holdsOn(a.manifest, standing);
-    if (held.length === 0 || a.purged || !records.setup.holdsObjects) continue;
+    // The register's walk follows every change with the holds then in force: at rest, it holds nothing no hold covers.
+    if (held.length === 0 && a.registerHold) found('records', `the register's walk left ${a.key} held, which no standing hold covers`);
+    if (held.length === 0) continue;
     if (!a.objectHold)
       found('records', `${a.key} is covered by ${held.map((h) => h.id).join(', ')}, but the store does not hold it (the register at rest)`);
     // The register's own walk must have held what was there when the hold was asked (the purge and the archive hold
@@ -55,8 +63,9 @@ export function checkRecords(observation: Observation, found: Found): void {
 
 /** Nothing purged under a hold the register had answered, nor before its retention ended. */
 function checkPurges(records: RecordsModel, found: Found): void {
+  // Judged where the archive was destroyed: a retry that finds its tombstone later destroys nothing.
   for (const call of records.purges) {
-    if (call.outcome !== 'purged') continue;
+    if (!call.destroyed) continue;
     const archive = records.archives().find((a) => a.key === call.key);
     const until = archive?.manifest.purged?.retention.until ?? archive?.manifest.retention?.until;
     if (until && call.scheduledAt < Date.parse(until))
@@ -84,8 +93,8 @@ function checkWalks(records: RecordsModel, found: Found): void {
       );
       continue;
     }
-    // Every archive it purged, in any attempt (one whose answer was lost is found as this walk's tombstone by its retry).
-    const purged = new Set(records.purges.filter((c) => c.workflowId === walk.workflowId && c.outcome === 'purged').map((c) => c.key));
+    // Every archive it destroyed, in any attempt (one whose answer was lost counts: its retry finds the walk's tombstone).
+    const purged = new Set(records.purges.filter((c) => c.workflowId === walk.workflowId && c.destroyed).map((c) => c.key));
     const { result } = walk.end;
     if (result.purged !== purged.size || result.purgedKeys.some((k) => !purged.has(k)))
       found(

@@ -51,6 +51,10 @@ export interface PurgeCall {
   to: number;
   scheduledAt: number;
   outcome: PurgeOutcome['status'] | 'failed';
+  /** This attempt destroyed the archive (a retry that finds its tombstone did not). */
+  destroyed: boolean;
+  /** `<runId>/<activityId>/<attempt>`: how the store knows which attempt purges. */
+  attempt: string;
 }
 
 /** A retention walk the schedule started: its id, and its end. */
@@ -84,6 +88,11 @@ export interface ArchiveState {
 /** What the end of a records schedule found: the register's holds at rest, and each archive then and after the last walk. */
 export interface RecordsAtRest {
   holds: LegalHold[];
+  /**
+   * Every hold and release was answered before the holds were read (else the holds and the store may be read
+   * between a change and its application, and what must hold at rest is not judged).
+   */
+  settled: boolean;
   /** Why the register could not be read at rest, if it could not. */
   holdsError?: string;
   beforeLastWalk: ArchiveState[];
@@ -160,6 +169,7 @@ export class RecordsModel {
     };
     const archives = this.#archives;
     const setup = this.setup;
+    const purges = this.purges;
     const store: ArchiveStore = {
       async find(key): Promise<StoredArchive | undefined> {
         const a = archives.get(key);
@@ -170,7 +180,13 @@ export class RecordsModel {
       read: async () => refuse(),
       commitRenewal: async () => refuse(),
       async purge(key, tombstone, holds) {
-        if ((await purgeAllowed(store, key, tombstone, holds)) === 'purge') archives.get(key)!.manifest = tombstone;
+        if ((await purgeAllowed(store, key, tombstone, holds)) === 'purge') {
+          archives.get(key)!.manifest = tombstone;
+          const info = Context.current().info;
+          const attempt = `${info.workflowExecution?.runId ?? ''}/${info.activityId}/${info.attempt}`;
+          const call = purges.find((c) => c.attempt === attempt && c.key === key);
+          if (call) call.destroyed = true;
+        }
         // As the S3 store: an object hold the register no longer keeps (a release it raced) is lifted, or the
         // bucket would refuse the purge for good.
         archives.get(key)!.objectHold = false;
@@ -203,6 +219,8 @@ export class RecordsModel {
           to: 0,
           scheduledAt: info.currentAttemptScheduledTimestampMs,
           outcome: 'failed',
+          destroyed: false,
+          attempt: `${info.workflowExecution?.runId ?? ''}/${info.activityId}/${info.attempt}`,
         };
         this.purges.push(call);
         try {

@@ -55,10 +55,11 @@ function findings(records: RecordsModel): string[] {
 }
 
 /** The schedule's end as the driver records it: the register's holds, the archives, a last walk that did nothing. */
-function atRest(records: RecordsModel, holds: LegalHold[]): void {
+function atRest(records: RecordsModel, holds: LegalHold[], settled = true): void {
   const archives = records.archives();
   records.atRest = {
     holds,
+    settled,
     beforeLastWalk: archives,
     afterLastWalk: archives.map(({ key, purged, objectHold }) => ({ key, purged, objectHold })),
   };
@@ -88,6 +89,16 @@ it('lets a purge through when the hold came after it, or its release was asked b
   expect(findings(released).filter((f) => f.includes('answered before'))).toEqual([]);
 });
 
+it('judges a purge where it destroyed: a retry that finds its tombstone after a hold came is no purge under it', async () => {
+  const records = model(() => []);
+  expect((await purge(records, '1')).status).toBe('purged');
+  placed(records, hold('x1-1'));
+  // The first answer was lost; the retry comes after the hold was answered and finds the walk's own tombstone.
+  expect((await purge(records, '1')).status).toBe('purged');
+  expect(records.purges.map((c) => c.destroyed)).toEqual([true, false]);
+  expect(findings(records).filter((f) => f.includes('answered before'))).toEqual([]);
+});
+
 it('keeps an archive a standing hold covers, and holds it in the store too', async () => {
   const h = hold('x1-1');
   const records = model(() => [h]);
@@ -112,6 +123,30 @@ it("finds an archive that was there when the hold was asked and that the registe
   });
   atRest(records, [h]);
   expect(findings(records)).toEqual([]);
+});
+
+it("finds a hold the register's walk left after its release, and judges nothing at rest while a change is on its way", async () => {
+  const h = hold('x1-1');
+  const records = model(() => [h]);
+  const move = placed(records, h);
+  const apply = (holds: LegalHold[]) =>
+    activity('applyLegalHolds').run(records.activities().applyLegalHolds, {
+      holds: holds.map((x) => ({ scope: x.scope, target: x.target })),
+      scopes: [{ scope: h.scope, target: h.target }],
+    });
+  await apply([h]);
+  const released = { ...h, released: { at: new Date(NOW).toISOString(), by: 'explorer:operator', reason: 'released by the explorer' } };
+  move.release = { askedSeq: records.tick(), outcome: 'ok' };
+  // A register that did not follow the release leaves the archive held in the store.
+  atRest(records, [released]);
+  expect(findings(records)).toContain("the register's walk left tx-1 held, which no standing hold covers");
+  // Read while the release was still on its way: not at rest, not judged.
+  atRest(records, [released], false);
+  expect(findings(records).filter((f) => f.includes('register'))).toEqual([]);
+  // Followed, nothing is left held.
+  await apply([]);
+  atRest(records, [released]);
+  expect(findings(records).filter((f) => f.includes('held'))).toEqual([]);
 });
 
 it('finds a last walk that left, past every retention, an archive no hold covers', () => {
