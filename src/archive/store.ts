@@ -150,10 +150,13 @@ export async function committedRenewal(
  * checks that `manifest` is `stored` with that renewal appended, naming only files the renewal writes.
  */
 export function renewalCommitted(key: string, renewal: RenewalFiles, stored: ArchiveManifest, manifest: ArchiveManifest): boolean {
+  const refuse = (why: string) => new Error(`cannot record renewal ${renewal.id} of archive ${key}: ${why}`);
+  // A renewal read before the purge and committed after it would put the archive's personal fields back over the
+  // tombstone (which keeps the ZIP's hash and no renewals, so nothing below would notice). The retry finds it purged.
+  if (stored.purged) throw refuse(`it was purged at ${stored.purged.at} (its tombstone stands)`);
   const before = stored.renewals ?? [];
   if (before.some((r) => r.id === renewal.id)) return true;
   const after = manifest.renewals ?? [];
-  const refuse = (why: string) => new Error(`cannot record renewal ${renewal.id} of archive ${key}: ${why}`);
   if (manifest.zip?.sha256 !== stored.zip?.sha256 || manifest.transactionId !== stored.transactionId) {
     throw refuse("the manifest is not the stored archive's (transaction or ZIP differ)");
   }

@@ -314,6 +314,24 @@ describe.each([
     expect((await h.store.find(key))!.manifest).toEqual(tombstone);
   });
 
+  it('refuses a renewal read before a purge and committed after it: the tombstone stands, nothing personal comes back', async () => {
+    const key = 'acme/tx-8';
+    const zip = randomBytes(1024);
+    const path = join(await mkdtemp(join(tmpdir(), 'archive-zip-')), 'completed.zip');
+    await writeFile(path, zip);
+    const retained = { ...manifestFor(key, zip), retention: retentionOf('2026-01-01T00:00:01.000Z', '1 year', 'worker') };
+    await h.store.commit(key, path, retained);
+    // The upkeep read the archive and made its renewal; the retention purged it meanwhile.
+    const late = renewal(retained, 1, ['Contract.pdf']);
+    await h.store.purge(key, tombstoneOf(retained, '2027-01-03T00:00:00.000Z'), []);
+    const tombstone = (await h.store.find(key))!.manifest;
+    await expect(h.store.commitRenewal(key, late.files, late.manifest)).rejects.toThrow(
+      `cannot record renewal 1 of archive ${key}: it was purged at 2027-01-03T00:00:00.000Z (its tombstone stands)`,
+    );
+    expect((await h.store.find(key))!.manifest).toEqual(tombstone);
+    await expect(h.store.read(key, 'renewals/1/Contract.pdf')).rejects.toThrow('has no file');
+  });
+
   it('holds no object itself, so a legal hold changes nothing here: the register, which a purge consults, is the guard', async () => {
     const key = 'acme/tx-1';
     await commit(h.store, key);
