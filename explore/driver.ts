@@ -942,30 +942,29 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
    * retries for a while. A walk not over a day later did not end.
    */
   async function finishUpkeeps(): Promise<void> {
-    for (const walk of operations.upkeeps) {
-      options.onPhase?.(`waiting for the upkeep walk ${walk.workflowId}`);
-      const h = client.workflow.getHandle(walk.workflowId);
-      const giveUpAt = (await now()) + DAY;
-      for (;;) {
-        const described = await h.describe();
-        if (described.status.name !== 'RUNNING') {
-          walk.end = await h.result().then(
-            (result: EvidenceUpkeepResult) => ({
-              kind: 'result' as const,
-              result,
-              ...(described.closeTime ? { closedAt: described.closeTime.getTime() } : {}),
-            }),
-            (err: unknown) => ({ kind: 'failed' as const, message: errorText(err) }),
-          );
-          break;
-        }
-        if ((await now()) >= giveUpAt) {
-          walk.end = { kind: 'stalled', where: `still walking a day after the schedule's end (${described.historyLength} events)` };
-          break;
-        }
-        await advanceTo((await now()) + 10 * MINUTE);
-        await runDue();
+    for (const walk of operations.upkeeps) walk.end = await walkToEnd<EvidenceUpkeepResult>(walk.workflowId, 'upkeep walk');
+  }
+
+  /** A walk (an upkeep's, a retention's) followed to its end, in the schedule's time; one not over a day later did not end. */
+  async function walkToEnd<R>(
+    workflowId: string,
+    what: string,
+  ): Promise<{ kind: 'result'; result: R; closedAt?: number } | { kind: 'failed'; message: string } | { kind: 'stalled'; where: string }> {
+    options.onPhase?.(`waiting for the ${what} ${workflowId}`);
+    const h = client.workflow.getHandle(workflowId);
+    const giveUpAt = (await now()) + DAY;
+    for (;;) {
+      const described = await h.describe();
+      if (described.status.name !== 'RUNNING') {
+        return h.result().then(
+          (result: R) => ({ kind: 'result' as const, result, ...(described.closeTime ? { closedAt: described.closeTime.getTime() } : {}) }),
+          (err: unknown) => ({ kind: 'failed' as const, message: errorText(err) }),
+        );
       }
+      if ((await now()) >= giveUpAt)
+        return { kind: 'stalled', where: `still walking a day after the schedule's end (${described.historyLength} events)` };
+      await advanceTo((await now()) + 10 * MINUTE);
+      await runDue();
     }
   }
 
@@ -976,29 +975,11 @@ export async function runSchedule(schedule: Schedule, options: DriverOptions): P
     records!.walks.push({ workflowId: id, final, end: { kind: 'stalled', where: 'still walking when the schedule ended' } });
   }
 
-  /** Each retention walk to its end; a walk not over a day later did not end. */
+  /** Each retention walk to its end. */
   async function finishRetention(): Promise<void> {
     for (const walk of records!.walks) {
-      if (walk.end.kind !== 'stalled') continue;
-      options.onPhase?.(`waiting for the retention walk ${walk.workflowId}`);
-      const h = client.workflow.getHandle(walk.workflowId);
-      const giveUpAt = (await now()) + DAY;
-      for (;;) {
-        const described = await h.describe();
-        if (described.status.name !== 'RUNNING') {
-          walk.end = await h.result().then(
-            (result: Extract<RetentionWalk['end'], { kind: 'result' }>['result']) => ({ kind: 'result' as const, result }),
-            (err: unknown) => ({ kind: 'failed' as const, message: errorText(err) }),
-          );
-          break;
-        }
-        if ((await now()) >= giveUpAt) {
-          walk.end = { kind: 'stalled', where: `still walking a day after the schedule's end (${described.historyLength} events)` };
-          break;
-        }
-        await advanceTo((await now()) + 10 * MINUTE);
-        await runDue();
-      }
+      if (walk.end.kind === 'stalled')
+        walk.end = await walkToEnd<Extract<RetentionWalk['end'], { kind: 'result' }>['result']>(walk.workflowId, 'retention walk');
     }
   }
 
