@@ -1,5 +1,6 @@
 import { setTimeout } from 'node:timers/promises';
-import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log, type Info } from '@temporalio/activity';
+import { z } from 'zod';
 import type { EsignClient } from '../src/esign/client.js';
 import { EsignApiError } from '../src/esign/errors.js';
 import type { ParticipantStatus } from '../src/esign/events.js';
@@ -93,6 +94,10 @@ function toState(transactionId: string, record: TransactionRecord): TransactionS
 const samePaths = (record: TransactionRecord, paths: readonly string[]) =>
   record.documents.length === paths.length && record.documents.every((d, i) => d.StoragePath === paths[i]);
 
+/** What a create attempt's heartbeat says of its request, for a retry to read (`untilEarlierCreateLanded`). */
+const createHeartbeat = z.object({ sentAt: z.number().finite(), answered: z.boolean().optional() });
+type CreateHeartbeat = z.infer<typeof createHeartbeat>;
+
 const LOOKUP_PAGE = 100;
 /** The provider's clock against ours: a record created by the first attempt is never taken for older than it. */
 const CREATE_CLOCK_SKEW_MS = 10 * 60_000;
@@ -150,18 +155,51 @@ export function createTransactionActivities(deps: TransactionDeps) {
     );
   }
 
+  /**
+   * Waits until a create an earlier attempt sent and never heard back from can no longer reach the provider: a lookup
+   * before then may miss a transaction that is still on its way, and the create that follows would make a second one
+   * (its signers invited twice). The earlier attempt's heartbeat says when it sent; sent then, it was given up on at
+   * most `abandonsAfterMs` later, and lands at most that long after being given up on (EsignClient). No heartbeat
+   * (a worker that died before its first one reached the server): sent before this attempt began, so it is waited
+   * for from now. An attempt that heard the provider's answer (a 429, a 503) says so, and its retry does not wait.
+   */
+  async function untilEarlierCreateLanded(info: Info, signal: AbortSignal): Promise<void> {
+    const earlier = createHeartbeat.safeParse(info.heartbeatDetails);
+    if (earlier.success && earlier.data.answered) return;
+    const sentAt = earlier.success ? earlier.data.sentAt : Date.now();
+    const waitMs = sentAt + 2 * deps.client.abandonsAfterMs - Date.now();
+    if (waitMs <= 0) return;
+    log.info("create retried: waiting until the earlier attempt's request can no longer land before looking for it", { waitMs });
+    await whileHeartbeating(
+      () => setTimeout(waitMs, undefined, { signal }),
+      () => earlier.data ?? { sentAt },
+    );
+  }
+
   return {
     /** Creates the provider transaction exactly once, even when a response was lost and the activity retried. */
     async createTransaction(request: CreateTransactionRequest): Promise<TransactionRef> {
       const ctx = Context.current();
       if (ctx.info.attempt > 1) {
+        await untilEarlierCreateLanded(ctx.info, ctx.cancellationSignal);
         const existing = await findExisting(request, ctx.cancellationSignal, ctx.info.scheduledTimestampMs);
         if (existing) {
           log.info('create retried: found the transaction an earlier attempt created', { transactionId: existing.id });
           return toRef(existing, 'createTransaction');
         }
       }
-      const record = await callProvider(() => deps.client.createTransaction(request, { signal: ctx.cancellationSignal }));
+      // Said before the request leaves, so that a retry after this worker dies knows until when it may still land.
+      const sent: CreateHeartbeat = { sentAt: Date.now() };
+      if (!ctx.info.isLocal) ctx.heartbeat(sent);
+      const record = await callProvider(
+        () =>
+          deps.client.createTransaction(request, { signal: ctx.cancellationSignal }).catch((err: unknown) => {
+            // The provider answered (a status): nothing of this request is still on its way.
+            if (err instanceof EsignApiError && err.kind === 'http' && !ctx.info.isLocal) ctx.heartbeat({ ...sent, answered: true });
+            throw err;
+          }),
+        () => sent,
+      );
       if (record.id && record.esignId) return toRef(record, 'createTransaction');
       // Short response form: the ids come from the list.
       const listed = await findExisting(request, ctx.cancellationSignal, ctx.info.currentAttemptScheduledTimestampMs);

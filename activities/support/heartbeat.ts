@@ -24,9 +24,9 @@ export async function whileHeartbeating<T>(work: () => Promise<T>, details?: () 
 }
 
 /** Calls the provider while heartbeating, turning its errors into the failures Temporal retries or not. */
-export async function callProvider<T>(call: () => Promise<T>): Promise<T> {
+export async function callProvider<T>(call: () => Promise<T>, details?: () => unknown): Promise<T> {
   try {
-    return await whileHeartbeating(call);
+    return await whileHeartbeating(call, details);
   } catch (err) {
     throw providerFailure(err);
   }

@@ -72,6 +72,9 @@ const MAX_JSON_BODY = 8 * 1024 * 1024;
  * an {@link EsignApiError} that says whether retrying can help. The token never
  * appears in an error.
  */
+/** How late past its timeout undici may give up on a request (its timers tick about twice a second). */
+const TIMEOUT_RESOLUTION_MS = 1_000;
+
 export class EsignClient {
   readonly #pool: Pool;
   readonly #prefix: string;
@@ -92,7 +95,8 @@ export class EsignClient {
     this.#prefix = url.pathname.replace(/\/+$/, '');
     this.#token = options.token;
     this.#userAgent = options.userAgent ?? 'esign-orchestrator';
-    this.abandonsAfterMs = (options.connectTimeoutMs ?? 10_000) + (options.headersTimeoutMs ?? 30_000);
+    // undici's timeouts run on a coarse clock: a request is given up on up to about a second past its timeout.
+    this.abandonsAfterMs = (options.connectTimeoutMs ?? 10_000) + (options.headersTimeoutMs ?? 30_000) + TIMEOUT_RESOLUTION_MS;
     this.#pool = new Pool(url.origin, {
       connections: options.connections ?? 16,
       connectTimeout: options.connectTimeoutMs ?? 10_000,

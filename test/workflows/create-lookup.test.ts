@@ -73,7 +73,12 @@ it('a retried create finds the transaction its first attempt made, under 1,500 c
   try {
     const activities = createTransactionActivities({ client });
     // The second attempt of a create first tried 2.5 minutes ago.
-    const env = new MockActivityEnvironment({ attempt: 2, scheduledTimestampMs: NOW - 150_000 });
+    // Its heartbeat said when it sent: long enough ago that nothing of it can still land.
+    const env = new MockActivityEnvironment({
+      attempt: 2,
+      scheduledTimestampMs: NOW - 150_000,
+      heartbeatDetails: { sentAt: NOW - 150_000 },
+    });
     const ref = await env.run((r: CreateTransactionRequest) => activities.createTransaction(r), request);
     expect(ref).toMatchObject({ transactionId: ours.id, esignId: ours.esignId });
     expect(creates).toBe(0);
