@@ -32,7 +32,8 @@ import type { EsignClient } from '../src/esign/client.js';
 import { FailureType } from '../src/failures.js';
 import { UrlPolicy } from '../activities/support/url-policy.js';
 import type { ArchiveResult, EsignTransactionResult, IntegratorEvent } from '../src/definitions/transaction.js';
-import type { ProviderModel } from './provider-model.js';
+import type { ModelOperation, ProviderModel } from './provider-model.js';
+import { EsignApiError } from '../src/esign/errors.js';
 import { createBulkExplorerActivities, type BulkActivityOptions } from './bulk.js';
 import { UpkeepModel } from './upkeep.js';
 import type { RecordsModel } from './records.js';
@@ -46,10 +47,26 @@ export interface PlannedFault {
   call: number;
   /**
    * `before`: fails without effect; `after`: the effect happened and the response was lost (both retried);
-   * `reject`: the provider's final answer, a 422, before any effect (not retried).
+   * `reject`: the provider's final answer, a 422, before any effect (not retried); `late`: the attempt's first write
+   * to the provider gets no answer (a timeout, retried) and its effect reaches the provider later (`landsAfter`).
    */
-  when: 'before' | 'after' | 'reject';
+  when: 'before' | 'after' | 'reject' | 'late';
+  /**
+   * `late`: the effect lands before the n-th provider call after the give-up (1: before the very next), or when the
+   * client's give-up bound (`EXPLORER_ABANDONS_AFTER_MS`, in real time) runs out, whichever comes first.
+   */
+  landsAfter?: number;
 }
+
+/** The activities whose first write to the provider a `late` fault can hold back (an upload has no provider model). */
+export const LATE_WRITES: readonly PlannedFault['activity'][] = ['createTransaction', 'updateTransaction', 'withdrawTransaction'];
+
+/**
+ * The model client's give-up bound (EsignClient `abandonsAfterMs`), in real time: a write given up on lands within it,
+ * and the activities wait past it (a create's retry, a withdraw after a retried replace). Real time because the
+ * activities' clock is the machine's, while the workflows' is the test server's; short, so those waits stay short.
+ */
+export const EXPLORER_ABANDONS_AFTER_MS = 300;
 
 /** The activities whose calls the explorer may fail: input validation is pure and never fails for transport reasons. */
 export const FAULTABLE: readonly (keyof EsignActivities)[] = [
@@ -69,32 +86,49 @@ export const FAULTABLE: readonly (keyof EsignActivities)[] = [
 /** The explorer's worker tries an event three times, 2 s apart and doubling, before the log marks it failed. */
 export const EXPLORER_CALLBACK_DELIVERY = { ...DEFAULT_CALLBACK_DELIVERY, attempts: 3, firstDelayMs: 2_000, maxDelayMs: 60_000 };
 
+/** The activity attempt a call is made in (a `late` fault names one). */
+function attemptKey(): string {
+  const { workflowExecution, activityId, attempt } = Context.current().info;
+  return `${workflowExecution?.workflowId}/${workflowExecution?.runId}/${activityId}/${attempt}`;
+}
+
 /** A client with the shape of EsignClient whose provider is the model (the transaction activities take the class). */
 export function modelClient(model: ProviderModel): EsignClient {
+  /** One call: it arrives (what was given up on may land first), is refused if its endpoint is down, else takes effect. */
+  const call = <T>(operation: ModelOperation, effect: () => T, write = false): T => {
+    model.arrive();
+    model.refuse(operation);
+    const key = write ? attemptKey() : undefined;
+    const landsAfter = key === undefined ? undefined : model.lateWrites.get(key);
+    if (key === undefined || landsAfter === undefined) return effect();
+    // A `late` fault: no answer comes, and the effect reaches the provider later, within the give-up bound.
+    model.lateWrites.delete(key);
+    const pending = { what: `${operation} of ${key}`, callsLeft: landsAfter, land: () => void effect() };
+    model.pendingEffects.push(pending);
+    setTimeout(() => model.landLate(pending), EXPLORER_ABANDONS_AFTER_MS).unref();
+    throw new EsignApiError({ kind: 'timeout', operation, message: 'explorer: no answer came; the request reaches the provider later' });
+  };
   const client = {
+    abandonsAfterMs: EXPLORER_ABANDONS_AFTER_MS,
     async createTransaction(request: Parameters<EsignClient['createTransaction']>[0]) {
-      model.refuse('createTransaction');
-      return model.create(request);
+      return call('createTransaction', () => model.create(request), true);
     },
     async getTransaction(id: string) {
-      model.refuse('getTransaction');
-      return model.get(id);
+      return call('getTransaction', () => model.get(id));
     },
     async updateTransaction(id: string, request: Parameters<EsignClient['updateTransaction']>[1]) {
-      model.refuse('updateTransaction');
       // The withdraw is the replace to draft; the activities tell it apart only by the status they ask for.
-      return model.replace(id, request, request.status === 'draft' ? 'withdraw or replace to draft' : 'replace to esign_pending');
+      const by = request.status === 'draft' ? 'withdraw or replace to draft' : 'replace to esign_pending';
+      return call('updateTransaction', () => model.replace(id, request, by), true);
     },
     async listTransactions(query: Parameters<EsignClient['listTransactions']>[0] = {}) {
-      model.refuse('listTransactions');
-      return model.list(Number(query.limit ?? 50), Number(query.offset ?? 0));
+      return call('listTransactions', () => model.list(Number(query.limit ?? 50), Number(query.offset ?? 0)));
     },
     async answersItsList() {
-      model.refuse('listTransactions');
+      call('listTransactions', () => undefined);
     },
     async createIframeUrl(request: Parameters<EsignClient['createIframeUrl']>[0]) {
-      model.refuse('createIframeUrl');
-      return model.signingUrl(request.data.esignId, request.data.participantIds);
+      return call('createIframeUrl', () => model.signingUrl(request.data.esignId, request.data.participantIds));
     },
   };
   // Only the methods the transaction activities call exist; the class's private fields make a structural type impossible.
@@ -236,6 +270,16 @@ function withFaults(activities: EsignActivities, plan: readonly PlannedFault[], 
       if (fault?.when === 'before') throw fail('failed before its effect');
       if (fault?.when === 'reject')
         throw ApplicationFailure.nonRetryable(`explorer fault: ${name} call ${n}: the provider answered 422`, FailureType.ProviderRejected);
+      if (fault?.when === 'late') {
+        // The model client holds back this attempt's first write (an attempt that writes nothing is not affected).
+        const key = attemptKey();
+        model.lateWrites.set(key, fault.landsAfter ?? 1);
+        try {
+          return await fn(...args);
+        } finally {
+          model.lateWrites.delete(key);
+        }
+      }
       const result = await fn(...args);
       if (fault?.when === 'after') throw fail('lost its response after its effect');
       return result;

@@ -23,6 +23,8 @@ export const DEFAULT_REUSE_SHARE = 0.12;
 export const DEFAULT_BULK_SHARE = 0.08;
 /** The share of schedules with legal holds and retention walks among their moves (explore/records.ts). */
 export const DEFAULT_RECORDS_SHARE = 0.1;
+/** The share of schedules with writes to the provider that get no answer and land later. */
+export const DEFAULT_LATE_WRITES_SHARE = 0.1;
 /** The share of transactions (of `transaction` and `reuse` schedules) whose input names approvers. */
 export const DEFAULT_APPROVAL_SHARE = 0.25;
 
@@ -59,6 +61,8 @@ export interface ExplorerOptions {
   operations?: number;
   /** The share of schedules with legal holds and retention walks (when the workflow code has them). */
   records?: number;
+  /** The share of schedules with writes to the provider that land late (explore/schedule.ts `addLateWrites`). */
+  lateWrites?: number;
   log?: (line: string) => void;
 }
 
@@ -110,6 +114,7 @@ export class Explorer {
       bulk: options.bulk ?? DEFAULT_BULK_SHARE,
       operations: options.operations ?? 1,
       records: available.records ? (options.records ?? DEFAULT_RECORDS_SHARE) : 0,
+      lateWrites: options.lateWrites ?? DEFAULT_LATE_WRITES_SHARE,
     };
     const bundle = await bundleWorkflows(options.workflows);
     const lanes = await Promise.all(Array.from({ length: options.lanes ?? 1 }, (_, i) => Lane.start(bundle, `explore-lane-${i + 1}`)));
@@ -323,6 +328,8 @@ export interface Coverage {
   lateArchives: number;
   /** Planned activity faults that fired. */
   faults: number;
+  /** Writes given up on that reached the provider later, by operation (` refused`: the provider refused them then). */
+  landedLate: Record<string, number>;
   /** Worker restarts, and the tasks their sticky queues held that went to the new worker. */
   restarts: number;
   tasksHandedBack: number;
@@ -352,6 +359,7 @@ const NO_COVERAGE: Coverage = {
   runs: 0,
   lateArchives: 0,
   faults: 0,
+  landedLate: {},
   restarts: 0,
   tasksHandedBack: 0,
   answers: {},
@@ -376,6 +384,7 @@ export function coverageOf(o: Observation): Coverage {
     runs: o.histories.filter((h) => h.workflowId === o.workflowId).length,
     lateArchives: o.model.byReference(o.referenceId).filter((t) => t.status === 'completed' && result?.status !== 'completed').length,
     faults: o.model.faultsHit,
+    landedLate: landedLateOf(o),
     restarts: o.restarts.count,
     tasksHandedBack: o.restarts.tasksHandedBack,
     answers,
@@ -398,6 +407,16 @@ function approvalsOf(o: Observation): Record<string, number> {
     const tx = o.model.byReference(o.referenceId).find((t) => t.part === i);
     if (tx?.trail.some((s) => s.by === 'replace to esign_pending')) add('sent');
     else add(`${part.end.kind === 'result' ? part.end.result.status : part.end.kind} unsent`);
+  }
+  return out;
+}
+
+/** The writes that landed late, by operation and whether the provider took them then (`createTransaction`, `updateTransaction refused`). */
+function landedLateOf(o: Observation): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const what of o.model.landedLate) {
+    const key = `${what.split(' ')[0]}${what.endsWith(' refused') ? ' refused' : ''}`;
+    out[key] = (out[key] ?? 0) + 1;
   }
   return out;
 }
@@ -434,6 +453,12 @@ export function describeCoverage(outcomes: readonly SeedOutcome[]): string {
     `continued as new in ${continued.length} runs (up to ${Math.max(0, ...continued.map((o) => o.coverage.runs))} runs of one transaction)`,
     `${outcomes.reduce((n, o) => n + o.coverage.lateArchives, 0)} completions archived late`,
     `${outcomes.reduce((n, o) => n + o.coverage.faults, 0)} activity faults fired`,
+    `writes landed late: ${
+      [...sumOf(outcomes.map((o) => o.coverage.landedLate))]
+        .sort()
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none'
+    }`,
     `operator's and server's moves: ${
       [...sumOf(outcomes.map((o) => o.coverage.operations))]
         .sort()

@@ -34,6 +34,8 @@ const { values } = parseArgs({
     operations: { type: 'string', default: '1' },
     /** The share of schedules with legal holds and retention walks (0 to 1). */
     records: { type: 'string' },
+    /** The share of schedules with writes to the provider that get no answer and land later (0 to 1). */
+    'late-writes': { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
   allowNegative: true,
@@ -43,7 +45,7 @@ const from = values.seed !== undefined ? Number(values.seed) : Number(values.fro
 const lanes = Number(values.lanes);
 if (![count, from, lanes].every(Number.isInteger) || count < 1 || lanes < 1) {
   console.error(
-    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--approvals <share>] [--operations <scale>] [--records <share>]',
+    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--approvals <share>] [--operations <scale>] [--records <share>] [--late-writes <share>]',
   );
   process.exit(2);
 }
@@ -68,6 +70,7 @@ const explorer = await Explorer.start({
   ...(values.approvals !== undefined ? { approvals: Number(values.approvals) } : {}),
   operations: Number(values.operations),
   ...(values.records !== undefined ? { records: Number(values.records) } : {}),
+  ...(values['late-writes'] !== undefined ? { lateWrites: Number(values['late-writes']) } : {}),
   log: (line) => console.log(`  ${line}`),
 });
 // Interrupted or broken, the explorer still stops its time-skipping servers before it exits.

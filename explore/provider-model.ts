@@ -56,6 +56,17 @@ export interface ModelTransaction {
 /** The provider's endpoints an outage or a refusal can hit (the operation names of EsignApiError). */
 export type ModelOperation = 'createTransaction' | 'getTransaction' | 'updateTransaction' | 'createIframeUrl' | 'listTransactions';
 
+/**
+ * A write the client gave up on (a `late` fault) whose effect has yet to reach the provider: it lands before the
+ * `callsLeft`-th provider call from now, or when the client's give-up bound runs out, whichever comes first.
+ */
+export interface PendingEffect {
+  /** The operation, and the activity attempt that sent it. */
+  what: string;
+  callsLeft: number;
+  land: () => void;
+}
+
 /** One attempt at delivering an integrator event: what the explorer's endpoint answered. */
 export interface DeliveryRecord {
   key: string;
@@ -119,6 +130,12 @@ export class ProviderModel {
   readonly refusals: string[] = [];
   /** Every signing URL issued: of which transaction, its status then, and whether it had ever been sent (`esign_pending`) by then. */
   readonly signingUrls: { transactionId: string; status: ModelStatus; sentBefore: boolean }[] = [];
+  /** Activity attempts whose next write is given up on and lands later (`late` faults): the calls it waits, by attempt. */
+  readonly lateWrites = new Map<string, number>();
+  /** Writes given up on, still on their way. */
+  readonly pendingEffects: PendingEffect[] = [];
+  /** Writes given up on that reached the provider later, in order (` refused` when the provider refused them then). */
+  readonly landedLate: string[] = [];
   /** The schedule's transaction now running: what `create` records as its `part`. */
   part = 0;
   readonly #uuid: () => string;
@@ -291,6 +308,26 @@ export class ProviderModel {
     if (!t || t.status !== 'deleted' || t.purged) return false;
     t.purged = true;
     return true;
+  }
+
+  // -------------------------------------------------- writes that land late
+
+  /** A provider call arrives: each write still on its way comes one call nearer, and those due land first. */
+  arrive(): void {
+    for (const pending of [...this.pendingEffects]) if (--pending.callsLeft <= 0) this.landLate(pending);
+  }
+
+  /** A write given up on reaches the provider now (once; what the provider refuses then changes nothing). */
+  landLate(pending: PendingEffect): void {
+    const i = this.pendingEffects.indexOf(pending);
+    if (i < 0) return;
+    this.pendingEffects.splice(i, 1);
+    try {
+      pending.land();
+      this.landedLate.push(pending.what);
+    } catch {
+      this.landedLate.push(`${pending.what} refused`);
+    }
   }
 
   /** Throws what an endpoint that is down (or refusing) answers, if it is. */

@@ -208,6 +208,8 @@ export interface GeneratorFeatures {
   operations?: number;
   /** The share of schedules with legal holds and retention walks among their moves (0 or absent: none). */
   records?: number;
+  /** The share of schedules with writes to the provider that get no answer and land later (`late` faults). */
+  lateWrites?: number;
 }
 
 const MINUTE = 60_000;
@@ -248,7 +250,8 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
     // Approvers too, before the moves (which may land beside an approver's answer).
     const schedule = features.approvals ? addApprovals(drawn, seededRandom(seed ^ 0x0a99e0a1), features) : drawn;
     const operated = features.operations ? addOperations(schedule, seededRandom(seed ^ 0x0b5e7a11), features.operations) : schedule;
-    return features.records ? addRecords(operated, seededRandom(seed ^ 0x7ec0a4d5), features.records) : operated;
+    const recorded = features.records ? addRecords(operated, seededRandom(seed ^ 0x7ec0a4d5), features.records) : operated;
+    return features.lateWrites ? addLateWrites(recorded, seededRandom(seed ^ 0x1a7e0ffe), features.lateWrites) : recorded;
   };
   if (kind === 'transaction') return withOwnStreams({ seed, ...drawTransaction(random, features, PLAIN) });
   if (kind === 'bulk') return withOwnStreams({ seed, kind, ...drawBulk(random) });
@@ -385,6 +388,24 @@ function addRecords(schedule: Schedule, random: () => number, share: number): Sc
     faults.push({ activity, call: int(1, 3), when });
   }
   return { ...schedule, steps: steps.sort((a, b) => a.at - b.at), late, faults, records };
+}
+
+/**
+ * Adds writes to the provider that get no answer and reach it later (`late` faults) to a share of the schedules: a
+ * create (its retry must not make a second transaction), a replace or correction (it may land after a later one, or
+ * after the withdraw), a withdraw; each landing before the first to third provider call after the give-up.
+ */
+function addLateWrites(schedule: Schedule, random: () => number, share: number): Schedule {
+  if (random() >= share) return schedule;
+  const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  // A bulk send's rows are created and then only followed; a transaction is also replaced, corrected and withdrawn.
+  const writes: readonly PlannedFault['activity'][] = schedule.bulk
+    ? ['createTransaction']
+    : ['createTransaction', 'updateTransaction', 'updateTransaction', 'withdrawTransaction', 'withdrawTransaction'];
+  const faults = [...schedule.faults];
+  for (let i = int(1, 2); i > 0; i--) faults.push({ activity: pick(writes), call: int(1, 3), when: 'late', landsAfter: int(1, 3) });
+  return { ...schedule, faults };
 }
 
 /** The share of the transactions without approvers that an approver answers anyway (refused). */
@@ -810,7 +831,12 @@ function drawTransaction(
 export function describeSchedule(schedule: Schedule): string {
   const lines = [`setup ${JSON.stringify(schedule.setup)}`];
   for (const s of schedule.steps) lines.push(`  +${(s.at / 1000).toFixed(0)}s ${JSON.stringify({ ...s, at: undefined })}`);
-  for (const f of schedule.faults) lines.push(`  fault ${f.activity} call ${f.call} ${f.when} its effect`);
+  for (const f of schedule.faults)
+    lines.push(
+      f.when === 'late'
+        ? `  fault ${f.activity} call ${f.call}: no answer, its write lands before the provider call ${f.landsAfter ?? 1} after`
+        : `  fault ${f.activity} call ${f.call} ${f.when} its effect`,
+    );
   for (const s of schedule.late) lines.push(`  late ${JSON.stringify(s)}`);
   if (schedule.bulk) lines.push(`bulk ${JSON.stringify(schedule.bulk)}`);
   for (const [i, n] of (schedule.next ?? []).entries()) {
