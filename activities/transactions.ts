@@ -1,5 +1,5 @@
 import { setTimeout } from 'node:timers/promises';
-import { ApplicationFailure, Context, log, type Info } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { z } from 'zod';
 import type { EsignClient } from '../src/esign/client.js';
 import { EsignApiError } from '../src/esign/errors.js';
@@ -94,9 +94,9 @@ function toState(transactionId: string, record: TransactionRecord): TransactionS
 const samePaths = (record: TransactionRecord, paths: readonly string[]) =>
   record.documents.length === paths.length && record.documents.every((d, i) => d.StoragePath === paths[i]);
 
-/** What a create attempt's heartbeat says of its request, for a retry to read (`untilEarlierCreateLanded`). */
-const createHeartbeat = z.object({ sentAt: z.number().finite(), answered: z.boolean().optional() });
-type CreateHeartbeat = z.infer<typeof createHeartbeat>;
+/** What a write attempt's heartbeat says of its request, for a retry to read (`untilEarlierWriteLanded`). */
+const writeHeartbeat = z.object({ sentAt: z.number().finite(), answered: z.boolean().optional() });
+type WriteHeartbeat = z.infer<typeof writeHeartbeat>;
 
 const LOOKUP_PAGE = 100;
 /** The provider's clock against ours: a record created by the first attempt is never taken for older than it. */
@@ -156,23 +156,44 @@ export function createTransactionActivities(deps: TransactionDeps) {
   }
 
   /**
-   * Waits until a create an earlier attempt sent and never heard back from can no longer reach the provider: a lookup
-   * before then may miss a transaction that is still on its way, and the create that follows would make a second one
-   * (its signers invited twice). The earlier attempt's heartbeat says when it sent; sent then, it was given up on at
-   * most `abandonsAfterMs` later, and lands at most that long after being given up on (EsignClient). No heartbeat
-   * (a worker that died before its first one reached the server): sent before this attempt began, so it is waited
-   * for from now. An attempt that heard the provider's answer (a 429, a 503) says so, and its retry does not wait.
+   * Waits until a write an earlier attempt sent and never heard back from can no longer reach the provider. A create's
+   * lookup before then may miss a transaction still on its way, and the create that follows makes a second one (its
+   * signers invited twice); a replace or correction sent before then may be overwritten by the earlier one landing
+   * after it, so the provider would hold what the workflow no longer asked for. The earlier attempt's heartbeat says
+   * when it sent: sent then, it was given up on at most `abandonsAfterMs` later, and lands at most that long after being
+   * given up on (EsignClient). No heartbeat (a worker that died before its first one reached the server): sent before
+   * this attempt began, so it is waited for from now. An attempt that heard the provider's answer (a 429, a 503) says
+   * so, and its retry does not wait.
    */
-  async function untilEarlierCreateLanded(info: Info, signal: AbortSignal): Promise<void> {
-    const earlier = createHeartbeat.safeParse(info.heartbeatDetails);
+  async function untilEarlierWriteLanded(what: string): Promise<void> {
+    const { info, cancellationSignal } = Context.current();
+    if (info.attempt <= 1 || info.isLocal) return;
+    const earlier = writeHeartbeat.safeParse(info.heartbeatDetails);
     if (earlier.success && earlier.data.answered) return;
     const sentAt = earlier.success ? earlier.data.sentAt : Date.now();
     const waitMs = sentAt + 2 * deps.client.abandonsAfterMs - Date.now();
     if (waitMs <= 0) return;
-    log.info("create retried: waiting until the earlier attempt's request can no longer land before looking for it", { waitMs });
+    log.info(`${what} retried: waiting until the earlier attempt's request can no longer land`, { waitMs });
     await whileHeartbeating(
-      () => setTimeout(waitMs, undefined, { signal }),
-      () => earlier.data ?? { sentAt },
+      () => setTimeout(waitMs, undefined, { signal: cancellationSignal }),
+      () => (earlier.success ? earlier.data : { sentAt }),
+    );
+  }
+
+  /** Sends a write, heartbeating first when it sent and then, if the provider answered with an error, that it did. */
+  function sendWrite<T>(send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ctx = Context.current();
+    const sent: WriteHeartbeat = { sentAt: Date.now() };
+    // Said before the request leaves, so that a retry after this worker dies knows until when it may still land.
+    if (!ctx.info.isLocal) ctx.heartbeat(sent);
+    return callProvider(
+      () =>
+        send(ctx.cancellationSignal).catch((err: unknown) => {
+          // The provider answered (a status): nothing of this request is still on its way.
+          if (err instanceof EsignApiError && err.kind === 'http' && !ctx.info.isLocal) ctx.heartbeat({ ...sent, answered: true });
+          throw err;
+        }),
+      () => sent,
     );
   }
 
@@ -181,25 +202,14 @@ export function createTransactionActivities(deps: TransactionDeps) {
     async createTransaction(request: CreateTransactionRequest): Promise<TransactionRef> {
       const ctx = Context.current();
       if (ctx.info.attempt > 1) {
-        await untilEarlierCreateLanded(ctx.info, ctx.cancellationSignal);
+        await untilEarlierWriteLanded('create');
         const existing = await findExisting(request, ctx.cancellationSignal, ctx.info.scheduledTimestampMs);
         if (existing) {
           log.info('create retried: found the transaction an earlier attempt created', { transactionId: existing.id });
           return toRef(existing, 'createTransaction');
         }
       }
-      // Said before the request leaves, so that a retry after this worker dies knows until when it may still land.
-      const sent: CreateHeartbeat = { sentAt: Date.now() };
-      if (!ctx.info.isLocal) ctx.heartbeat(sent);
-      const record = await callProvider(
-        () =>
-          deps.client.createTransaction(request, { signal: ctx.cancellationSignal }).catch((err: unknown) => {
-            // The provider answered (a status): nothing of this request is still on its way.
-            if (err instanceof EsignApiError && err.kind === 'http' && !ctx.info.isLocal) ctx.heartbeat({ ...sent, answered: true });
-            throw err;
-          }),
-        () => sent,
-      );
+      const record = await sendWrite((signal) => deps.client.createTransaction(request, { signal }));
       if (record.id && record.esignId) return toRef(record, 'createTransaction');
       // Short response form: the ids come from the list.
       const listed = await findExisting(request, ctx.cancellationSignal, ctx.info.currentAttemptScheduledTimestampMs);
@@ -310,23 +320,26 @@ export function createTransactionActivities(deps: TransactionDeps) {
     },
 
     /**
-     * Replaces the transaction. After a retry, an earlier attempt given up on may still reach the provider: the answer
-     * says until when (`landsUntil`), so a withdraw that follows makes sure it held past then. So does the failure
-     * when the retry is refused (a 4xx): the refusal is the retry's, and the attempt given up on may still land.
+     * Replaces the transaction. A retry first waits until an earlier attempt given up on can no longer reach the
+     * provider (`untilEarlierWriteLanded`), so that it cannot land over this one, nor over a later replace or correction.
+     * The answer of a retry still says until when such an attempt may land (`landsUntil`), and so does its failure when
+     * the retry is refused (a 4xx): a withdraw that follows makes sure it held past then, a second guard for a provider
+     * slower than the client's bound.
      */
     async updateTransaction(input: {
       transactionId: string;
       request: UpdateTransactionRequest;
     }): Promise<TransactionRef & { landsUntil?: number }> {
-      const { info, cancellationSignal } = Context.current();
+      const { info } = Context.current();
       const landsUntil = () => (info.attempt > 1 ? Date.now() + deps.client.abandonsAfterMs : undefined);
-      const record = await callProvider(() =>
-        deps.client.updateTransaction(input.transactionId, input.request, { signal: cancellationSignal }),
-      ).catch((err: unknown) => {
-        // Only a failure that ends the activity reaches the workflow: one retried is answered by a later attempt.
-        const until = landsUntil();
-        throw until !== undefined && err instanceof ApplicationFailure && err.nonRetryable ? withLandsUntil(err, until) : err;
-      });
+      await untilEarlierWriteLanded('replace');
+      const record = await sendWrite((signal) => deps.client.updateTransaction(input.transactionId, input.request, { signal })).catch(
+        (err: unknown) => {
+          // Only a failure that ends the activity reaches the workflow: one retried is answered by a later attempt.
+          const until = landsUntil();
+          throw until !== undefined && err instanceof ApplicationFailure && err.nonRetryable ? withLandsUntil(err, until) : err;
+        },
+      );
       const ref = { transactionId: input.transactionId, esignId: record.esignId ?? '', status: record.status };
       const until = landsUntil();
       return until !== undefined ? { ...ref, landsUntil: until } : ref;

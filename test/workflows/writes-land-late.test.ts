@@ -1,12 +1,14 @@
-// A create whose answer never came may still reach the provider after the client gave up on it: a provider slow to
-// answer is still working on it. Its retry must not look for it before then, or it misses a transaction still on its
-// way and creates a second one, whose signers are invited twice (the explorer's `late` fault found this). Real HTTP:
-// the provider is a stub server that takes the first create in and makes it only later, the client and the activity
-// are the worker's.
+// A write whose answer never came may still reach the provider after the client gave up on it: a provider slow to
+// answer is still working on it. A create's retry must not look for it before then, or it misses a transaction still
+// on its way and creates a second one, whose signers are invited twice; a replace's retry must not be sent before
+// then, or the earlier one lands over it, and over a correction that follows (the explorer's `late` fault found
+// both). Real HTTP: the provider is a stub server that takes the first write in and applies it only later, the client
+// and the activity are the worker's.
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createTransactionActivities } from '../../activities/transactions.js';
+import type { UpdateTransactionRequest } from '../../src/esign/schemas.js';
 import { EsignClient } from '../../src/esign/client.js';
 import type { CreateTransactionRequest } from '../../src/esign/schemas.js';
 import { StubHttpServer, sendJson } from '../support/stub-http.js';
@@ -40,6 +42,9 @@ let stub: StubHttpServer;
 const made: { id: string; esignId: string; status: string; referenceId: string; documents: unknown[]; participants: unknown[] }[] = [];
 /** How the provider takes the next create: in, and made only later, unanswered; or refused with a 503. */
 let nextCreate: 'late' | 'refuse' | 'make' = 'make';
+/** What the provider did with replaces, in order: a PUT that came in, or one applied late. */
+const replaces: string[] = [];
+let holdNextReplace = false;
 const timers: NodeJS.Timeout[] = [];
 
 beforeAll(async () => {
@@ -68,11 +73,23 @@ beforeAll(async () => {
       if (how === 'late') return void timers.push(setTimeout(make, LANDS_AFTER_MS));
       return sendJson(res, 201, make());
     }
+    if (req.method === 'PUT' && url.pathname.startsWith('/transactions/')) {
+      const n = replaces.filter((r) => r.startsWith('in')).length + 1;
+      replaces.push(`in ${n}`);
+      const record = { ...made[0]!, status: 'esign_pending' };
+      if (holdNextReplace) {
+        holdNextReplace = false;
+        return void timers.push(setTimeout(() => replaces.push(`applied ${n}`), LANDS_AFTER_MS));
+      }
+      replaces.push(`applied ${n}`);
+      return sendJson(res, 200, record);
+    }
     sendJson(res, 404, {});
   };
 });
 afterEach(() => {
   made.length = 0;
+  replaces.length = 0;
   stub.requests.length = 0;
 });
 afterAll(async () => {
@@ -137,6 +154,41 @@ it('a create the provider answered says so, so that its retry does not wait for 
     const second = await attempt(client, 2, first.beat);
     expect(made).toHaveLength(1);
     expect(second).toMatchObject({ ref: { transactionId: made[0]!.id } });
+  } finally {
+    await client.close();
+  }
+});
+
+it('a replace given up on lands later: its retry is sent only once it can no longer land, so it cannot land over it', async () => {
+  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
+  try {
+    nextCreate = 'make';
+    const { ref } = (await attempt(client, 1)) as { ref: { transactionId: string } };
+    const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending' };
+    const activities = createTransactionActivities({ client });
+    const run = async (n: number, heartbeatDetails?: unknown) => {
+      const env = new MockActivityEnvironment({ attempt: n, heartbeatDetails });
+      let beat: unknown;
+      env.on('heartbeat', (d: unknown) => (beat = d));
+      const outcome = await env
+        .run((i: { transactionId: string; request: UpdateTransactionRequest }) => activities.updateTransaction(i), {
+          transactionId: ref.transactionId,
+          request: update,
+        })
+        .then(
+          (value) => ({ value }),
+          (err: Error) => ({ err }),
+        );
+      return { ...outcome, beat };
+    };
+    holdNextReplace = true;
+    const first = await run(1);
+    expect(first).toHaveProperty('err');
+    const second = await run(2, first.beat);
+    expect(second).toHaveProperty('value');
+    await new Promise((resolve) => setTimeout(resolve, LANDS_AFTER_MS));
+    // The first PUT was applied before the retry's came in: the retry's is the provider's last word.
+    expect(replaces).toEqual(['in 1', 'applied 1', 'in 2', 'applied 2']);
   } finally {
     await client.close();
   }
