@@ -48,14 +48,22 @@ export interface PlannedFault {
   /**
    * `before`: fails without effect; `after`: the effect happened and the response was lost (both retried);
    * `reject`: the provider's final answer, a 422, before any effect (not retried); `late`: the attempt's first write
-   * to the provider gets no answer (a timeout, retried) and its effect reaches the provider later (`landsAfter`).
+   * to the provider gets no answer (a timeout, retried) and its effect reaches the provider later (`landsAfter`);
+   * `slow`: the attempt takes `takesMs` before its effect (`slowAt: 'before'`: a request slow to be taken) or between
+   * its effect and its answer (`'after'`), while the world and the messages move on.
    */
-  when: 'before' | 'after' | 'reject' | 'late';
+  when: 'before' | 'after' | 'reject' | 'late' | 'slow';
   /**
    * `late`: the effect lands before the n-th provider call after the give-up (1: before the very next), or when the
    * client's give-up bound (`EXPLORER_ABANDONS_AFTER_MS`, in real time) runs out, whichever comes first.
    */
   landsAfter?: number;
+  /**
+   * `slow`: how long the attempt takes, in real time, which is the test server's too (it holds its clock while an
+   * activity is outstanding): a few seconds, within every heartbeat and start-to-close timeout.
+   */
+  takesMs?: number;
+  slowAt?: 'before' | 'after';
 }
 
 /** The activities whose first write to the provider a `late` fault can hold back (an upload has no provider model). */
@@ -262,6 +270,7 @@ function withFaults(activities: EsignActivities, plan: readonly PlannedFault[], 
       calls.set(name, n);
       const fault = plan.find((f) => f.activity === name && f.call === n);
       if (fault) model.faultsHit++;
+      if (fault?.when === 'slow') model.slowCalls++;
       const fail = (what: string) =>
         ApplicationFailure.retryable(
           `explorer fault: ${name} call ${n} (attempt ${Context.current().info.attempt}) ${what}`,
@@ -280,7 +289,13 @@ function withFaults(activities: EsignActivities, plan: readonly PlannedFault[], 
           model.lateWrites.delete(key);
         }
       }
+      const slow = (at: 'before' | 'after') =>
+        fault?.when === 'slow' && (fault.slowAt ?? 'before') === at
+          ? new Promise((resolve) => setTimeout(resolve, fault.takesMs ?? 1_000))
+          : undefined;
+      await slow('before');
       const result = await fn(...args);
+      await slow('after');
       if (fault?.when === 'after') throw fail('lost its response after its effect');
       return result;
     };

@@ -25,6 +25,8 @@ export const DEFAULT_BULK_SHARE = 0.08;
 export const DEFAULT_RECORDS_SHARE = 0.1;
 /** The share of schedules with writes to the provider that get no answer and land later. */
 export const DEFAULT_LATE_WRITES_SHARE = 0.1;
+/** The share of schedules with activity calls that take seconds of the workflow's time. */
+export const DEFAULT_SLOW_ACTIVITIES_SHARE = 0.05;
 /** The share of transactions (of `transaction` and `reuse` schedules) whose input names approvers. */
 export const DEFAULT_APPROVAL_SHARE = 0.25;
 
@@ -63,6 +65,8 @@ export interface ExplorerOptions {
   records?: number;
   /** The share of schedules with writes to the provider that land late (explore/schedule.ts `addLateWrites`). */
   lateWrites?: number;
+  /** The share of schedules with activity calls that take seconds (explore/schedule.ts `addSlowActivities`). */
+  slowActivities?: number;
   log?: (line: string) => void;
 }
 
@@ -115,6 +119,7 @@ export class Explorer {
       operations: options.operations ?? 1,
       records: available.records ? (options.records ?? DEFAULT_RECORDS_SHARE) : 0,
       lateWrites: options.lateWrites ?? DEFAULT_LATE_WRITES_SHARE,
+      slowActivities: options.slowActivities ?? DEFAULT_SLOW_ACTIVITIES_SHARE,
     };
     const bundle = await bundleWorkflows(options.workflows);
     const lanes = await Promise.all(Array.from({ length: options.lanes ?? 1 }, (_, i) => Lane.start(bundle, `explore-lane-${i + 1}`)));
@@ -330,6 +335,8 @@ export interface Coverage {
   faults: number;
   /** Writes given up on that reached the provider later, by operation (` refused`: the provider refused them then). */
   landedLate: Record<string, number>;
+  /** Activity calls that took seconds of the workflow's time. */
+  slowCalls: number;
   /** Worker restarts, and the tasks their sticky queues held that went to the new worker. */
   restarts: number;
   tasksHandedBack: number;
@@ -360,6 +367,7 @@ const NO_COVERAGE: Coverage = {
   lateArchives: 0,
   faults: 0,
   landedLate: {},
+  slowCalls: 0,
   restarts: 0,
   tasksHandedBack: 0,
   answers: {},
@@ -385,6 +393,7 @@ export function coverageOf(o: Observation): Coverage {
     lateArchives: o.model.byReference(o.referenceId).filter((t) => t.status === 'completed' && result?.status !== 'completed').length,
     faults: o.model.faultsHit,
     landedLate: landedLateOf(o),
+    slowCalls: o.model.slowCalls,
     restarts: o.restarts.count,
     tasksHandedBack: o.restarts.tasksHandedBack,
     answers,
@@ -452,7 +461,7 @@ export function describeCoverage(outcomes: readonly SeedOutcome[]): string {
     `${outcomes.reduce((n, o) => n + o.coverage.refusals, 0)} archives refused`,
     `continued as new in ${continued.length} runs (up to ${Math.max(0, ...continued.map((o) => o.coverage.runs))} runs of one transaction)`,
     `${outcomes.reduce((n, o) => n + o.coverage.lateArchives, 0)} completions archived late`,
-    `${outcomes.reduce((n, o) => n + o.coverage.faults, 0)} activity faults fired`,
+    `${outcomes.reduce((n, o) => n + o.coverage.faults, 0)} activity faults fired (${outcomes.reduce((n, o) => n + o.coverage.slowCalls, 0)} calls that took seconds)`,
     `writes landed late: ${
       [...sumOf(outcomes.map((o) => o.coverage.landedLate))]
         .sort()

@@ -36,6 +36,8 @@ const { values } = parseArgs({
     records: { type: 'string' },
     /** The share of schedules with writes to the provider that get no answer and land later (0 to 1). */
     'late-writes': { type: 'string' },
+    /** The share of schedules with activity calls that take seconds of the workflow's time (0 to 1). */
+    'slow-activities': { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
   allowNegative: true,
@@ -45,7 +47,7 @@ const from = values.seed !== undefined ? Number(values.seed) : Number(values.fro
 const lanes = Number(values.lanes);
 if (![count, from, lanes].every(Number.isInteger) || count < 1 || lanes < 1) {
   console.error(
-    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--approvals <share>] [--operations <scale>] [--records <share>] [--late-writes <share>]',
+    'usage: npm run explore -- [--seeds <count>] [--seed <seed> | --from <seed>] [--lanes <servers>] [--schedule <file.json>] [--no-shrink] [--workflows <workflows/index.ts>] [--reuse <share>] [--bulk <share>] [--approvals <share>] [--operations <scale>] [--records <share>] [--late-writes <share>] [--slow-activities <share>]',
   );
   process.exit(2);
 }
@@ -71,6 +73,7 @@ const explorer = await Explorer.start({
   operations: Number(values.operations),
   ...(values.records !== undefined ? { records: Number(values.records) } : {}),
   ...(values['late-writes'] !== undefined ? { lateWrites: Number(values['late-writes']) } : {}),
+  ...(values['slow-activities'] !== undefined ? { slowActivities: Number(values['slow-activities']) } : {}),
   log: (line) => console.log(`  ${line}`),
 });
 // Interrupted or broken, the explorer still stops its time-skipping servers before it exits.

@@ -118,6 +118,8 @@ export class ProviderModel {
   readonly events: RecordedEvent[] = [];
   /** Planned activity faults that fired (a plan may name a call that never comes). */
   faultsHit = 0;
+  /** Of those, the activity calls that took seconds (`slow` faults). */
+  slowCalls = 0;
   /** The next ZIP made is one the archive refuses (set by the schedule; cleared by its "fix"). */
   badZips = false;
   /** Endpoints that answer with an HTTP status instead of working (503, 429: retryable; 4xx: final), until restored. */

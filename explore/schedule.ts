@@ -210,6 +210,8 @@ export interface GeneratorFeatures {
   records?: number;
   /** The share of schedules with writes to the provider that get no answer and land later (`late` faults). */
   lateWrites?: number;
+  /** The share of schedules with activities that take seconds of the workflow's time (`slow` faults). */
+  slowActivities?: number;
 }
 
 const MINUTE = 60_000;
@@ -251,7 +253,8 @@ export function generateSchedule(seed: number, features: GeneratorFeatures): Sch
     const schedule = features.approvals ? addApprovals(drawn, seededRandom(seed ^ 0x0a99e0a1), features) : drawn;
     const operated = features.operations ? addOperations(schedule, seededRandom(seed ^ 0x0b5e7a11), features.operations) : schedule;
     const recorded = features.records ? addRecords(operated, seededRandom(seed ^ 0x7ec0a4d5), features.records) : operated;
-    return features.lateWrites ? addLateWrites(recorded, seededRandom(seed ^ 0x1a7e0ffe), features.lateWrites) : recorded;
+    const late = features.lateWrites ? addLateWrites(recorded, seededRandom(seed ^ 0x1a7e0ffe), features.lateWrites) : recorded;
+    return features.slowActivities ? addSlowActivities(late, seededRandom(seed ^ 0x510e5105), features.slowActivities) : late;
   };
   if (kind === 'transaction') return withOwnStreams({ seed, ...drawTransaction(random, features, PLAIN) });
   if (kind === 'bulk') return withOwnStreams({ seed, kind, ...drawBulk(random) });
@@ -405,6 +408,27 @@ function addLateWrites(schedule: Schedule, random: () => number, share: number):
     : ['createTransaction', 'updateTransaction', 'updateTransaction', 'withdrawTransaction', 'withdrawTransaction'];
   const faults = [...schedule.faults];
   for (let i = int(1, 2); i > 0; i--) faults.push({ activity: pick(writes), call: int(1, 3), when: 'late', landsAfter: int(1, 3) });
+  return { ...schedule, faults };
+}
+
+/**
+ * Makes one or two activity calls of a share of the schedules take one to six seconds of the workflow's time, before
+ * their effect or between it and their answer: messages, webhooks and timers meet them in flight. The steps of a
+ * schedule are seconds to days apart, so a step lands during a slow call when it races another or comes first.
+ */
+function addSlowActivities(schedule: Schedule, random: () => number, share: number): Schedule {
+  if (random() >= share) return schedule;
+  const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const faults = [...schedule.faults];
+  for (let i = int(1, 2); i > 0; i--)
+    faults.push({
+      activity: pick(FAULTABLE),
+      call: int(1, 3),
+      when: 'slow',
+      takesMs: int(1, 6) * 1_000,
+      slowAt: pick(['before', 'after'] as const),
+    });
   return { ...schedule, faults };
 }
 
@@ -835,7 +859,9 @@ export function describeSchedule(schedule: Schedule): string {
     lines.push(
       f.when === 'late'
         ? `  fault ${f.activity} call ${f.call}: no answer, its write lands before the provider call ${f.landsAfter ?? 1} after`
-        : `  fault ${f.activity} call ${f.call} ${f.when} its effect`,
+        : f.when === 'slow'
+          ? `  fault ${f.activity} call ${f.call} takes ${f.takesMs ?? 1_000} ms ${f.slowAt ?? 'before'} its effect`
+          : `  fault ${f.activity} call ${f.call} ${f.when} its effect`,
     );
   for (const s of schedule.late) lines.push(`  late ${JSON.stringify(s)}`);
   if (schedule.bulk) lines.push(`bulk ${JSON.stringify(schedule.bulk)}`);
