@@ -3,7 +3,8 @@
 // moves, webhook fates and activity faults must pass every check. The seeds are of three kinds: one transaction,
 // a reused referenceId with its event log and late completions, and a bulk send; some add the operator's and the
 // server's moves (a deploy, a suggested continue-as-new, an evidence upkeep walk, a terminate), some legal holds and
-// records retention walks, and some transactions name approvers, who approve or reject them before they are sent. A failing seed is shrunk
+// records retention walks, some writes that get no answer and land later or activity calls that take seconds, and
+// some transactions name approvers, who approve or reject them before they are sent. A failing seed is shrunk
 // and printed as JSON, to be saved under explore/regressions/ once understood; a seed that shows a defect already saved
 // there as open is printed, not failed (test/explorer/explorer-regressions.test.ts keeps that defect in view).
 import { availableParallelism } from 'node:os';
@@ -71,6 +72,11 @@ it(`explores ${SEEDS} seeds from ${FROM}: every schedule passes every check`, { 
   expect([...moves].sort()).toEqual(
     expect.arrayContaining(['hold', 'release hold', 'suggest register', 'retention walk', 'records purged', 'records held']),
   );
+  // And writes to the provider that got no answer and landed later (a create, a replace or correction), and activity
+  // calls that took seconds of the workflow's time.
+  const landedLate = new Set(outcomes.flatMap((o) => Object.keys(o.coverage.landedLate)));
+  expect([...landedLate].sort()).toEqual(expect.arrayContaining(['createTransaction', 'updateTransaction']));
+  expect(outcomes.reduce((n, o) => n + o.coverage.slowCalls, 0)).toBeGreaterThan(0);
   // And what becomes of a transaction with approvers: sent once its quorum approved, rejected, expired awaiting them.
   const approvals = new Set(outcomes.flatMap((o) => Object.keys(o.coverage.approvals)));
   expect([...approvals].sort()).toEqual(expect.arrayContaining(['expired unsent', 'rejected unsent', 'sent']));
