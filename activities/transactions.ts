@@ -98,6 +98,28 @@ const samePaths = (record: TransactionRecord, paths: readonly string[]) =>
 const writeHeartbeat = z.object({ sentAt: z.number().finite(), answered: z.boolean().optional() });
 type WriteHeartbeat = z.infer<typeof writeHeartbeat>;
 
+/**
+ * Whether the provider's record is what a replace asked for: its status, its participants by id in order (a correction
+ * gives each new or changed participant a new id), its documents, and each message field the request sets and the
+ * record shows. A field the record does not show cannot be confirmed, so it is not taken as held.
+ */
+function holdsWhatWasAsked(record: TransactionRecord, request: UpdateTransactionRequest): boolean {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const fields = ['emailSubject', 'personalizedMessage', 'signingOrder', 'notifyParticipants'] as const;
+  return (
+    record.status === request.status &&
+    same(
+      record.participants.map((p) => p.id),
+      request.participants.map((p) => p.id),
+    ) &&
+    same(
+      record.documents.map((d) => d.StoragePath),
+      request.documents.map((d) => d.StoragePath),
+    ) &&
+    fields.every((f) => request[f] === undefined || same(record[f], request[f]))
+  );
+}
+
 const LOOKUP_PAGE = 100;
 /** The provider's clock against ours: a record created by the first attempt is never taken for older than it. */
 const CREATE_CLOCK_SKEW_MS = 10 * 60_000;
@@ -330,14 +352,25 @@ export function createTransactionActivities(deps: TransactionDeps) {
       transactionId: string;
       request: UpdateTransactionRequest;
     }): Promise<TransactionRef & { landsUntil?: number }> {
-      const { info } = Context.current();
+      const { info, cancellationSignal } = Context.current();
       const landsUntil = () => (info.attempt > 1 ? Date.now() + deps.client.abandonsAfterMs : undefined);
       await untilEarlierWriteLanded('replace');
       const record = await sendWrite((signal) => deps.client.updateTransaction(input.transactionId, input.request, { signal })).catch(
-        (err: unknown) => {
+        async (err: unknown) => {
           // Only a failure that ends the activity reaches the workflow: one retried is answered by a later attempt.
           const until = landsUntil();
-          throw until !== undefined && err instanceof ApplicationFailure && err.nonRetryable ? withLandsUntil(err, until) : err;
+          if (until === undefined || !(err instanceof ApplicationFailure && err.nonRetryable)) throw err;
+          // Refused, but an earlier attempt whose answer was lost may have been taken: if the provider now holds what
+          // was asked, it was, and the refusal is of the repeat (the workflow must not report a correction refused
+          // that its signers then sign).
+          const held = await deps.client.getTransaction(input.transactionId, { signal: cancellationSignal }).catch(() => undefined);
+          if (held && holdsWhatWasAsked(held, input.request)) {
+            log.info('replace retried and refused: the provider holds what was asked, so an earlier attempt was taken', {
+              transactionId: input.transactionId,
+            });
+            return held;
+          }
+          throw withLandsUntil(err, until);
         },
       );
       const ref = { transactionId: input.transactionId, esignId: record.esignId ?? '', status: record.status };

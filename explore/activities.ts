@@ -66,6 +66,19 @@ export interface PlannedFault {
   slowAt?: 'before' | 'after';
 }
 
+/**
+ * The provider call a `reject` fault refuses, for the activities that call the provider model: the activity's own code
+ * then reads the 422. Other activities' refusal is their failure, at once.
+ */
+const REJECTED_CALL: Partial<Record<keyof EsignActivities, ModelOperation>> = {
+  createTransaction: 'createTransaction',
+  getTransactionStatus: 'getTransaction',
+  describeTransaction: 'getTransaction',
+  updateTransaction: 'updateTransaction',
+  withdrawTransaction: 'updateTransaction',
+  createSigningUrl: 'createIframeUrl',
+};
+
 /** The activities whose first write to the provider a `late` fault can hold back (an upload has no provider model). */
 export const LATE_WRITES: readonly PlannedFault['activity'][] = ['createTransaction', 'updateTransaction', 'withdrawTransaction'];
 
@@ -106,6 +119,12 @@ export function modelClient(model: ProviderModel): EsignClient {
   const call = <T>(operation: ModelOperation, effect: () => T, write = false): T => {
     model.arrive();
     model.refuse(operation);
+    // A `reject` fault: the provider's final answer to this attempt's call, before any effect.
+    const attempt = model.rejects.size > 0 ? attemptKey() : undefined;
+    if (attempt !== undefined && model.rejects.get(attempt) === operation) {
+      model.rejects.delete(attempt);
+      throw new EsignApiError({ kind: 'http', status: 422, operation, message: 'explorer: the provider answered 422' });
+    }
     const key = write ? attemptKey() : undefined;
     const landsAfter = key === undefined ? undefined : model.lateWrites.get(key);
     if (key === undefined || landsAfter === undefined) return effect();
@@ -277,6 +296,17 @@ function withFaults(activities: EsignActivities, plan: readonly PlannedFault[], 
           FailureType.ProviderUnavailable,
         );
       if (fault?.when === 'before') throw fail('failed before its effect');
+      const rejected = REJECTED_CALL[name as keyof EsignActivities];
+      if (fault?.when === 'reject' && rejected) {
+        // Refused at the provider, so the activity's own code reads the refusal (as it reads a real one).
+        const key = attemptKey();
+        model.rejects.set(key, rejected);
+        try {
+          return await fn(...args);
+        } finally {
+          model.rejects.delete(key);
+        }
+      }
       if (fault?.when === 'reject')
         throw ApplicationFailure.nonRetryable(`explorer fault: ${name} call ${n}: the provider answered 422`, FailureType.ProviderRejected);
       if (fault?.when === 'late') {

@@ -134,6 +134,8 @@ export class ProviderModel {
   readonly signingUrls: { transactionId: string; status: ModelStatus; sentBefore: boolean }[] = [];
   /** Activity attempts whose next write is given up on and lands later (`late` faults): the calls it waits, by attempt. */
   readonly lateWrites = new Map<string, number>();
+  /** Activity attempts whose call of this operation the provider refuses for good (`reject` faults: a 422), by attempt. */
+  readonly rejects = new Map<string, ModelOperation>();
   /** Writes given up on, still on their way. */
   readonly pendingEffects: PendingEffect[] = [];
   /** Writes given up on that reached the provider later, in order (` refused` when the provider refused them then). */

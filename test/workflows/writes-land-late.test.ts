@@ -11,7 +11,7 @@ import { createTransactionActivities } from '../../activities/transactions.js';
 import type { UpdateTransactionRequest } from '../../src/esign/schemas.js';
 import { EsignClient } from '../../src/esign/client.js';
 import type { CreateTransactionRequest } from '../../src/esign/schemas.js';
-import { StubHttpServer, sendJson } from '../support/stub-http.js';
+import { readBody, StubHttpServer, sendJson } from '../support/stub-http.js';
 
 /**
  * The client's give-up times: a request unanswered after 300 ms (and undici's coarse timers, up to a second more) is
@@ -44,12 +44,16 @@ const made: { id: string; esignId: string; status: string; referenceId: string; 
 let nextCreate: 'late' | 'refuse' | 'make' = 'make';
 /** What the provider did with replaces, in order: a PUT that came in, or one applied late. */
 const replaces: string[] = [];
-let holdNextReplace = false;
+/**
+ * How the provider takes the next replace: applied and answered; applied only later, unanswered; applied at once but
+ * never answered (the answer lost); or refused (409).
+ */
+let nextReplace: 'apply' | 'late' | 'lostAnswer' | 'refuse' = 'apply';
 const timers: NodeJS.Timeout[] = [];
 
 beforeAll(async () => {
   stub = await StubHttpServer.start();
-  stub.handler = (req, res) => {
+  stub.handler = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://stub');
     if (req.method === 'GET' && url.pathname === '/transactions')
       return sendJson(res, 200, { data: [...made].reverse(), total: made.length });
@@ -73,16 +77,23 @@ beforeAll(async () => {
       if (how === 'late') return void timers.push(setTimeout(make, LANDS_AFTER_MS));
       return sendJson(res, 201, make());
     }
+    if (req.method === 'GET' && url.pathname.startsWith('/transactions/')) return sendJson(res, 200, made[0]);
     if (req.method === 'PUT' && url.pathname.startsWith('/transactions/')) {
+      const body = JSON.parse((await readBody(req)).toString()) as UpdateTransactionRequest;
       const n = replaces.filter((r) => r.startsWith('in')).length + 1;
       replaces.push(`in ${n}`);
-      const record = { ...made[0]!, status: 'esign_pending' };
-      if (holdNextReplace) {
-        holdNextReplace = false;
-        return void timers.push(setTimeout(() => replaces.push(`applied ${n}`), LANDS_AFTER_MS));
-      }
-      replaces.push(`applied ${n}`);
-      return sendJson(res, 200, record);
+      const apply = () => {
+        made[0] = { ...made[0]!, status: body.status, participants: body.participants.map((p) => ({ id: p.id })) };
+        replaces.push(`applied ${n}`);
+      };
+      const how = nextReplace;
+      nextReplace = 'apply';
+      if (how === 'refuse')
+        return sendJson(res, 409, { title: 'a participant has already signed' }, { 'content-type': 'application/problem+json' });
+      if (how === 'late') return void timers.push(setTimeout(apply, LANDS_AFTER_MS));
+      apply();
+      if (how === 'lostAnswer') return; // never answered: the client gives up
+      return sendJson(res, 200, made[0]);
     }
     sendJson(res, 404, {});
   };
@@ -159,36 +170,91 @@ it('a create the provider answered says so, so that its retry does not wait for 
   }
 });
 
+/** Runs a replace as attempt `n`, with what the attempt before heartbeat; returns its answer and last heartbeat. */
+async function replace(
+  client: EsignClient,
+  n: number,
+  transactionId: string,
+  update: UpdateTransactionRequest,
+  heartbeatDetails?: unknown,
+) {
+  const activities = createTransactionActivities({ client });
+  const env = new MockActivityEnvironment({ attempt: n, heartbeatDetails });
+  let beat: unknown;
+  env.on('heartbeat', (d: unknown) => (beat = d));
+  const outcome = await env
+    .run((i: { transactionId: string; request: UpdateTransactionRequest }) => activities.updateTransaction(i), {
+      transactionId,
+      request: update,
+    })
+    .then(
+      (value) => ({ value }),
+      (err: Error) => ({ err }),
+    );
+  return { ...outcome, beat };
+}
+
 it('a replace given up on lands later: its retry is sent only once it can no longer land, so it cannot land over it', async () => {
   const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
   try {
     nextCreate = 'make';
     const { ref } = (await attempt(client, 1)) as { ref: { transactionId: string } };
     const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending' };
-    const activities = createTransactionActivities({ client });
-    const run = async (n: number, heartbeatDetails?: unknown) => {
-      const env = new MockActivityEnvironment({ attempt: n, heartbeatDetails });
-      let beat: unknown;
-      env.on('heartbeat', (d: unknown) => (beat = d));
-      const outcome = await env
-        .run((i: { transactionId: string; request: UpdateTransactionRequest }) => activities.updateTransaction(i), {
-          transactionId: ref.transactionId,
-          request: update,
-        })
-        .then(
-          (value) => ({ value }),
-          (err: Error) => ({ err }),
-        );
-      return { ...outcome, beat };
-    };
-    holdNextReplace = true;
-    const first = await run(1);
+    nextReplace = 'late';
+    const first = await replace(client, 1, ref.transactionId, update);
     expect(first).toHaveProperty('err');
-    const second = await run(2, first.beat);
+    const second = await replace(client, 2, ref.transactionId, update, first.beat);
     expect(second).toHaveProperty('value');
     await new Promise((resolve) => setTimeout(resolve, LANDS_AFTER_MS));
     // The first PUT was applied before the retry's came in: the retry's is the provider's last word.
     expect(replaces).toEqual(['in 1', 'applied 1', 'in 2', 'applied 2']);
+  } finally {
+    await client.close();
+  }
+});
+
+it('a correction taken whose answer was lost, and its retry refused: answered as taken, since the provider holds it', async () => {
+  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
+  try {
+    const { ref } = (await attempt(client, 1)) as { ref: { transactionId: string } };
+    // A reassignment: the first participant replaced by someone new (a new id).
+    const reassigned = {
+      ...request.participants[0]!,
+      id: randomUUID(),
+      email: 'grace@example.com',
+      firstName: 'Grace',
+      lastName: 'Hopper',
+    };
+    const update: UpdateTransactionRequest = {
+      ...request,
+      referenceId: request.referenceId!,
+      status: 'esign_pending',
+      participants: [reassigned],
+    };
+    nextReplace = 'lostAnswer';
+    const first = await replace(client, 1, ref.transactionId, update);
+    expect(first).toHaveProperty('err');
+    // The retry is refused (say, the new participant signed in between, and the provider refuses a change to a signer).
+    nextReplace = 'refuse';
+    const second = await replace(client, 2, ref.transactionId, update, first.beat);
+    expect(second).toMatchObject({ value: { transactionId: ref.transactionId, status: 'esign_pending' } });
+    expect(made[0]!.participants).toEqual([{ id: reassigned.id }]);
+  } finally {
+    await client.close();
+  }
+});
+
+it('a replace refused on its retry while the provider holds something else is still refused, saying until when the first may land', async () => {
+  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
+  try {
+    const { ref } = (await attempt(client, 1)) as { ref: { transactionId: string } };
+    const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'draft' };
+    nextReplace = 'refuse';
+    const first = await replace(client, 1, ref.transactionId, update);
+    nextReplace = 'refuse';
+    const second = await replace(client, 2, ref.transactionId, update, first.beat);
+    expect(second).toHaveProperty('err');
+    expect(made[0]!.status).toBe('esign_pending');
   } finally {
     await client.close();
   }
