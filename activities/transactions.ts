@@ -1,6 +1,5 @@
 import { setTimeout } from 'node:timers/promises';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import { z } from 'zod';
 import type { EsignClient } from '../src/esign/client.js';
 import { EsignApiError } from '../src/esign/errors.js';
 import type { ParticipantStatus } from '../src/esign/events.js';
@@ -8,11 +7,14 @@ import { providerFailure } from '../src/esign/temporal-failure.js';
 import type { CreateTransactionRequest, IframeStyle, TransactionRecord, UpdateTransactionRequest } from '../src/esign/schemas.js';
 import { FailureType } from '../src/failures.js';
 import { callProvider, callProviderThroughRateLimits, whileHeartbeating } from './support/heartbeat.js';
+import { DEFAULT_WORKER_CLOCK_SKEW_MS, WriteAttempt } from './support/write-attempts.js';
 
 export interface TransactionDeps {
   client: EsignClient;
   /** How many list pages (newest first) a retried create searches for its earlier attempt when records carry no `createdAt`. */
   createLookupPages?: number;
+  /** How far two workers' clocks may be apart (activities/support/write-attempts.ts); 5 s by default. */
+  clockSkewMs?: number;
 }
 
 /** The provider ids and status: all the workflow keeps of a record (no personal data in history). */
@@ -94,10 +96,6 @@ function toState(transactionId: string, record: TransactionRecord): TransactionS
 const samePaths = (record: TransactionRecord, paths: readonly string[]) =>
   record.documents.length === paths.length && record.documents.every((d, i) => d.StoragePath === paths[i]);
 
-/** What a write attempt's heartbeat says of its request, for a retry to read (`untilEarlierWriteLanded`). */
-const writeHeartbeat = z.object({ sentAt: z.number().finite(), answered: z.boolean().optional() });
-type WriteHeartbeat = z.infer<typeof writeHeartbeat>;
-
 /**
  * Whether the provider's record is what a replace asked for: its status, its participants by id in order (a correction
  * gives each new or changed participant a new id), its documents, and each message field the request sets and the
@@ -156,6 +154,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
     request: CreateTransactionRequest,
     signal: AbortSignal,
     since: number,
+    details: () => unknown,
   ): Promise<TransactionRecord | undefined> {
     const paths = request.documents.map((d) => d.StoragePath);
     const cutoff = since - CREATE_CLOCK_SKEW_MS;
@@ -163,6 +162,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
       const list = await callProviderThroughRateLimits(
         () => deps.client.listTransactions({ limit: LOOKUP_PAGE, offset: page * LOOKUP_PAGE }, { signal }),
         signal,
+        details,
       );
       const found = list.data.find((t) => t.referenceId === request.referenceId && samePaths(t, paths));
       if (found) return found;
@@ -177,64 +177,29 @@ export function createTransactionActivities(deps: TransactionDeps) {
     );
   }
 
-  /**
-   * Waits until a write an earlier attempt sent and never heard back from can no longer reach the provider. A create's
-   * lookup before then may miss a transaction still on its way, and the create that follows makes a second one (its
-   * signers invited twice); a replace or correction sent before then may be overwritten by the earlier one landing
-   * after it, so the provider would hold what the workflow no longer asked for. The earlier attempt's heartbeat says
-   * when it sent: sent then, it was given up on at most `abandonsAfterMs` later, and lands at most that long after being
-   * given up on (EsignClient). No heartbeat (a worker that died before its first one reached the server): sent before
-   * this attempt began, so it is waited for from now. An attempt that heard the provider's answer (a 429, a 503) says
-   * so, and its retry does not wait.
-   */
-  async function untilEarlierWriteLanded(what: string): Promise<void> {
-    const { info, cancellationSignal } = Context.current();
-    if (info.attempt <= 1 || info.isLocal) return;
-    const earlier = writeHeartbeat.safeParse(info.heartbeatDetails);
-    if (earlier.success && earlier.data.answered) return;
-    const sentAt = earlier.success ? earlier.data.sentAt : Date.now();
-    const waitMs = sentAt + 2 * deps.client.abandonsAfterMs - Date.now();
-    if (waitMs <= 0) return;
-    log.info(`${what} retried: waiting until the earlier attempt's request can no longer land`, { waitMs });
-    await whileHeartbeating(
-      () => setTimeout(waitMs, undefined, { signal: cancellationSignal }),
-      () => (earlier.success ? earlier.data : { sentAt }),
-    );
-  }
-
-  /** Sends a write, heartbeating first when it sent and then, if the provider answered with an error, that it did. */
-  function sendWrite<T>(send: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const ctx = Context.current();
-    const sent: WriteHeartbeat = { sentAt: Date.now() };
-    // Said before the request leaves, so that a retry after this worker dies knows until when it may still land.
-    if (!ctx.info.isLocal) ctx.heartbeat(sent);
-    return callProvider(
-      () =>
-        send(ctx.cancellationSignal).catch((err: unknown) => {
-          // The provider answered (a status): nothing of this request is still on its way.
-          if (err instanceof EsignApiError && err.kind === 'http' && !ctx.info.isLocal) ctx.heartbeat({ ...sent, answered: true });
-          throw err;
-        }),
-      () => sent,
-    );
-  }
+  /** The attempt of a write activity: it returns once it may write (activities/support/write-attempts.ts). */
+  const beginWrite = (what: string) =>
+    WriteAttempt.begin(what, {
+      abandonsAfterMs: deps.client.abandonsAfterMs,
+      clockSkewMs: deps.clockSkewMs ?? DEFAULT_WORKER_CLOCK_SKEW_MS,
+    });
 
   return {
     /** Creates the provider transaction exactly once, even when a response was lost and the activity retried. */
     async createTransaction(request: CreateTransactionRequest): Promise<TransactionRef> {
       const ctx = Context.current();
+      const attempt = await beginWrite('create');
       if (ctx.info.attempt > 1) {
-        await untilEarlierWriteLanded('create');
-        const existing = await findExisting(request, ctx.cancellationSignal, ctx.info.scheduledTimestampMs);
+        const existing = await findExisting(request, ctx.cancellationSignal, ctx.info.scheduledTimestampMs, attempt.details);
         if (existing) {
           log.info('create retried: found the transaction an earlier attempt created', { transactionId: existing.id });
           return toRef(existing, 'createTransaction');
         }
       }
-      const record = await sendWrite((signal) => deps.client.createTransaction(request, { signal }));
+      const record = await attempt.send((signal) => deps.client.createTransaction(request, { signal }));
       if (record.id && record.esignId) return toRef(record, 'createTransaction');
       // Short response form: the ids come from the list.
-      const listed = await findExisting(request, ctx.cancellationSignal, ctx.info.currentAttemptScheduledTimestampMs);
+      const listed = await findExisting(request, ctx.cancellationSignal, ctx.info.currentAttemptScheduledTimestampMs, attempt.details);
       if (!listed)
         throw ApplicationFailure.retryable('created transaction not yet visible in the provider list', FailureType.ProviderUnavailable);
       return toRef(listed, 'createTransaction');
@@ -342,8 +307,9 @@ export function createTransactionActivities(deps: TransactionDeps) {
     },
 
     /**
-     * Replaces the transaction. A retry first waits until an earlier attempt given up on can no longer reach the
-     * provider (`untilEarlierWriteLanded`), so that it cannot land over this one, nor over a later replace or correction.
+     * Replaces the transaction. A retry writes only once an earlier attempt given up on can no longer reach the
+     * provider (activities/support/write-attempts.ts), so that it cannot land over this one, nor over a later replace
+     * or correction.
      * The answer of a retry still says until when such an attempt may land (`landsUntil`), and so does its failure when
      * the retry is refused (a 4xx): a withdraw that follows makes sure it held past then, a second guard for a provider
      * slower than the client's bound.
@@ -354,9 +320,10 @@ export function createTransactionActivities(deps: TransactionDeps) {
     }): Promise<TransactionRef & { landsUntil?: number }> {
       const { info, cancellationSignal } = Context.current();
       const landsUntil = () => (info.attempt > 1 ? Date.now() + deps.client.abandonsAfterMs : undefined);
-      await untilEarlierWriteLanded('replace');
-      const record = await sendWrite((signal) => deps.client.updateTransaction(input.transactionId, input.request, { signal })).catch(
-        async (err: unknown) => {
+      const attempt = await beginWrite('replace');
+      const record = await attempt
+        .send((signal) => deps.client.updateTransaction(input.transactionId, input.request, { signal }))
+        .catch(async (err: unknown) => {
           // Only a failure that ends the activity reaches the workflow: one retried is answered by a later attempt.
           const until = landsUntil();
           if (until === undefined || !(err instanceof ApplicationFailure && err.nonRetryable)) throw err;
@@ -371,8 +338,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
             return held;
           }
           throw withLandsUntil(err, until);
-        },
-      );
+        });
       const ref = { transactionId: input.transactionId, esignId: record.esignId ?? '', status: record.status };
       const until = landsUntil();
       return until !== undefined ? { ...ref, landsUntil: until } : ref;

@@ -116,7 +116,7 @@ function attemptKey(): string {
 /** A client with the shape of EsignClient whose provider is the model (the transaction activities take the class). */
 export function modelClient(model: ProviderModel): EsignClient {
   /** One call: it arrives (what was given up on may land first), is refused if its endpoint is down, else takes effect. */
-  const call = <T>(operation: ModelOperation, effect: () => T, write = false): T => {
+  const call = async <T>(operation: ModelOperation, effect: () => T, write = false): Promise<T> => {
     model.arrive();
     model.refuse(operation);
     // A `reject` fault: the provider's final answer to this attempt's call, before any effect.
@@ -128,10 +128,13 @@ export function modelClient(model: ProviderModel): EsignClient {
     const key = write ? attemptKey() : undefined;
     const landsAfter = key === undefined ? undefined : model.lateWrites.get(key);
     if (key === undefined || landsAfter === undefined) return effect();
-    // A `late` fault: no answer comes, and the effect reaches the provider later, within the give-up bound.
+    // A `late` fault: no answer comes, and the client gives up on it (half its bound later, a timer's worth); the effect
+    // reaches the provider later, at the latest the client's bound after the give-up, so anywhere from one to two
+    // bounds after it was sent (what a retry must wait past).
     model.lateWrites.delete(key);
     const pending = { what: `${operation} of ${key}`, callsLeft: landsAfter, land: () => void effect() };
     model.pendingEffects.push(pending);
+    await new Promise((resolve) => setTimeout(resolve, EXPLORER_ABANDONS_AFTER_MS / 2));
     setTimeout(() => model.landLate(pending), EXPLORER_ABANDONS_AFTER_MS).unref();
     throw new EsignApiError({ kind: 'timeout', operation, message: 'explorer: no answer came; the request reaches the provider later' });
   };
@@ -152,7 +155,7 @@ export function modelClient(model: ProviderModel): EsignClient {
       return call('listTransactions', () => model.list(Number(query.limit ?? 50), Number(query.offset ?? 0)));
     },
     async answersItsList() {
-      call('listTransactions', () => undefined);
+      await call('listTransactions', () => undefined);
     },
     async createIframeUrl(request: Parameters<EsignClient['createIframeUrl']>[0]) {
       return call('createIframeUrl', () => model.signingUrl(request.data.esignId, request.data.participantIds));
@@ -184,7 +187,8 @@ export function createExplorerActivities(options: ExplorerActivityOptions): Esig
       // The model's documents are the caller's uploads without hashes; the archive is the model's, not the evidence check.
       requireUploadHashes: false,
     }),
-    ...createTransactionActivities({ client: modelClient(model) }),
+    // One machine: no margin for two workers' clocks (activities/support/write-attempts.ts).
+    ...createTransactionActivities({ client: modelClient(model), clockSkewMs: 0 }),
     ...createInboxActivities(),
     // The walk's listing over the model's archive keys, and a model of the renewal (explore/upkeep.ts).
     ...(options.upkeep ?? new UpkeepModel(model)).activities(),

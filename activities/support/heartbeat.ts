@@ -40,14 +40,19 @@ const LONGEST_WAIT_IN_PLACE_MS = 30_000;
  * `tries` calls. For a call that is one of several in a row (a scan of the list, page after page): failing the
  * activity would start the scan over, and under a steady share of 429s a long scan would then never finish.
  */
-export async function callProviderThroughRateLimits<T>(call: () => Promise<T>, signal: AbortSignal, tries = 6): Promise<T> {
+export async function callProviderThroughRateLimits<T>(
+  call: () => Promise<T>,
+  signal: AbortSignal,
+  details?: () => unknown,
+  tries = 6,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await whileHeartbeating(call);
+      return await whileHeartbeating(call, details);
     } catch (err) {
       const waitMs = err instanceof EsignApiError && err.status === 429 ? (err.retryAfterMs ?? 1_000) : undefined;
       if (waitMs === undefined || waitMs > LONGEST_WAIT_IN_PLACE_MS || attempt >= tries) throw providerFailure(err);
-      await whileHeartbeating(() => sleep(waitMs, undefined, { signal }));
+      await whileHeartbeating(() => sleep(waitMs, undefined, { signal }), details);
     }
   }
 }

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { describeIssues } from '../util/zod-issues.js';
-import { classifyTransportError, EsignApiError, parseRetryAfter, redact } from './errors.js';
+import { classifyTransportError, EsignApiError, neverSent, parseRetryAfter, redact } from './errors.js';
 import {
   CreateTransactionRequest,
   IframeRequest,
@@ -274,6 +274,7 @@ export class EsignClient {
       throw new EsignApiError({
         kind,
         operation,
+        unsent: neverSent(cause),
         message: `${request.method} ${request.path} failed before a response (${scrub(detail)})`,
         cause: cause instanceof Error ? new Error(scrub(cause.message)) : undefined,
       });

@@ -17,6 +17,8 @@ export interface EsignApiErrorInit {
   status?: number;
   retryAfterMs?: number;
   problem?: ProblemDetails;
+  /** A transport failure before the connection was made: the request never left. */
+  unsent?: boolean;
   cause?: unknown;
 }
 
@@ -29,6 +31,8 @@ export class EsignApiError extends Error {
   /** Delay the provider asked for (Retry-After), to become the next retry's delay. */
   readonly retryAfterMs: number | undefined;
   readonly problem: ProblemDetails | undefined;
+  /** The request never left (no connection was made), so nothing of it can reach the provider later. */
+  readonly unsent: boolean;
 
   constructor(init: EsignApiErrorInit) {
     super(`${init.operation}: ${init.message}`, init.cause === undefined ? undefined : { cause: init.cause });
@@ -37,6 +41,7 @@ export class EsignApiError extends Error {
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
     this.problem = init.problem;
+    this.unsent = init.unsent ?? false;
     this.retryable = isRetryable(init.kind, init.status);
   }
 }
@@ -84,6 +89,15 @@ const NETWORK_CODES = new Set([
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
 ]);
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/** Transport failures that come before a connection is made: the request never left. */
+const UNSENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Whether a transport failure came before the request could leave (anything unknown may have sent it). */
+export function neverSent(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && UNSENT_CODES.has(code);
+}
 
 /** Classifies a transport failure; anything unknown is treated as a network error (retryable). */
 export function classifyTransportError(err: unknown): 'network' | 'timeout' {

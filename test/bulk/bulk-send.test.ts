@@ -247,6 +247,8 @@ describe.concurrent('a bulk send', () => {
             ARCHIVE_DIR: bed.archiveDir,
             DOCUMENT_ROOT: bed.storeDir,
             TEMPLATE_STORE: bed.storeDir,
+            // A create the crash cut off is retried once it can no longer land: twice the client's give-up.
+            PROVIDER_HEADERS_TIMEOUT_MS: '3000',
             ...extra,
           },
           ready: /worker-ready/,

@@ -14,7 +14,13 @@ import { NativeConnection } from '@temporalio/worker';
 
 const env = process.env as Record<string, string>;
 const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS! });
-const client = new EsignClient({ baseUrl: env.PROVIDER_URL!, token: env.PROVIDER_TOKEN! });
+// PROVIDER_HEADERS_TIMEOUT_MS shortens the client's give-up, and with it how long a write's retry after a crash waits
+// for what the dead worker may have sent (activities/support/write-attempts.ts).
+const client = new EsignClient({
+  baseUrl: env.PROVIDER_URL!,
+  token: env.PROVIDER_TOKEN!,
+  ...(env.PROVIDER_HEADERS_TIMEOUT_MS ? { connectTimeoutMs: 1_000, headersTimeoutMs: Number(env.PROVIDER_HEADERS_TIMEOUT_MS) } : {}),
+});
 const worker = await createEsignWorker({
   connection,
   taskQueue: env.TASK_QUEUE!,

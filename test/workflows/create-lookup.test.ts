@@ -77,7 +77,7 @@ it('a retried create finds the transaction its first attempt made, under 1,500 c
     const env = new MockActivityEnvironment({
       attempt: 2,
       scheduledTimestampMs: NOW - 150_000,
-      heartbeatDetails: { sentAt: NOW - 150_000 },
+      heartbeatDetails: { attempt: 1, sending: true, sentAt: NOW - 150_000 },
     });
     const ref = await env.run((r: CreateTransactionRequest) => activities.createTransaction(r), request);
     expect(ref).toMatchObject({ transactionId: ours.id, esignId: ours.esignId });

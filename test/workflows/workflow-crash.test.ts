@@ -41,6 +41,8 @@ it('a worker killed right after the provider created the transaction leaves exac
     TASK_QUEUE: taskQueue,
     ARCHIVE_DIR: `${dirname(pdf!)}/archive`,
     DOCUMENT_ROOT: dirname(pdf!),
+    // The retry after the crash waits until the dead worker's create can no longer land: twice the client's give-up.
+    PROVIDER_HEADERS_TIMEOUT_MS: '3000',
   };
   const first = await startChild({ ...env, CRASH_AFTER_CREATE: '1' });
   const referenceId = `crash-${Date.now()}`;

@@ -2,10 +2,12 @@
 // answer is still working on it. A create's retry must not look for it before then, or it misses a transaction still
 // on its way and creates a second one, whose signers are invited twice; a replace's retry must not be sent before
 // then, or the earlier one lands over it, and over a correction that follows (the explorer's `late` fault found
-// both). Real HTTP: the provider is a stub server that takes the first write in and applies it only later, the client
-// and the activity are the worker's.
+// both). Real HTTP: the provider is a stub server that takes a write in and applies it only later, the client and the
+// activity are the worker's; Temporal's retries are played here, each attempt given the last heartbeat details the
+// server would hold (activities/support/write-attempts.ts says what they say).
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createTransactionActivities } from '../../activities/transactions.js';
 import type { UpdateTransactionRequest } from '../../src/esign/schemas.js';
@@ -40,15 +42,18 @@ const request: CreateTransactionRequest = {
 let stub: StubHttpServer;
 /** The transactions the provider made. */
 const made: { id: string; esignId: string; status: string; referenceId: string; documents: unknown[]; participants: unknown[] }[] = [];
-/** How the provider takes the next create: in, and made only later, unanswered; or refused with a 503. */
-let nextCreate: 'late' | 'refuse' | 'make' = 'make';
-/** What the provider did with replaces, in order: a PUT that came in, or one applied late. */
+/**
+ * How the provider takes the creates to come, in order (then `make`): made and answered; made only later, unanswered;
+ * never made nor answered (dropped); refused with a 429.
+ */
+const creates: ('make' | 'late' | 'drop' | 'refuse')[] = [];
+/** What the provider did with replaces, in order: a PUT that came in, or one applied. */
 const replaces: string[] = [];
 /**
- * How the provider takes the next replace: applied and answered; applied only later, unanswered; applied at once but
- * never answered (the answer lost); or refused (409).
+ * How the provider takes the replaces to come, in order (then `apply`): applied and answered; applied only later,
+ * unanswered; applied at once but never answered (the answer lost); or refused (409).
  */
-let nextReplace: 'apply' | 'late' | 'lostAnswer' | 'refuse' = 'apply';
+const replaceAnswers: ('apply' | 'late' | 'lostAnswer' | 'refuse')[] = [];
 const timers: NodeJS.Timeout[] = [];
 
 beforeAll(async () => {
@@ -57,6 +62,7 @@ beforeAll(async () => {
     const url = new URL(req.url ?? '/', 'http://stub');
     if (req.method === 'GET' && url.pathname === '/transactions')
       return sendJson(res, 200, { data: [...made].reverse(), total: made.length });
+    if (req.method === 'GET' && url.pathname.startsWith('/transactions/')) return sendJson(res, 200, made[0]);
     if (req.method === 'POST' && url.pathname === '/transactions') {
       const make = () => {
         const record = {
@@ -70,14 +76,13 @@ beforeAll(async () => {
         made.push(record);
         return record;
       };
-      const how = nextCreate;
-      nextCreate = 'make';
-      if (how === 'refuse') return sendJson(res, 503, { title: 'busy' }, { 'content-type': 'application/problem+json' });
+      const how = creates.shift() ?? 'make';
+      if (how === 'refuse') return sendJson(res, 429, { title: 'slow down' }, { 'content-type': 'application/problem+json' });
+      if (how === 'drop') return; // never made, never answered: the client gives up
       // Never answered (the client gives up); made later all the same.
       if (how === 'late') return void timers.push(setTimeout(make, LANDS_AFTER_MS));
       return sendJson(res, 201, make());
     }
-    if (req.method === 'GET' && url.pathname.startsWith('/transactions/')) return sendJson(res, 200, made[0]);
     if (req.method === 'PUT' && url.pathname.startsWith('/transactions/')) {
       const body = JSON.parse((await readBody(req)).toString()) as UpdateTransactionRequest;
       const n = replaces.filter((r) => r.startsWith('in')).length + 1;
@@ -86,8 +91,7 @@ beforeAll(async () => {
         made[0] = { ...made[0]!, status: body.status, participants: body.participants.map((p) => ({ id: p.id })) };
         replaces.push(`applied ${n}`);
       };
-      const how = nextReplace;
-      nextReplace = 'apply';
+      const how = replaceAnswers.shift() ?? 'apply';
       if (how === 'refuse')
         return sendJson(res, 409, { title: 'a participant has already signed' }, { 'content-type': 'application/problem+json' });
       if (how === 'late') return void timers.push(setTimeout(apply, LANDS_AFTER_MS));
@@ -99,163 +103,171 @@ beforeAll(async () => {
   };
 });
 afterEach(() => {
+  stub.requests.length = 0;
   made.length = 0;
   replaces.length = 0;
-  stub.requests.length = 0;
+  creates.length = 0;
+  replaceAnswers.length = 0;
 });
 afterAll(async () => {
   for (const t of timers) clearTimeout(t);
   await stub?.close();
 });
 
-/** Runs the create as attempt `attempt`, with what the attempt before heartbeat; returns its result and last heartbeat. */
-async function attempt(client: EsignClient, n: number, heartbeatDetails?: unknown) {
-  const activities = createTransactionActivities({ client });
-  const env = new MockActivityEnvironment({ attempt: n, scheduledTimestampMs: Date.now(), heartbeatDetails });
-  let beat: unknown;
+const client = () => new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
+/** One machine: no margin for two workers' clocks, so that the waits are only the client's bound. */
+const activitiesOf = (c: EsignClient) => createTransactionActivities({ client: c, clockSkewMs: 0 });
+
+type Outcome<T> = { value: T; beat: unknown } | { err: Error; beat: unknown };
+
+/** Runs attempt `n` of an activity with the heartbeat details the server holds; returns its outcome and last heartbeat. */
+async function attempt<T>(n: number, heartbeatDetails: unknown, run: () => Promise<T>): Promise<Outcome<T>> {
+  const env = new MockActivityEnvironment({ attempt: n, heartbeatDetails, scheduledTimestampMs: Date.now() });
+  let beat = heartbeatDetails;
   env.on('heartbeat', (d: unknown) => (beat = d));
-  const outcome = await env
-    .run((r: CreateTransactionRequest) => activities.createTransaction(r), request)
-    .then(
-      (ref) => ({ ref }),
-      (err: Error) => ({ err }),
-    );
-  return { ...outcome, beat };
+  return env.run<[], T, () => Promise<T>>(run).then(
+    (value) => ({ value, beat }),
+    (err: Error) => ({ err, beat }),
+  );
 }
 
-it('a create given up on lands later: its retry waits for it and finds it, and makes no second one', async () => {
-  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
-  try {
-    nextCreate = 'late';
-    const first = await attempt(client, 1);
-    expect(first).toHaveProperty('err');
-    const second = await attempt(client, 2, first.beat);
-    await new Promise((resolve) => setTimeout(resolve, LANDS_AFTER_MS));
-    expect(stub.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
-    expect(made).toHaveLength(1);
-    expect(second).toMatchObject({ ref: { transactionId: made[0]!.id } });
-  } finally {
-    await client.close();
+/** Temporal's retries: attempts from `from` until one answers or fails for good, each after the delay the last asked. */
+async function retried<T>(run: () => Promise<T>, from = 1, details?: unknown): Promise<Outcome<T> & { attempts: number }> {
+  for (let n = from; ; n++) {
+    const outcome = await attempt(n, details, run);
+    details = outcome.beat;
+    const err = 'err' in outcome ? outcome.err : undefined;
+    if (!err || (err instanceof ApplicationFailure && err.nonRetryable) || n >= from + 6) return { ...outcome, attempts: n };
+    const delay = err instanceof ApplicationFailure ? Number(err.nextRetryDelay ?? 0) : 0;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, 5_000)));
   }
-});
-
-it('after a worker that died before its heartbeat reached the server, the retry still waits for what it may have sent', async () => {
-  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
-  try {
-    nextCreate = 'late';
-    await attempt(client, 1);
-    // The retry knows nothing of the first attempt: no heartbeat came through.
-    const second = await attempt(client, 2, undefined);
-    await new Promise((resolve) => setTimeout(resolve, LANDS_AFTER_MS));
-    expect(stub.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
-    expect(made).toHaveLength(1);
-    expect(second).toMatchObject({ ref: { transactionId: made[0]!.id } });
-  } finally {
-    await client.close();
-  }
-});
-
-it('a create the provider answered says so, so that its retry does not wait for a request that cannot land', async () => {
-  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
-  try {
-    nextCreate = 'refuse';
-    const first = await attempt(client, 1);
-    expect(first).toHaveProperty('err');
-    expect(first.beat).toMatchObject({ answered: true });
-    const second = await attempt(client, 2, first.beat);
-    expect(made).toHaveLength(1);
-    expect(second).toMatchObject({ ref: { transactionId: made[0]!.id } });
-  } finally {
-    await client.close();
-  }
-});
-
-/** Runs a replace as attempt `n`, with what the attempt before heartbeat; returns its answer and last heartbeat. */
-async function replace(
-  client: EsignClient,
-  n: number,
-  transactionId: string,
-  update: UpdateTransactionRequest,
-  heartbeatDetails?: unknown,
-) {
-  const activities = createTransactionActivities({ client });
-  const env = new MockActivityEnvironment({ attempt: n, heartbeatDetails });
-  let beat: unknown;
-  env.on('heartbeat', (d: unknown) => (beat = d));
-  const outcome = await env
-    .run((i: { transactionId: string; request: UpdateTransactionRequest }) => activities.updateTransaction(i), {
-      transactionId,
-      request: update,
-    })
-    .then(
-      (value) => ({ value }),
-      (err: Error) => ({ err }),
-    );
-  return { ...outcome, beat };
 }
+
+const posts = () => stub.requests.filter((r) => r.method === 'POST').length;
+const landed = () => new Promise((resolve) => setTimeout(resolve, LANDS_AFTER_MS));
+
+it('a create given up on lands later: a retry writes nothing until it can no longer land, then finds it', async () => {
+  const c = client();
+  try {
+    creates.push('late');
+    const a = activitiesOf(c);
+    const outcome = await retried(() => a.createTransaction(request));
+    await landed();
+    expect(posts()).toBe(1);
+    expect(made).toHaveLength(1);
+    expect(outcome).toMatchObject({ value: { transactionId: made[0]!.id } });
+  } finally {
+    await c.close();
+  }
+});
+
+it('after a worker that died before its heartbeats reached the server, the retry still waits for what it may have sent', async () => {
+  const c = client();
+  try {
+    creates.push('late');
+    const a = activitiesOf(c);
+    await attempt(1, undefined, () => a.createTransaction(request));
+    // The retries know nothing of the first attempt: none of its heartbeats came through.
+    const outcome = await retried(() => a.createTransaction(request), 2, undefined);
+    await landed();
+    expect(posts()).toBe(1);
+    expect(outcome).toMatchObject({ value: { transactionId: made[0]!.id } });
+  } finally {
+    await c.close();
+  }
+});
+
+it("a retry that wrote, and whose worker died before saying when, makes the next one wait: not trusting an older attempt's word", async () => {
+  const c = client();
+  try {
+    // The first create never reaches the provider; the second (sent by attempt 3, after attempt 2 waited) is slow.
+    creates.push('drop', 'late');
+    const a = activitiesOf(c);
+    const first = await attempt(1, undefined, () => a.createTransaction(request));
+    const second = await attempt(2, first.beat, () => a.createTransaction(request));
+    expect(second).toHaveProperty('err'); // it only waited
+    const third = await attempt(3, second.beat, () => a.createTransaction(request));
+    expect(third).toHaveProperty('err'); // its create got no answer
+    // Its worker died before any of its heartbeats reached the server, which still holds attempt 2's: that everything
+    // before attempt 2 had landed. The next attempt must wait for attempt 3's create, not run on attempt 2's word.
+    const rest = await retried(() => a.createTransaction(request), 4, second.beat);
+    await landed();
+    expect(posts()).toBe(2);
+    expect(made).toHaveLength(1);
+    expect(rest).toMatchObject({ value: { transactionId: made[0]!.id } });
+  } finally {
+    await c.close();
+  }
+});
+
+it('a create the provider refused (a 429) says so, so that its retry writes at once', async () => {
+  const c = client();
+  try {
+    creates.push('refuse');
+    const a = activitiesOf(c);
+    const first = await attempt(1, undefined, () => a.createTransaction(request));
+    expect(first).toHaveProperty('err');
+    expect(first.beat).toMatchObject({ attempt: 1, answered: true });
+    const outcome = await retried(() => a.createTransaction(request), 2, first.beat);
+    expect(outcome).toMatchObject({ attempts: 2, value: { transactionId: made[0]!.id } });
+  } finally {
+    await c.close();
+  }
+});
+
+const replaceOf = (a: ReturnType<typeof activitiesOf>, transactionId: string, update: UpdateTransactionRequest) => () =>
+  a.updateTransaction({ transactionId, request: update });
 
 it('a replace given up on lands later: its retry is sent only once it can no longer land, so it cannot land over it', async () => {
-  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
+  const c = client();
   try {
-    nextCreate = 'make';
-    const { ref } = (await attempt(client, 1)) as { ref: { transactionId: string } };
+    const a = activitiesOf(c);
+    const created = await attempt(1, undefined, () => a.createTransaction(request));
+    const { transactionId } = (created as { value: { transactionId: string } }).value;
     const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending' };
-    nextReplace = 'late';
-    const first = await replace(client, 1, ref.transactionId, update);
-    expect(first).toHaveProperty('err');
-    const second = await replace(client, 2, ref.transactionId, update, first.beat);
-    expect(second).toHaveProperty('value');
-    await new Promise((resolve) => setTimeout(resolve, LANDS_AFTER_MS));
+    replaceAnswers.push('late');
+    const outcome = await retried(replaceOf(a, transactionId, update));
+    expect(outcome).toHaveProperty('value');
+    await landed();
     // The first PUT was applied before the retry's came in: the retry's is the provider's last word.
     expect(replaces).toEqual(['in 1', 'applied 1', 'in 2', 'applied 2']);
   } finally {
-    await client.close();
+    await c.close();
   }
 });
 
 it('a correction taken whose answer was lost, and its retry refused: answered as taken, since the provider holds it', async () => {
-  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
+  const c = client();
   try {
-    const { ref } = (await attempt(client, 1)) as { ref: { transactionId: string } };
+    const a = activitiesOf(c);
+    const created = await attempt(1, undefined, () => a.createTransaction(request));
+    const { transactionId } = (created as { value: { transactionId: string } }).value;
     // A reassignment: the first participant replaced by someone new (a new id).
-    const reassigned = {
-      ...request.participants[0]!,
-      id: randomUUID(),
-      email: 'grace@example.com',
-      firstName: 'Grace',
-      lastName: 'Hopper',
-    };
-    const update: UpdateTransactionRequest = {
-      ...request,
-      referenceId: request.referenceId!,
-      status: 'esign_pending',
-      participants: [reassigned],
-    };
-    nextReplace = 'lostAnswer';
-    const first = await replace(client, 1, ref.transactionId, update);
-    expect(first).toHaveProperty('err');
-    // The retry is refused (say, the new participant signed in between, and the provider refuses a change to a signer).
-    nextReplace = 'refuse';
-    const second = await replace(client, 2, ref.transactionId, update, first.beat);
-    expect(second).toMatchObject({ value: { transactionId: ref.transactionId, status: 'esign_pending' } });
-    expect(made[0]!.participants).toEqual([{ id: reassigned.id }]);
+    const to = { ...request.participants[0]!, id: randomUUID(), email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' };
+    const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending', participants: [to] };
+    // Taken, its answer lost; the retry refused (say, the new participant signed in between).
+    replaceAnswers.push('lostAnswer', 'refuse');
+    const outcome = await retried(replaceOf(a, transactionId, update));
+    expect(outcome).toMatchObject({ value: { transactionId, status: 'esign_pending' } });
+    expect(made[0]!.participants).toEqual([{ id: to.id }]);
   } finally {
-    await client.close();
+    await c.close();
   }
 });
 
-it('a replace refused on its retry while the provider holds something else is still refused, saying until when the first may land', async () => {
-  const client = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS });
+it('a replace refused on its retry while the provider holds something else is still refused', async () => {
+  const c = client();
   try {
-    const { ref } = (await attempt(client, 1)) as { ref: { transactionId: string } };
+    const a = activitiesOf(c);
+    const created = await attempt(1, undefined, () => a.createTransaction(request));
+    const { transactionId } = (created as { value: { transactionId: string } }).value;
     const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'draft' };
-    nextReplace = 'refuse';
-    const first = await replace(client, 1, ref.transactionId, update);
-    nextReplace = 'refuse';
-    const second = await replace(client, 2, ref.transactionId, update, first.beat);
+    replaceAnswers.push('refuse', 'refuse');
+    const first = await attempt(1, undefined, replaceOf(a, transactionId, update));
+    const second = await attempt(2, first.beat, replaceOf(a, transactionId, update));
     expect(second).toHaveProperty('err');
     expect(made[0]!.status).toBe('esign_pending');
   } finally {
-    await client.close();
+    await c.close();
   }
 });
