@@ -97,15 +97,18 @@ const samePaths = (record: TransactionRecord, paths: readonly string[]) =>
   record.documents.length === paths.length && record.documents.every((d, i) => d.StoragePath === paths[i]);
 
 /**
- * Whether the provider's record is what a replace asked for: its status, its participants by id in order (a correction
- * gives each new or changed participant a new id), its documents, and each message field the request sets and the
- * record shows. A field the record does not show cannot be confirmed, so it is not taken as held.
+ * Whether the provider's record is what a replace asked for: its status (or a later one, for a replace that sent the
+ * transaction), its participants by id in order (a correction gives each new or changed participant a new id), its
+ * documents, and each message field the request sets and the record shows. A field the record does not show cannot be
+ * confirmed, so it is not taken as held.
  */
 function holdsWhatWasAsked(record: TransactionRecord, request: UpdateTransactionRequest): boolean {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const fields = ['emailSubject', 'personalizedMessage', 'signingOrder', 'notifyParticipants'] as const;
+  // Sent, it may have moved on since (signed, completed, declined): still what was asked, if the rest is.
+  const status = request.status === 'esign_pending' ? record.status !== 'draft' : record.status === request.status;
   return (
-    record.status === request.status &&
+    status &&
     same(
       record.participants.map((p) => p.id),
       request.participants.map((p) => p.id),
@@ -189,7 +192,7 @@ export function createTransactionActivities(deps: TransactionDeps) {
     async createTransaction(request: CreateTransactionRequest): Promise<TransactionRef> {
       const ctx = Context.current();
       const attempt = await beginWrite('create');
-      if (ctx.info.attempt > 1) {
+      if (attempt.retried) {
         const existing = await findExisting(request, ctx.cancellationSignal, ctx.info.scheduledTimestampMs, attempt.details);
         if (existing) {
           log.info('create retried: found the transaction an earlier attempt created', { transactionId: existing.id });

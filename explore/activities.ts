@@ -128,13 +128,12 @@ export function modelClient(model: ProviderModel): EsignClient {
     const key = write ? attemptKey() : undefined;
     const landsAfter = key === undefined ? undefined : model.lateWrites.get(key);
     if (key === undefined || landsAfter === undefined) return effect();
-    // A `late` fault: no answer comes, and the client gives up on it (half its bound later, a timer's worth); the effect
-    // reaches the provider later, at the latest the client's bound after the give-up, so anywhere from one to two
-    // bounds after it was sent (what a retry must wait past).
+    // A `late` fault: no answer comes, and the client gives up on it a bound later; the effect reaches the provider
+    // later, at the latest a bound after the give-up: up to the two bounds after it was sent a retry must wait past.
     model.lateWrites.delete(key);
     const pending = { what: `${operation} of ${key}`, callsLeft: landsAfter, land: () => void effect() };
     model.pendingEffects.push(pending);
-    await new Promise((resolve) => setTimeout(resolve, EXPLORER_ABANDONS_AFTER_MS / 2));
+    await new Promise((resolve) => setTimeout(resolve, EXPLORER_ABANDONS_AFTER_MS));
     setTimeout(() => model.landLate(pending), EXPLORER_ABANDONS_AFTER_MS).unref();
     throw new EsignApiError({ kind: 'timeout', operation, message: 'explorer: no answer came; the request reaches the provider later' });
   };

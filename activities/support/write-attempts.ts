@@ -50,9 +50,17 @@ const LONGEST_WAIT_IN_PLACE_MS = 30_000;
 /** After a wait made in place, the attempt that writes comes at once. */
 const AFTER_WAIT_MS = 100;
 
+/**
+ * Whether an earlier attempt may have written: a retry, or a first attempt with heartbeat details (an operator's
+ * `temporal activity reset` starts the count again and keeps them).
+ */
+function retried(attempt: number, heartbeat: unknown): boolean {
+  return attempt > 1 || (heartbeat !== undefined && heartbeat !== null);
+}
+
 /** When every write the attempt before may have sent can no longer land (`undefined`: none is on its way). */
 function clearAt(heartbeat: unknown, attempt: number, now: number, bound: number): number | undefined {
-  if (attempt <= 1) return undefined;
+  if (!retried(attempt, heartbeat)) return undefined;
   const parsed = Details.safeParse(heartbeat);
   if (!parsed.success || parsed.data.attempt !== attempt - 1) return now + bound;
   const d = parsed.data;
@@ -65,9 +73,14 @@ function clearAt(heartbeat: unknown, attempt: number, now: number, bound: number
 /** One attempt of an activity that writes to the provider (`docs/workflow.md`, "Creating exactly once"). */
 export class WriteAttempt {
   #details: Details;
+  readonly #abandonsAfterMs: number;
+  /** Whether an earlier attempt may have written (a create then looks for what it made before writing again). */
+  readonly retried: boolean;
 
-  private constructor(details: Details) {
+  private constructor(details: Details, abandonsAfterMs: number, retried: boolean) {
     this.#details = details;
+    this.#abandonsAfterMs = abandonsAfterMs;
+    this.retried = retried;
   }
 
   /**
@@ -76,15 +89,21 @@ export class WriteAttempt {
    */
   static async begin(what: string, options: WriteAttemptOptions): Promise<WriteAttempt> {
     const { info, cancellationSignal } = Context.current();
+    // A local activity has no heartbeat, so no attempt could say what it sent: writes run as activities.
+    if (info.isLocal) throw new TypeError(`${what}: a write to the provider must not run as a local activity`);
     const now = Date.now();
     const until = clearAt(info.heartbeatDetails, info.attempt, now, 2 * options.abandonsAfterMs + options.clockSkewMs);
     if (until === undefined || until <= now) {
-      const attempt = new WriteAttempt({ attempt: info.attempt, sending: true });
+      const attempt = new WriteAttempt(
+        { attempt: info.attempt, sending: true },
+        options.abandonsAfterMs,
+        retried(info.attempt, info.heartbeatDetails),
+      );
       attempt.#beat();
       return attempt;
     }
     const waiting: Details = { attempt: info.attempt, clearAt: until };
-    if (!info.isLocal) Context.current().heartbeat(waiting);
+    Context.current().heartbeat(waiting);
     const waitMs = until - now;
     log.info(`${what} retried: a write an earlier attempt sent may still land; written once it cannot`, { waitMs });
     if (waitMs > (options.longestWaitInPlaceMs ?? LONGEST_WAIT_IN_PLACE_MS))
@@ -107,14 +126,19 @@ export class WriteAttempt {
   /** What every heartbeat of this attempt says (a lookup's too, so that none of them says less). */
   readonly details = (): Details => this.#details;
 
-  /** Sends the write, saying when first and then, if the provider refused it or it never left, that it did. */
+  /**
+   * Sends the write, saying when first and then, if the provider refused it or it never left, that it did. It is given
+   * up on `abandonsAfterMs` after that time at the latest, however long it waited for a connection of the worker's
+   * pool (uploads and downloads hold theirs for their whole body): the bound the next attempt counts on is from then.
+   */
   async send<T>(write: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { cancellationSignal } = Context.current();
     this.#details = { ...this.#details, sentAt: Date.now() };
     this.#beat();
+    const signal = AbortSignal.any([cancellationSignal, AbortSignal.timeout(this.#abandonsAfterMs)]);
     return callProvider(
       () =>
-        write(cancellationSignal).catch((err: unknown) => {
+        write(signal).catch((err: unknown) => {
           const settled = err instanceof EsignApiError && ((err.kind === 'http' && (err.status ?? 500) < 500) || err.unsent);
           if (settled) {
             this.#details = { ...this.#details, answered: true };
@@ -127,7 +151,6 @@ export class WriteAttempt {
   }
 
   #beat(): void {
-    const ctx = Context.current();
-    if (!ctx.info.isLocal) ctx.heartbeat(this.#details);
+    Context.current().heartbeat(this.#details);
   }
 }

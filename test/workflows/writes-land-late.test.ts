@@ -55,6 +55,8 @@ const replaces: string[] = [];
  */
 const replaceAnswers: ('apply' | 'late' | 'lostAnswer' | 'refuse')[] = [];
 const timers: NodeJS.Timeout[] = [];
+/** The transaction whose read the provider answers slowly. */
+const SLOW = randomUUID();
 
 beforeAll(async () => {
   stub = await StubHttpServer.start();
@@ -62,6 +64,12 @@ beforeAll(async () => {
     const url = new URL(req.url ?? '/', 'http://stub');
     if (req.method === 'GET' && url.pathname === '/transactions')
       return sendJson(res, 200, { data: [...made].reverse(), total: made.length });
+    // A read that holds its connection for a while (as a ZIP download holds one for its whole body).
+    if (req.method === 'GET' && url.pathname === `/transactions/${SLOW}`) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{');
+      return void timers.push(setTimeout(() => res.end('}'), 3_000));
+    }
     if (req.method === 'GET' && url.pathname.startsWith('/transactions/')) return sendJson(res, 200, made[0]);
     if (req.method === 'POST' && url.pathname === '/transactions') {
       const make = () => {
@@ -267,6 +275,62 @@ it('a replace refused on its retry while the provider holds something else is st
     const second = await attempt(2, first.beat, replaceOf(a, transactionId, update));
     expect(second).toHaveProperty('err');
     expect(made[0]!.status).toBe('esign_pending');
+  } finally {
+    await c.close();
+  }
+});
+
+it('a write that waits for a connection of the pool is given up on within the bound from when it said it sent', async () => {
+  // One connection, held by a slow read: the create waits behind it, past the bound its attempt's heartbeat counts on.
+  const c = new EsignClient({ baseUrl: stub.url, token: 'test-token', ...TIMEOUTS, connections: 1 });
+  try {
+    const a = activitiesOf(c);
+    const slow = c.getTransaction(SLOW).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const first = await attempt(1, undefined, () => a.createTransaction(request));
+    expect(first).toHaveProperty('err');
+    await slow;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Given up on before it left: the provider never saw it, so it cannot land after the next attempt's wait.
+    expect(posts()).toBe(0);
+  } finally {
+    await c.close();
+  }
+});
+
+it('an attempt an operator reset to 1 with its heartbeat kept is still a retry: it waits and looks before writing', async () => {
+  const c = client();
+  try {
+    creates.push('late');
+    const a = activitiesOf(c);
+    const first = await attempt(1, undefined, () => a.createTransaction(request));
+    expect(first).toHaveProperty('err');
+    // `temporal activity reset`: the count starts again at 1, the heartbeat details stay.
+    const outcome = await retried(() => a.createTransaction(request), 1, first.beat);
+    await landed();
+    expect(posts()).toBe(1);
+    expect(outcome).toMatchObject({ value: { transactionId: made[0]!.id } });
+  } finally {
+    await c.close();
+  }
+});
+
+it('a correction taken, its answer lost, the transaction completed meanwhile, its retry refused: still answered as taken', async () => {
+  const c = client();
+  try {
+    const a = activitiesOf(c);
+    const created = await attempt(1, undefined, () => a.createTransaction(request));
+    const { transactionId } = (created as { value: { transactionId: string } }).value;
+    const to = { ...request.participants[0]!, id: randomUUID(), email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' };
+    const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending', participants: [to] };
+    replaceAnswers.push('lostAnswer');
+    const first = await attempt(1, undefined, replaceOf(a, transactionId, update));
+    expect(first).toHaveProperty('err');
+    // The corrected participant signs while the retry waits: the transaction completes.
+    made[0] = { ...made[0]!, status: 'completed' };
+    replaceAnswers.push('refuse');
+    const outcome = await retried(replaceOf(a, transactionId, update), 2, first.beat);
+    expect(outcome).toMatchObject({ value: { transactionId, status: 'completed' } });
   } finally {
     await c.close();
   }
