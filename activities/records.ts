@@ -47,7 +47,10 @@ export function createRecordsActivities(deps: RecordsDeps) {
         return { key, status: 'held', detail: held.map((h) => h.id).join(', ') };
       }
       await deps.archive.purge(key, tombstoneOf(manifest, at, walk), holds);
-      return { key, status: 'purged' };
+      // Another walk may have purged it between the read and the purge (two walks at once): the store then keeps that
+      // walk's tombstone, and the purge counts for the walk it names only.
+      const after = await deps.archive.find(key);
+      return { key, status: walk !== undefined && after?.manifest.purged?.walk !== walk ? 'tombstone' : 'purged' };
     },
 
     /**
