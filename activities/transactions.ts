@@ -97,18 +97,17 @@ const samePaths = (record: TransactionRecord, paths: readonly string[]) =>
   record.documents.length === paths.length && record.documents.every((d, i) => d.StoragePath === paths[i]);
 
 /**
- * Whether the provider's record is what a replace asked for: its status (or a later one, for a replace that sent the
- * transaction), its participants by id in order (a correction gives each new or changed participant a new id), its
- * documents, and each message field the request sets and the record shows. A field the record does not show cannot be
- * confirmed, so it is not taken as held.
+ * Whether the provider's record is what a replace asked for: its status, its participants by id in order (a correction
+ * gives each new or changed participant a new id), its documents, and each message field the request sets and the
+ * record shows. A field the record does not show cannot be confirmed, so it is not taken as held. A later status (the
+ * transaction signed and completed meanwhile) is not: a replace that changes no participant would match it too, and
+ * one never taken would be answered as taken.
  */
 function holdsWhatWasAsked(record: TransactionRecord, request: UpdateTransactionRequest): boolean {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const fields = ['emailSubject', 'personalizedMessage', 'signingOrder', 'notifyParticipants'] as const;
-  // Sent, it may have moved on since (signed, completed, declined): still what was asked, if the rest is.
-  const status = request.status === 'esign_pending' ? record.status !== 'draft' : record.status === request.status;
   return (
-    status &&
+    record.status === request.status &&
     same(
       record.participants.map((p) => p.id),
       request.participants.map((p) => p.id),

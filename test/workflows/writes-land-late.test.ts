@@ -315,22 +315,19 @@ it('an attempt an operator reset to 1 with its heartbeat kept is still a retry: 
   }
 });
 
-it('a correction taken, its answer lost, the transaction completed meanwhile, its retry refused: still answered as taken', async () => {
+it('a replace never taken, refused on its retry after the transaction completed, is still refused (not read as taken)', async () => {
   const c = client();
   try {
     const a = activitiesOf(c);
     const created = await attempt(1, undefined, () => a.createTransaction(request));
     const { transactionId } = (created as { value: { transactionId: string } }).value;
-    const to = { ...request.participants[0]!, id: randomUUID(), email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' };
-    const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending', participants: [to] };
-    replaceAnswers.push('lostAnswer');
-    const first = await attempt(1, undefined, replaceOf(a, transactionId, update));
-    expect(first).toHaveProperty('err');
-    // The corrected participant signs while the retry waits: the transaction completes.
+    // A replace that changes no participant: the completed record has its ids and documents, but not its status.
+    const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending' };
     made[0] = { ...made[0]!, status: 'completed' };
-    replaceAnswers.push('refuse');
-    const outcome = await retried(replaceOf(a, transactionId, update), 2, first.beat);
-    expect(outcome).toMatchObject({ value: { transactionId, status: 'completed' } });
+    replaceAnswers.push('refuse', 'refuse');
+    const first = await attempt(1, undefined, replaceOf(a, transactionId, update));
+    const second = await attempt(2, first.beat, replaceOf(a, transactionId, update));
+    expect(second).toHaveProperty('err');
   } finally {
     await c.close();
   }
