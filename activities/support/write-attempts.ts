@@ -17,8 +17,9 @@ import { callProvider, whileHeartbeating } from './heartbeat.js';
  *   may write (`sending`) or that it only waits (`clearAt`): an attempt that waits never writes, it fails once the
  *   wait is over (in place when short, else with the wait as its retry delay), so a writing attempt's first heartbeat
  *   is always its own;
- * - before it writes, when (`sentAt`); and if the provider answered the write with a refusal (a 4xx), or it never
- *   left (the connection was never made), that nothing of it is on its way (`answered`). These come later and may be
+ * - before it writes, when (`sentAt`); and if the provider answered it (any status but a gateway's 504, which gave up
+ *   on a provider that may still be working), or it never left (the connection was never made), that nothing of it is
+ *   on its way (`answered`). These come later and may be
  *   throttled: a failing attempt's last details are flushed with its failure, a worker that dies loses them.
  *
  * The next attempt reads the details of the attempt just before it only (an older attempt's say nothing of what the
@@ -139,7 +140,9 @@ export class WriteAttempt {
     return callProvider(
       () =>
         write(signal).catch((err: unknown) => {
-          const settled = err instanceof EsignApiError && ((err.kind === 'http' && (err.status ?? 500) < 500) || err.unsent);
+          // An answer ends the request where it is (a 500 or 502 too: what the provider did, it did before answering),
+          // except a gateway's 504, sent while the provider may still be working on it.
+          const settled = err instanceof EsignApiError && ((err.kind === 'http' && err.status !== 504) || err.unsent);
           if (settled) {
             this.#details = { ...this.#details, answered: true };
             this.#beat();

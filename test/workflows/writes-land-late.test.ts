@@ -46,7 +46,7 @@ const made: { id: string; esignId: string; status: string; referenceId: string; 
  * How the provider takes the creates to come, in order (then `make`): made and answered; made only later, unanswered;
  * never made nor answered (dropped); refused with a 429.
  */
-const creates: ('make' | 'late' | 'drop' | 'refuse')[] = [];
+const creates: ('make' | 'late' | 'drop' | 'refuse' | 502 | 504)[] = [];
 /** What the provider did with replaces, in order: a PUT that came in, or one applied. */
 const replaces: string[] = [];
 /**
@@ -86,6 +86,7 @@ beforeAll(async () => {
       };
       const how = creates.shift() ?? 'make';
       if (how === 'refuse') return sendJson(res, 429, { title: 'slow down' }, { 'content-type': 'application/problem+json' });
+      if (typeof how === 'number') return sendJson(res, how, { title: 'gateway' }, { 'content-type': 'application/problem+json' });
       if (how === 'drop') return; // never made, never answered: the client gives up
       // Never answered (the client gives up); made later all the same.
       if (how === 'late') return void timers.push(setTimeout(make, LANDS_AFTER_MS));
@@ -328,6 +329,21 @@ it('a replace never taken, refused on its retry after the transaction completed,
     const first = await attempt(1, undefined, replaceOf(a, transactionId, update));
     const second = await attempt(2, first.beat, replaceOf(a, transactionId, update));
     expect(second).toHaveProperty('err');
+  } finally {
+    await c.close();
+  }
+});
+
+it("a 502 is an answer (the provider did what it did before it); a gateway's 504 is not: the provider may still be working", async () => {
+  const c = client();
+  try {
+    const a = activitiesOf(c);
+    creates.push(502, 504);
+    const bad = await attempt(1, undefined, () => a.createTransaction(request));
+    expect(bad.beat).toMatchObject({ answered: true });
+    const gone = await attempt(1, undefined, () => a.createTransaction(request));
+    expect(gone).toHaveProperty('err');
+    expect(gone.beat).not.toHaveProperty('answered');
   } finally {
     await c.close();
   }
