@@ -192,7 +192,13 @@ export function createTransactionActivities(deps: TransactionDeps) {
       const ctx = Context.current();
       const attempt = await beginWrite('create');
       if (attempt.retried) {
-        const existing = await findExisting(request, ctx.cancellationSignal, ctx.info.scheduledTimestampMs, attempt.details);
+        const existing = await findExisting(request, ctx.cancellationSignal, ctx.info.scheduledTimestampMs, attempt.details).catch(
+          (err: unknown) => {
+            // The lookup failed before this attempt wrote anything: its retry need not wait for it.
+            attempt.nothingSent();
+            throw err;
+          },
+        );
         if (existing) {
           log.info('create retried: found the transaction an earlier attempt created', { transactionId: existing.id });
           return toRef(existing, 'createTransaction');

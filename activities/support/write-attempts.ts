@@ -19,7 +19,8 @@ import { callProvider, whileHeartbeating } from './heartbeat.js';
  *   is always its own;
  * - before it writes, when (`sentAt`); and if the provider answered it (any status but a gateway's 504, which gave up
  *   on a provider that may still be working), or it never left (the connection was never made), that nothing of it is
- *   on its way (`answered`). These come later and may be
+ *   on its way (`answered`); so does an attempt that fails before it writes (a create's lookup). These come later and
+ *   may be
  *   throttled: a failing attempt's last details are flushed with its failure, a worker that dies loses them.
  *
  * The next attempt reads the details of the attempt just before it only (an older attempt's say nothing of what the
@@ -128,7 +129,7 @@ export class WriteAttempt {
   readonly details = (): Details => this.#details;
 
   /**
-   * Sends the write, saying when first and then, if the provider refused it or it never left, that it did. It is given
+   * Sends the write, saying when first and then, if the provider answered or it never left, that it did. It is given
    * up on `abandonsAfterMs` after that time at the latest, however long it waited for a connection of the worker's
    * pool (uploads and downloads hold theirs for their whole body): the bound the next attempt counts on is from then.
    */
@@ -139,18 +140,35 @@ export class WriteAttempt {
     const signal = AbortSignal.any([cancellationSignal, AbortSignal.timeout(this.#abandonsAfterMs)]);
     return callProvider(
       () =>
-        write(signal).catch((err: unknown) => {
-          // An answer ends the request where it is (a 500 or 502 too: what the provider did, it did before answering),
-          // except a gateway's 504, sent while the provider may still be working on it.
-          const settled = err instanceof EsignApiError && ((err.kind === 'http' && err.status !== 504) || err.unsent);
-          if (settled) {
-            this.#details = { ...this.#details, answered: true };
-            this.#beat();
-          }
-          throw err;
-        }),
+        write(signal).then(
+          (answer) => {
+            // Answered: whatever fails after (a lookup of what it made) leaves nothing on its way.
+            this.#settle();
+            return answer;
+          },
+          (err: unknown) => {
+            // An answer ends the request where it is (a 500 or 502 too: what the provider did, it did before answering),
+            // except a gateway's 504, sent while the provider may still be working on it.
+            const settled = err instanceof EsignApiError && ((err.kind === 'http' && err.status !== 504) || err.unsent);
+            if (settled) this.#settle();
+            throw err;
+          },
+        ),
       this.details,
     );
+  }
+
+  /**
+   * Says that nothing this attempt sent is on its way: before it wrote, a step failed (a create's lookup), so the next
+   * attempt need not wait (its wait for earlier attempts was this one's).
+   */
+  nothingSent(): void {
+    if (this.#details.sentAt === undefined) this.#settle();
+  }
+
+  #settle(): void {
+    this.#details = { ...this.#details, answered: true };
+    this.#beat();
   }
 
   #beat(): void {

@@ -55,6 +55,8 @@ const replaces: string[] = [];
  */
 const replaceAnswers: ('apply' | 'late' | 'lostAnswer' | 'refuse')[] = [];
 const timers: NodeJS.Timeout[] = [];
+/** How many of the next list reads the provider answers 503. */
+let listFails = 0;
 /** The transaction whose read the provider answers slowly. */
 const SLOW = randomUUID();
 
@@ -62,6 +64,8 @@ beforeAll(async () => {
   stub = await StubHttpServer.start();
   stub.handler = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://stub');
+    if (req.method === 'GET' && url.pathname === '/transactions' && listFails > 0 && listFails--)
+      return sendJson(res, 503, { title: 'busy' }, { 'content-type': 'application/problem+json' });
     if (req.method === 'GET' && url.pathname === '/transactions')
       return sendJson(res, 200, { data: [...made].reverse(), total: made.length });
     // A read that holds its connection for a while (as a ZIP download holds one for its whole body).
@@ -345,6 +349,21 @@ it("a 502 is an answer (the provider did what it did before it); a gateway's 504
     expect(gone).toHaveProperty('err');
     expect(gone.beat).not.toHaveProperty('answered');
   } finally {
+    await c.close();
+  }
+});
+
+it('a retry whose lookup fails before it writes says so: the next attempt does not wait', async () => {
+  const c = client();
+  try {
+    const a = activitiesOf(c);
+    listFails = 1;
+    const second = await attempt(2, { attempt: 1, sending: true, sentAt: Date.now() - 600_000 }, () => a.createTransaction(request));
+    expect(second).toHaveProperty('err');
+    expect(second.beat).toMatchObject({ attempt: 2, answered: true });
+    expect(posts()).toBe(0);
+  } finally {
+    listFails = 0;
     await c.close();
   }
 });
