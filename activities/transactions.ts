@@ -317,18 +317,17 @@ export function createTransactionActivities(deps: TransactionDeps) {
     /**
      * Replaces the transaction. A retry writes only once an earlier attempt given up on can no longer reach the
      * provider (activities/support/write-attempts.ts), so that it cannot land over this one, nor over a later replace
-     * or correction.
-     * The answer of a retry still says until when such an attempt may land (`landsUntil`), and so does its failure when
-     * the retry is refused (a 4xx): a withdraw that follows makes sure it held past then, a second guard for a provider
-     * slower than the client's bound.
+     * or correction. The answer of a retry still says until when such an attempt may land (`landsUntil`), and so does
+     * its failure when the retry is refused (a 4xx): a withdraw that follows makes sure it held past then, a second
+     * guard for a provider slower than the client's bound.
      */
     async updateTransaction(input: {
       transactionId: string;
       request: UpdateTransactionRequest;
     }): Promise<TransactionRef & { landsUntil?: number }> {
-      const { info, cancellationSignal } = Context.current();
-      const landsUntil = () => (info.attempt > 1 ? Date.now() + deps.client.abandonsAfterMs : undefined);
+      const { cancellationSignal } = Context.current();
       const attempt = await beginWrite('replace');
+      const landsUntil = () => (attempt.retried ? Date.now() + deps.client.abandonsAfterMs : undefined);
       const record = await attempt
         .send((signal) => deps.client.updateTransaction(input.transactionId, input.request, { signal }))
         .catch(async (err: unknown) => {
