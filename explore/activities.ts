@@ -88,6 +88,8 @@ export const LATE_WRITES: readonly PlannedFault['activity'][] = ['createTransact
  * activities' clock is the machine's, while the workflows' is the test server's; short, so those waits stay short.
  */
 export const EXPLORER_ABANDONS_AFTER_MS = 300;
+/** How far within its bound a late write lands at the latest: more than a timer's lateness on a busy machine. */
+const LATE_LANDING_MARGIN_MS = 60;
 
 /** The activities whose calls the explorer may fail: input validation is pure and never fails for transport reasons. */
 export const FAULTABLE: readonly (keyof EsignActivities)[] = [
@@ -129,12 +131,16 @@ export function modelClient(model: ProviderModel): EsignClient {
     const landsAfter = key === undefined ? undefined : model.lateWrites.get(key);
     if (key === undefined || landsAfter === undefined) return effect();
     // A `late` fault: no answer comes, and the client gives up on it a bound later; the effect reaches the provider
-    // later, at the latest a bound after the give-up: up to the two bounds after it was sent a retry must wait past.
+    // later, up to the two bounds after it was sent that a retry must wait past. Counted from the send, and a little
+    // within (timers fire late, and the explorer's workers keep no margin for clocks), so that it never lands past
+    // the bound the production code is entitled to count on.
+    const sentAt = Date.now();
     model.lateWrites.delete(key);
     const pending = { what: `${operation} of ${key}`, callsLeft: landsAfter, land: () => void effect() };
     model.pendingEffects.push(pending);
     await new Promise((resolve) => setTimeout(resolve, EXPLORER_ABANDONS_AFTER_MS));
-    setTimeout(() => model.landLate(pending), EXPLORER_ABANDONS_AFTER_MS).unref();
+    const landBy = sentAt + 2 * EXPLORER_ABANDONS_AFTER_MS - LATE_LANDING_MARGIN_MS;
+    setTimeout(() => model.landLate(pending), Math.max(0, landBy - Date.now())).unref();
     throw new EsignApiError({ kind: 'timeout', operation, message: 'explorer: no answer came; the request reaches the provider later' });
   };
   const client = {
