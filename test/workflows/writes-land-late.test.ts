@@ -228,6 +228,13 @@ it('a create the provider refused (a 429) says so, so that its retry writes at o
   }
 });
 
+/** A transaction made at the first attempt, for a replace to work on: its id. */
+async function created(a: ReturnType<typeof activitiesOf>): Promise<string> {
+  const outcome = await attempt(1, undefined, () => a.createTransaction(request));
+  if (!('value' in outcome)) throw outcome.err;
+  return outcome.value.transactionId;
+}
+
 const replaceOf = (a: ReturnType<typeof activitiesOf>, transactionId: string, update: UpdateTransactionRequest) => () =>
   a.updateTransaction({ transactionId, request: update });
 
@@ -235,8 +242,7 @@ it('a replace given up on lands later: its retry is sent only once it can no lon
   const c = client();
   try {
     const a = activitiesOf(c);
-    const created = await attempt(1, undefined, () => a.createTransaction(request));
-    const { transactionId } = (created as { value: { transactionId: string } }).value;
+    const transactionId = await created(a);
     const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending' };
     replaceAnswers.push('late');
     const outcome = await retried(replaceOf(a, transactionId, update));
@@ -253,8 +259,7 @@ it('a correction taken whose answer was lost, and its retry refused: answered as
   const c = client();
   try {
     const a = activitiesOf(c);
-    const created = await attempt(1, undefined, () => a.createTransaction(request));
-    const { transactionId } = (created as { value: { transactionId: string } }).value;
+    const transactionId = await created(a);
     // A reassignment: the first participant replaced by someone new (a new id).
     const to = { ...request.participants[0]!, id: randomUUID(), email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' };
     const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending', participants: [to] };
@@ -272,8 +277,7 @@ it('a replace refused on its retry while the provider holds something else is st
   const c = client();
   try {
     const a = activitiesOf(c);
-    const created = await attempt(1, undefined, () => a.createTransaction(request));
-    const { transactionId } = (created as { value: { transactionId: string } }).value;
+    const transactionId = await created(a);
     const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'draft' };
     replaceAnswers.push('refuse', 'refuse');
     const first = await attempt(1, undefined, replaceOf(a, transactionId, update));
@@ -324,8 +328,7 @@ it('a replace never taken, refused on its retry after the transaction completed,
   const c = client();
   try {
     const a = activitiesOf(c);
-    const created = await attempt(1, undefined, () => a.createTransaction(request));
-    const { transactionId } = (created as { value: { transactionId: string } }).value;
+    const transactionId = await created(a);
     // A replace that changes no participant: the completed record has its ids and documents, but not its status.
     const update: UpdateTransactionRequest = { ...request, referenceId: request.referenceId!, status: 'esign_pending' };
     made[0] = { ...made[0]!, status: 'completed' };
