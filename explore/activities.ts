@@ -305,29 +305,23 @@ function withFaults(activities: EsignActivities, plan: readonly PlannedFault[], 
           FailureType.ProviderUnavailable,
         );
       if (fault?.when === 'before') throw fail('failed before its effect');
-      const rejected = REJECTED_CALL[name as keyof EsignActivities];
-      if (fault?.when === 'reject' && rejected) {
-        // Refused at the provider, so the activity's own code reads the refusal (as it reads a real one).
+      /** Runs the attempt with a fault armed at the model client for it (the activity's own code then meets it). */
+      const armed = async <V>(faults: Map<string, V>, value: V) => {
         const key = attemptKey();
-        model.rejects.set(key, rejected);
+        faults.set(key, value);
         try {
           return await fn(...args);
         } finally {
-          model.rejects.delete(key);
+          faults.delete(key);
         }
-      }
+      };
+      const rejected = REJECTED_CALL[name as keyof EsignActivities];
+      // Refused at the provider, so the activity's own code reads the refusal (as it reads a real one).
+      if (fault?.when === 'reject' && rejected) return armed(model.rejects, rejected);
       if (fault?.when === 'reject')
         throw ApplicationFailure.nonRetryable(`explorer fault: ${name} call ${n}: the provider answered 422`, FailureType.ProviderRejected);
-      if (fault?.when === 'late') {
-        // The model client holds back this attempt's first write (an attempt that writes nothing is not affected).
-        const key = attemptKey();
-        model.lateWrites.set(key, fault.landsAfter ?? 1);
-        try {
-          return await fn(...args);
-        } finally {
-          model.lateWrites.delete(key);
-        }
-      }
+      // The model client holds back this attempt's first write (an attempt that writes nothing is not affected).
+      if (fault?.when === 'late') return armed(model.lateWrites, fault.landsAfter ?? 1);
       const slow = (at: 'before' | 'after') =>
         fault?.when === 'slow' && (fault.slowAt ?? 'before') === at
           ? new Promise((resolve) => setTimeout(resolve, fault.takesMs ?? 1_000))
